@@ -1,13 +1,41 @@
 """sblr-rt: real-time BCI classification with sparse bilinear logistic regression.
 
 The library layer: the model, preprocessing, streams, the online loop, replay, the
-simulator and the command line. It imports neither ``calibration`` nor ``gui``.
+simulator and the command line. It imports neither ``calibration`` nor ``gui``, and
+importing the package itself loads neither LSL nor Qt.
+
+Examples
+--------
+>>> import sblr_rt
+>>> sblr_rt.SparseBilinearLogisticRegression(rank=2)
+SparseBilinearLogisticRegression(rank=2)
 """
 
+import importlib
 import logging
 
 __version__ = "0.1.0"
 
 logger = logging.getLogger("sblr_rt")
 
-__all__ = ["__version__", "logger"]
+# Public names, loaded on first use so that ``import sblr_rt`` stays light.
+_LAZY = {
+    "SparseBilinearLogisticRegression": "sblr_rt.model",
+    "BCIModel": "sblr_rt.pipeline",
+    "Preprocessor": "sblr_rt.preprocessing",
+    "load_model": "sblr_rt.io.model_file",
+    "save_model": "sblr_rt.io.model_file",
+    "read_recording": "sblr_rt.io.recordings",
+}
+
+__all__ = ["__version__", "logger", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sblr_rt' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

@@ -1,1 +1,13 @@
-"""TODO."""
+"""Reading recordings and saving/loading model files."""
+
+from sblr_rt.io.model_file import load_model, read_header, save_model
+from sblr_rt.io.recordings import Recording, concatenate_recordings, read_recording
+
+__all__ = [
+    "Recording",
+    "concatenate_recordings",
+    "load_model",
+    "read_header",
+    "read_recording",
+    "save_model",
+]

@@ -1,1 +1,39 @@
-"""TODO."""
+"""Streams: the ring buffer, LSL inputs (EEG and markers) and LSL outlets.
+
+:class:`RingBuffer` is numpy only. Everything else talks to Lab Streaming Layer and is
+loaded on first use, so that ``import sblr_rt.stream.ring_buffer`` (and this package)
+never imports pylsl.
+
+Examples
+--------
+>>> from sblr_rt.stream import RingBuffer
+>>> RingBuffer(118, 30_000)
+<RingBuffer | 118 channels, 0/30000 samples, 0 pushed, float64>
+"""
+
+import importlib
+
+from .ring_buffer import RingBuffer
+
+_LAZY = {
+    "LSLSource": "sblr_rt.stream.source",
+    "MarkerSource": "sblr_rt.stream.source",
+    "StreamDescription": "sblr_rt.stream.source",
+    "resolve_streams": "sblr_rt.stream.source",
+    "align_markers": "sblr_rt.stream.source",
+    "EEGOutlet": "sblr_rt.stream.outlets",
+    "MarkerOutlet": "sblr_rt.stream.outlets",
+    "PredictionOutlet": "sblr_rt.stream.outlets",
+}
+
+__all__ = ["RingBuffer", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sblr_rt.stream' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

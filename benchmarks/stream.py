@@ -1,0 +1,188 @@
+"""Latency and CPU cost of the LSL input path (issue 3, "Measure").
+
+A simulated ``n_channels`` x ``sfreq`` float32 EEG source runs in another process and
+stamps the newest sample of every chunk with ``pylsl.local_clock()`` when it pushes it.
+An :class:`sblr_rt.stream.LSLSource` reads it here. The age of the newest sample at the
+moment it becomes readable in the ring buffer (``local_clock()`` in a listener, which the
+reader calls right after ``RingBuffer.push``) is measured against
+
+* its LSL timestamp, clock-corrected and dejittered, as consumers see it (the figure of
+  the issue's target: p99 < 5 ms), and
+* the sender's push time, written into channel 1 (transport plus reader only, without the
+  effect of dejittering the sender's scheduling jitter).
+
+The reader thread's CPU time (psutil, per thread) over the run gives its share of one core
+(target < 5 %). Run ``python benchmarks/stream.py --help``; defaults: 118 channels,
+1000 Hz then 2048 Hz, 60 s each, 10 ms chunks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+# Keep discovery on this machine, as the tests do.
+os.environ.setdefault("LSLAPICFG", str(ROOT / "tests" / "lsl_api.cfg"))
+
+import numpy as np  # noqa: E402
+import psutil  # noqa: E402
+import pylsl  # noqa: E402
+import threadpoolctl  # noqa: E402
+
+from sblr_rt.stream import LSLSource  # noqa: E402
+
+SENDER = textwrap.dedent(
+    """
+    import sys, time
+    import numpy as np
+    import pylsl
+    n_channels, sfreq, chunk_ms, duration, source_id, t_ref = sys.argv[1:7]
+    n_channels, sfreq, chunk_ms = int(n_channels), float(sfreq), float(chunk_ms)
+    duration, t_ref = float(duration), float(t_ref)
+    info = pylsl.StreamInfo("bench-EEG", "EEG", n_channels, sfreq, "float32", source_id)
+    chans = info.desc().append_child("channels")
+    for k in range(n_channels):
+        chans.append_child("channel").append_child_value("label", f"E{k}")
+    outlet = pylsl.StreamOutlet(info, 0)
+    if not outlet.wait_for_consumers(30.0):
+        sys.exit("no consumer")
+    rng = np.random.default_rng(0)
+    noise = rng.standard_normal((int(sfreq) * 2, n_channels)).astype(np.float32)
+    # A perfect amplifier clock on local_clock: sample k exists at t0 + k / sfreq.
+    t0, sent, period = pylsl.local_clock(), 0, chunk_ms / 1000
+    while True:
+        now = pylsl.local_clock()
+        if now - t0 > duration:
+            break
+        due = int((now - t0) * sfreq) + 1 - sent  # samples acquired by now
+        if due > 0:
+            index = np.arange(sent, sent + due)
+            chunk = noise[index % noise.shape[0]]
+            chunk[:, 0] = index % (1 << 24)
+            now = pylsl.local_clock()
+            chunk[:, 1] = now - t_ref  # push time
+            outlet.push_chunk(chunk, (t0 + index / sfreq).tolist())
+            sent += due
+        next_push = t0 + (int((pylsl.local_clock() - t0) / period) + 1) * period
+        time.sleep(max(0.0, next_push - pylsl.local_clock()))
+    print(sent, flush=True)
+    time.sleep(1.0)
+    """
+)
+
+
+def run(n_channels, sfreq, duration, chunk_ms):
+    source_id = f"sblr-bench-{uuid.uuid4().hex[:10]}"
+    t_ref = pylsl.local_clock()
+    sender = subprocess.Popen(
+        [sys.executable, "-c", SENDER, str(n_channels), str(sfreq), str(chunk_ms),
+         str(duration + 2.0), source_id, repr(t_ref)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    ages_ts, ages_push, lateness, sizes = [], [], [], []
+    lock = threading.Lock()
+
+    def listener(chunk, timestamps):
+        now = pylsl.local_clock()
+        with lock:
+            ages_ts.append(now - timestamps[-1])
+            ages_push.append(now - (t_ref + float(chunk[-1, 1])))
+            lateness.append(t_ref + float(chunk[-1, 1]) - timestamps[-1])
+            sizes.append(len(timestamps))
+
+    source = LSLSource(source_id=source_id, timeout=20.0, buffer_seconds=10.0)
+    try:
+        source.start()
+        source.add_listener(listener)
+        reader = psutil.Process().threads
+        tid = source._thread.native_id
+        source.buffer.wait_for(int(sfreq), timeout=30.0)  # 1 s of warm-up (dejitter)
+        with lock:
+            for values in (ages_ts, ages_push, lateness, sizes):
+                values.clear()
+        cpu0 = _thread_cpu(reader(), tid)
+        proc0 = psutil.Process().cpu_times()
+        wall0 = time.perf_counter()
+        n0 = source.buffer.n_pushed
+        time.sleep(duration)
+        cpu1 = _thread_cpu(reader(), tid)
+        proc1 = psutil.Process().cpu_times()
+        wall = time.perf_counter() - wall0
+        n1 = source.buffer.n_pushed
+        status = source.status()
+        window, _ = source.buffer.latest(source.buffer.n_available)
+    finally:
+        source.stop()
+        sent = sender.communicate(timeout=30)[0].strip()
+    with lock:
+        ages_ts, ages_push, lateness, sizes = map(
+            np.asarray, (ages_ts, ages_push, lateness, sizes)
+        )
+    index = window[0].astype(np.int64)
+    contiguous = bool(np.all(np.diff(index) % (1 << 24) == 1))
+    print(f"\n{n_channels} channels x {sfreq:g} Hz, {chunk_ms:g} ms chunks, {wall:.1f} s measured")
+    print(f"  samples read in the window: {n1 - n0} (expected ~{sfreq * wall:.0f}); "
+          f"sender pushed {sent} in total; buffer contiguous: {contiguous}")  # fmt: skip
+    print(f"  chunks: {sizes.size}, samples/chunk median {np.median(sizes):.0f}, "
+          f"max {sizes.max()}")  # fmt: skip
+    for label, ages in (
+        ("age of newest sample vs its LSL timestamp", ages_ts),
+        ("  of which sender lateness (push - stamp)", lateness),
+        ("  of which transport + reader (vs push)  ", ages_push),
+    ):
+        ms = 1000 * ages
+        print(f"  {label}: p50 {np.percentile(ms, 50):.3f} ms, "
+              f"p99 {np.percentile(ms, 99):.3f} ms, max {ms.max():.3f} ms")  # fmt: skip
+    reader_share = (cpu1 - cpu0) / wall
+    proc_share = (sum(proc1[:2]) - sum(proc0[:2])) / wall
+    print(f"  reader thread CPU: {100 * reader_share:.2f} % of one core "
+          f"(whole receiving process {100 * proc_share:.2f} %)")  # fmt: skip
+    print(f"  status: gaps {status['n_gaps']}, nominal {status['sfreq']:g} Hz, "
+          f"effective {status['effective_sfreq']:.2f} Hz, "
+          f"NaN samples {status['n_nan_samples']}")  # fmt: skip
+    return {
+        "p50_ms": 1000 * np.percentile(ages_ts, 50),
+        "p99_ms": 1000 * np.percentile(ages_ts, 99),
+        "max_ms": 1000 * ages_ts.max(),
+        "reader_cpu": reader_share,
+    }
+
+
+def _thread_cpu(threads, tid):
+    for thread in threads:
+        if thread.id == tid:
+            return thread.user_time + thread.system_time
+    raise RuntimeError(f"reader thread {tid} not found")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds per rate")
+    parser.add_argument("--n-channels", type=int, default=118)
+    parser.add_argument("--sfreq", type=float, nargs="+", default=[1000.0, 2048.0])
+    parser.add_argument("--chunk-ms", type=float, default=10.0, help="sender push period")
+    args = parser.parse_args(argv)
+    print(f"pylsl {pylsl.__version__}, liblsl {pylsl.library_version()}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+    blas = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
+    print(f"BLAS: {blas} (the reader does no BLAS work)")
+    results = [run(args.n_channels, sfreq, args.duration, args.chunk_ms) for sfreq in args.sfreq]
+    print("\nTargets: p99 < 5 ms, reader CPU < 5 % of one core")
+    for sfreq, res in zip(args.sfreq, results, strict=True):
+        ok = res["p99_ms"] < 5 and res["reader_cpu"] < 0.05
+        print(f"  {sfreq:g} Hz: p99 {res['p99_ms']:.2f} ms, reader CPU "
+              f"{100 * res['reader_cpu']:.2f} % -> {'met' if ok else 'NOT met'}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

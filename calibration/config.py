@@ -1,0 +1,271 @@
+"""Calibration configuration: one frozen dataclass, loadable from TOML.
+
+Every field has a default suited to the simulated source and to epoched files; a TOML
+file may set any of them, at top level or inside tables (``[epochs]``,
+``[preprocessing]``, ``[rejection]``, ``[selection]``: the table names only group keys).
+``classes`` is either a list of marker values or a table mapping marker values to class
+labels (several markers may map to one class).
+
+Example ``calibration.toml``::
+
+    features = "bandpower"
+    tmin = 0.5
+    tmax = 3.5
+
+    [classes]
+    T1 = "fists"
+    T2 = "feet"
+
+    [preprocessing]
+    bands = [[8.0, 13.0], [13.0, 30.0]]
+
+    [rejection]
+    reject = 150e-6   # peak-to-peak, in the recording's units (volts for EDF/FIF)
+
+    [selection]
+    cv = 5            # or "loo"
+    search = "paper"  # the paper's full 6 x 5 x 6 x 5 grid
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+__all__ = ["CalibrationConfig", "load_config"]
+
+_GROUPS = ("epochs", "preprocessing", "rejection", "selection")
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    """Everything calibration needs besides the data.
+
+    Parameters
+    ----------
+    classes : tuple of (str, str) | None
+        ``(marker value, class label)`` pairs; None: every marker value found is a class
+        (for epoched files, their labels).
+    tmin, tmax : float | None
+        Epoch window relative to each cue in seconds, ``[tmin, tmax)``. None: for epoched
+        files the whole trial; for continuous recordings ``tmin=0.0``, ``tmax=3.5`` (the
+        paper's cue length).
+    features : {"waveform", "bandpower"}
+        Feature path (:class:`sblr_rt.preprocessing.Preprocessor`).
+    picks : tuple of str | None
+        Model channels by label (None: all).
+    l_freq, h_freq : float | None
+        Waveform band-pass (None: none).
+    bands : tuple of (float, float)
+        Bandpower bands in Hz.
+    n_times : int | None
+        Model time grid (waveform: points, default 100; bandpower: bins, default 8).
+    baseline : (float, float) | None
+        Waveform baseline interval in seconds.
+    scaling : {"channel", "channel_time", None}
+        Scaling of the model input (fitted on training folds only during selection).
+    filter_length : float | None
+        FIR length in seconds (None: automatic).
+    reject : float | None
+        Reject epochs whose peak-to-peak amplitude on any used channel exceeds this, in
+        the recording's units (None: no threshold).
+    flat : float
+        Reject epochs with a used channel whose peak-to-peak is at most this (0: only
+        exactly constant channels).
+    clip_run : int | None
+        Reject epochs with a used channel stuck at its recording-wide minimum or maximum
+        for at least this many consecutive samples (amplifier clipping); None: off.
+    cv : int | "loo"
+        Stratified k-fold (shuffled with ``random_state``) or leave-one-out.
+    search : {"fast", "paper", "none"}
+        ``"paper"``: rank with zero penalties, then the full 6 x 5 x 6 x 5 grid over
+        (mu1, mu2, nu1, nu2). ``"fast"`` (default): the same rank step, then 6 x 6 x 5
+        over (mu1, nu1, mu2 = nu2), which loses nothing where both l2 penalties are
+        positive because rescaling U -> U/c, V -> cV maps any (mu2, nu2) onto equal
+        values. ``"none"``: rank step only, no penalties.
+    ranks : tuple of int
+        Ranks tried in the first step.
+    l1_fractions : tuple of float
+        mu1 and nu1 values as fractions of the largest useful penalty (gradient
+        sup-norm at the start, :func:`sblr_rt.model.l1_penalty_max`); all below 1.
+    l2_values : tuple of float
+        mu2 and nu2 values (data are scaled to unit RMS per channel).
+    max_iter, tol : int, float
+        Solver limits.
+    multi_class : {"ovr", "multinomial"}
+        Three or more classes.
+    n_jobs : int
+        joblib workers for the CV (-1: all cores).
+    random_state : int
+        Seed of the fold shuffling.
+    """
+
+    classes: tuple[tuple[str, str], ...] | None = None
+    tmin: float | None = None
+    tmax: float | None = None
+    features: str = "waveform"
+    picks: tuple[str, ...] | None = None
+    l_freq: float | None = None
+    h_freq: float | None = None
+    bands: tuple[tuple[float, float], ...] = ((8.0, 13.0), (13.0, 30.0))
+    n_times: int | None = None
+    baseline: tuple[float, float] | None = None
+    scaling: str | None = "channel"
+    filter_length: float | None = None
+    reject: float | None = None
+    flat: float = 0.0
+    clip_run: int | None = 5
+    cv: int | str = 5
+    search: str = "fast"
+    ranks: tuple[int, ...] = (1, 2, 3)
+    l1_fractions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.4)
+    l2_values: tuple[float, ...] = (0.0, 0.001, 0.01, 0.1, 1.0)
+    max_iter: int = 500
+    tol: float = 1e-3
+    multi_class: str = "ovr"
+    n_jobs: int = -1
+    random_state: int = 0
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        if self.classes is not None:
+            set_(self, "classes", _normalise_classes(self.classes))
+        if self.picks is not None:
+            if isinstance(self.picks, str):
+                raise TypeError("'picks' must be a list of channel names, got a str")
+            set_(self, "picks", tuple(str(p) for p in self.picks))
+        set_(self, "bands", tuple((float(lo), float(hi)) for lo, hi in self.bands))
+        if self.baseline is not None:
+            set_(self, "baseline", tuple(float(b) for b in self.baseline))
+        set_(self, "ranks", tuple(int(r) for r in self.ranks))
+        set_(self, "l1_fractions", tuple(float(f) for f in self.l1_fractions))
+        set_(self, "l2_values", tuple(float(v) for v in self.l2_values))
+        if self.features not in ("waveform", "bandpower"):
+            raise ValueError(
+                f"'features' must be 'waveform' or 'bandpower', got {self.features!r}"
+            )
+        if self.search not in ("fast", "paper", "none"):
+            raise ValueError(f"'search' must be 'fast', 'paper' or 'none', got {self.search!r}")
+        cv = self.cv
+        if isinstance(cv, str):
+            if cv.lower() == "loo":
+                set_(self, "cv", "loo")
+            elif cv.isdigit():
+                set_(self, "cv", int(cv))
+            else:
+                raise ValueError(f"'cv' must be an integer >= 2 or 'loo', got {cv!r}")
+        if self.cv != "loo" and (isinstance(self.cv, bool) or int(self.cv) < 2):
+            raise ValueError(f"'cv' must be an integer >= 2 or 'loo', got {self.cv!r}")
+        if not self.ranks or min(self.ranks) < 1:
+            raise ValueError(f"'ranks' must be positive integers, got {self.ranks}")
+        if any(not 0 <= f < 1 for f in self.l1_fractions):
+            raise ValueError(
+                "'l1_fractions' must lie in [0, 1) (at 1 and above the factors collapse to "
+                f"zero), got {self.l1_fractions}"
+            )
+        if any(v < 0 for v in self.l2_values):
+            raise ValueError(f"'l2_values' must be >= 0, got {self.l2_values}")
+        if self.tmin is not None and self.tmax is not None and self.tmax <= self.tmin:
+            raise ValueError(f"'tmax' must exceed 'tmin', got tmin={self.tmin}, tmax={self.tmax}")
+
+    @property
+    def class_map(self) -> dict[str, str] | None:
+        """Marker value -> class label, or None for "every value found"."""
+        return None if self.classes is None else dict(self.classes)
+
+    def replace(self, **changes) -> CalibrationConfig:
+        """Return a copy with some fields changed (None values are ignored).
+
+        Parameters
+        ----------
+        **changes
+            Field values; a value of None leaves the field as it is.
+
+        Returns
+        -------
+        config : CalibrationConfig
+            The new configuration.
+        """
+        valid = {f.name for f in fields(self)}
+        unknown = set(changes) - valid
+        if unknown:
+            raise ValueError(f"unknown configuration keys {sorted(unknown)}; valid: {sorted(valid)}")
+        changes = {k: v for k, v in changes.items() if v is not None}
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """Return the fields as plain JSON-serialisable values."""
+        out = dataclasses.asdict(self)
+        if self.classes is not None:
+            out["classes"] = {m: c for m, c in self.classes}
+        return out
+
+
+def _normalise_classes(classes) -> tuple[tuple[str, str], ...]:
+    if isinstance(classes, str):
+        classes = [c.strip() for c in classes.split(",") if c.strip()]
+    if isinstance(classes, dict):
+        pairs = [(str(k), str(v)) for k, v in classes.items()]
+    else:
+        pairs = []
+        for c in classes:
+            if isinstance(c, list | tuple):
+                if len(c) != 2:
+                    raise ValueError(f"'classes' pairs must be (marker, label), got {c!r}")
+                pairs.append((str(c[0]), str(c[1])))
+            else:
+                pairs.append((str(c), str(c)))
+    if not pairs:
+        raise ValueError("'classes' must name at least two marker values, got none")
+    markers = [m for m, _ in pairs]
+    if len(set(markers)) != len(markers):
+        raise ValueError(f"'classes' lists a marker value twice: {markers}")
+    if len({c for _, c in pairs}) < 2:
+        raise ValueError(f"'classes' must map to at least two class labels, got {pairs}")
+    return tuple(pairs)
+
+
+def load_config(path=None, **overrides) -> CalibrationConfig:
+    """Read a TOML configuration and apply overrides.
+
+    Parameters
+    ----------
+    path : str | Path | None
+        TOML file; None uses the defaults.
+    **overrides
+        Field values that win over the file (None values are ignored).
+
+    Returns
+    -------
+    config : CalibrationConfig
+        The configuration.
+    """
+    values: dict = {}
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"configuration file not found: {path}")
+        try:
+            with path.open("rb") as fh:
+                doc = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path} is not valid TOML: {exc}") from exc
+        for key, value in doc.items():
+            if key in _GROUPS and isinstance(value, dict):
+                for sub, subvalue in value.items():
+                    if sub in values:
+                        raise ValueError(f"{path}: key {sub!r} is set twice")
+                    values[sub] = subvalue
+            else:
+                values[key] = value
+        valid = {f.name for f in fields(CalibrationConfig)}
+        unknown = sorted(set(values) - valid)
+        if unknown:
+            raise ValueError(f"{path}: unknown configuration keys {unknown}; valid: {sorted(valid)}")
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return CalibrationConfig(**values)
+    except TypeError as exc:
+        raise ValueError(f"invalid configuration: {exc}") from exc

@@ -1,0 +1,234 @@
+"""Labelled epochs from recordings: markers -> classes, window, rejection, features.
+
+For each cue whose marker value is a class, the raw epoch (``n_pad`` samples of filter
+warm-up, then the window ``[tmin, tmax)``) is checked and, if kept, turned into the
+model's *unscaled* input by the preprocessor's own per-epoch path
+(:meth:`~sblr_rt.preprocessing.Preprocessor.filter_epochs`), i.e. exactly what
+:class:`~sblr_rt.pipeline.BCIModel` computes from the same raw epoch. Scaling is fitted
+later, on training folds only.
+
+Rejection reasons, counted (never silently used): ``"edge"`` (the raw epoch would start
+before the recording, or the trial of an epoched file, or end after it), ``"nan"`` (NaN
+or infinite samples), ``"flat"`` (a used channel's peak-to-peak at most ``flat``),
+``"clipped"`` (a used channel stuck at its recording-wide extreme for ``clip_run``
+samples), ``"amplitude"`` (peak-to-peak beyond ``reject``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sblr_rt.preprocessing import Preprocessor
+
+logger = logging.getLogger("sblr_rt.calibration")
+
+__all__ = ["REJECT_REASONS", "EpochSet", "class_labels", "extract_epochs"]
+
+REJECT_REASONS = ("edge", "nan", "flat", "clipped", "amplitude")
+
+
+@dataclass
+class EpochSet:
+    """Unscaled model input of the kept epochs with their labels and counts.
+
+    Attributes
+    ----------
+    Z : ndarray, shape (n_epochs, n_rows, n_times)
+        Unscaled features (:meth:`Preprocessor.features_from_filtered`).
+    y : ndarray of int, shape (n_epochs,)
+        Class index into ``classes``.
+    classes : list of str
+        Class labels.
+    onsets : list of (int, int)
+        ``(recording index, cue sample)`` of each kept epoch.
+    rejected : dict
+        Count per rejection reason.
+    n_found : int
+        Cues of a class found before rejection.
+    """
+
+    Z: np.ndarray
+    y: np.ndarray
+    classes: list[str]
+    onsets: list[tuple[int, int]] = field(default_factory=list)
+    rejected: dict = field(default_factory=lambda: dict.fromkeys(REJECT_REASONS, 0))
+    n_found: int = 0
+
+    def per_class(self) -> dict[str, int]:
+        """Kept epochs per class label."""
+        return {c: int(np.sum(self.y == k)) for k, c in enumerate(self.classes)}
+
+
+def class_labels(recordings, class_map: dict[str, str] | None) -> tuple[dict[str, str], list]:
+    """Resolve the marker -> class map against the recordings' markers.
+
+    Parameters
+    ----------
+    recordings : list of Recording
+        The recordings.
+    class_map : dict | None
+        Marker value -> class label; None: every marker value found is its own class.
+
+    Returns
+    -------
+    class_map : dict
+        The map actually used.
+    classes : list of str
+        Class labels in a stable order (order of first appearance in ``class_map``, or
+        sorted marker values).
+    """
+    found: dict[str, int] = {}
+    for rec in recordings:
+        for v in rec.marker_values:
+            found[v] = found.get(v, 0) + 1
+    if not found:
+        raise ValueError(
+            "the recording has no markers, so no labelled epochs: record the cue stream too "
+            f"(sources: {[rec.source for rec in recordings]})"
+        )
+    if class_map is None:
+        class_map = {v: v for v in sorted(found)}
+    missing = [m for m in class_map if m not in found]
+    labels = list(dict.fromkeys(class_map.values()))
+    present = {class_map[m] for m in class_map if m in found}
+    absent = [c for c in labels if c not in present]
+    if absent:
+        raise ValueError(
+            f"the recording's labels do not match the class map: no marker for class(es) "
+            f"{absent} (map {class_map}); marker values found: {sorted(found)}"
+        )
+    if missing:
+        logger.warning("marker values %s of the class map never occur", missing)
+    if len(labels) < 2:
+        raise ValueError(f"calibration needs at least two classes, got {labels}")
+    return class_map, labels
+
+
+def _longest_run(mask: np.ndarray) -> np.ndarray:
+    """Longest run of True along the last axis, per row (mask 2-D)."""
+    n_rows, n = mask.shape
+    best = np.zeros(n_rows, dtype=int)
+    cur = np.zeros(n_rows, dtype=int)
+    for j in range(n):
+        cur = np.where(mask[:, j], cur + 1, 0)
+        best = np.maximum(best, cur)
+    return best
+
+
+def extract_epochs(
+    recordings,
+    preprocessor: Preprocessor,
+    class_map: dict[str, str] | None,
+    *,
+    reject: float | None = None,
+    flat: float = 0.0,
+    clip_run: int | None = 5,
+    batch: int = 32,
+) -> EpochSet:
+    """Cut, check and featurise the labelled epochs of one or more recordings.
+
+    Parameters
+    ----------
+    recordings : list of Recording
+        Runs with identical channels (any order) and rate; each is epoched on its own
+        (filters never run across a boundary between runs).
+    preprocessor : Preprocessor
+        Built for the first recording's channels; its window defines the epochs.
+    class_map : dict | None
+        Marker value -> class label (None: every marker value).
+    reject, flat, clip_run
+        Rejection thresholds, see :class:`calibration.config.CalibrationConfig`.
+    batch : int
+        Epochs filtered at once (memory bound).
+
+    Returns
+    -------
+    epochs : EpochSet
+        Kept epochs and counts.
+    """
+    pre = preprocessor
+    class_map, classes = class_labels(recordings, class_map)
+    code = {m: classes.index(c) for m, c in class_map.items()}
+    rejected = dict.fromkeys(REJECT_REASONS, 0)
+    Zs, ys, onsets = [], [], []
+    n_found = 0
+    off_start = round(pre.tmin * pre.sfreq) - pre.n_pad
+    for r_idx, rec in enumerate(recordings):
+        if abs(rec.sfreq - pre.sfreq) > 1e-9 * pre.sfreq:
+            raise ValueError(
+                f"all recordings must have the model's rate {pre.sfreq} Hz, got {rec.sfreq} Hz "
+                f"for {rec.source}"
+            )
+        missing = [c for c in pre.picks if c not in rec.ch_names]
+        if missing:
+            raise ValueError(
+                f"channels named by the configuration are missing from {rec.source}: {missing}"
+            )
+        order = np.array([rec.ch_names.index(c) for c in pre.ch_names if c in rec.ch_names])
+        if len(order) != len(pre.ch_names):
+            raise ValueError(
+                f"{rec.source} lacks channels of the first recording: "
+                f"{sorted(set(pre.ch_names) - set(rec.ch_names))}"
+            )
+        data = rec.data[order]
+        n_samples = data.shape[1]
+        used = data[pre.pick_indices]
+        gmax = used.max(axis=1, initial=-np.inf, where=np.isfinite(used))
+        gmin = used.min(axis=1, initial=np.inf, where=np.isfinite(used))
+        starts = []
+        for t, value in zip(rec.marker_times, rec.marker_values, strict=True):
+            if value not in code:
+                continue
+            n_found += 1
+            onset = round(float(t) * rec.sfreq)
+            lo, hi = onset + off_start, onset + off_start + pre.n_times_raw
+            if rec.epoch_length:
+                lo_ok, hi_ok = onset, onset + rec.epoch_length
+            else:
+                lo_ok, hi_ok = 0, n_samples
+            if lo < lo_ok or hi > hi_ok:
+                rejected["edge"] += 1
+                continue
+            seg = used[:, lo:hi]
+            reason = None
+            if not np.all(np.isfinite(seg)):
+                reason = "nan"
+            else:
+                ptp = np.ptp(seg, axis=1)
+                if np.any(ptp <= flat):
+                    reason = "flat"
+                elif clip_run is not None and np.any(
+                    _longest_run((seg == gmax[:, None]) | (seg == gmin[:, None])) >= clip_run
+                ):
+                    reason = "clipped"
+                elif reject is not None and np.any(ptp > reject):
+                    reason = "amplitude"
+            if reason is not None:
+                rejected[reason] += 1
+                continue
+            starts.append(lo)
+            ys.append(code[value])
+            onsets.append((r_idx, onset))
+        for b0 in range(0, len(starts), batch):
+            raw = np.stack([data[:, s : s + pre.n_times_raw] for s in starts[b0 : b0 + batch]])
+            Zs.append(pre.features_from_filtered(pre.filter_epochs(raw)))
+    n_rej = sum(rejected.values())
+    if not ys:
+        raise ValueError(
+            f"no usable epoch: {n_found} cues of classes {classes} found, all rejected "
+            f"({rejected}); the raw epoch spans samples [{off_start}, "
+            f"{off_start + pre.n_times_raw}) around each cue ({pre.n_pad} of filter warm-up)"
+        )
+    if n_rej:
+        logger.info("rejected %d of %d epochs: %s", n_rej, n_found, rejected)
+    return EpochSet(
+        Z=np.concatenate(Zs),
+        y=np.asarray(ys, dtype=int),
+        classes=classes,
+        onsets=onsets,
+        rejected=rejected,
+        n_found=n_found,
+    )

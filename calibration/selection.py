@@ -1,0 +1,372 @@
+"""Hyper-parameter selection by cross-validation, as in the paper's experiments.
+
+1. **Rank**: every rank of ``ranks`` with zero penalties; the best mean CV accuracy
+   wins (ties: the smaller rank).
+2. **Penalties** at that rank, over a grid of (mu1, mu2, nu1, nu2):
+
+   - ``search="paper"``: the paper's full 6 x 5 x 6 x 5 grid: mu1, nu1 from
+     ``l1_fractions`` (6 values) and mu2, nu2 from ``l2_values`` (5 values).
+   - ``search="fast"`` (default): 6 x 6 x 5 points with ``mu2 = nu2``. Rescaling
+     ``U -> U / c, V -> c V`` maps the problem with penalties (mu1, mu2, nu1, nu2) onto
+     (mu1 c, mu2 c^2, nu1 / c, nu2 / c^2) with the same solutions up to that rescaling, so
+     any grid point with both l2 penalties positive is equivalent to one with equal l2
+     penalties ``sqrt(mu2 nu2)`` (and l1 penalties rescaled by ``c``): one of the four
+     penalties is redundant. Points where exactly one l2 penalty is zero are not
+     covered; use ``"paper"`` for those.
+   - ``search="none"``: no penalties (the rank step only).
+
+   The l1 values are *fractions* of the largest useful penalty of each training fold
+   (:func:`sblr_rt.model.l1_penalty_max`, the loss gradient's sup-norm at the start), so
+   no grid point is a model collapsed to zero from the start, whatever the data's scale.
+
+The CV is stratified k-fold (shuffled with a seed) or leave-one-out. Scaling is fitted
+on each training fold only. Within one task (a fold and an l2 pair) the (mu1, nu1) points
+are visited in snake order from the largest penalties down with warm starts (a model that
+collapsed to zero is restarted cold); the final model replays the chosen path on all
+epochs, so it is the same computation that was cross-validated.
+
+Parallelism goes through :mod:`joblib` only: tasks are (fold x l2 pair) (and fold x rank
+in step 1). To run the same search on a cluster, wrap the call in a joblib backend::
+
+    from joblib import parallel_config
+    from dask.distributed import Client          # or: import ray; from ray.util.joblib
+    client = Client("scheduler:8786")            #     import register_ray; register_ray()
+    with parallel_config(backend="dask"):        # backend="ray"
+        model = calibrate(recordings, config=config)
+
+The estimator also works inside scikit-learn's ``GridSearchCV``; :func:`paper_param_grid`
+builds the same grid as a ``param_grid`` (without warm starts)::
+
+    mu1_max, nu1_max = l1_penalty_max(X, y, rank=1)
+    GridSearchCV(SparseBilinearLogisticRegression(rank=1),
+                 paper_param_grid(mu1_max, nu1_max), cv=StratifiedKFold(5)).fit(X, y)
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import LeaveOneOut, StratifiedKFold
+
+from sblr_rt.model import SparseBilinearLogisticRegression, ZeroTrapWarning, l1_penalty_max
+from sblr_rt.preprocessing import apply_scaling, fit_scaling
+
+logger = logging.getLogger("sblr_rt.calibration")
+
+__all__ = ["make_splits", "paper_param_grid", "penalty_grid", "select"]
+
+
+def make_splits(y: np.ndarray, cv, random_state: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Return the (train, test) index pairs of the CV.
+
+    Parameters
+    ----------
+    y : ndarray of int, shape (n_epochs,)
+        Class indices.
+    cv : int | "loo"
+        Number of stratified folds, or leave-one-out.
+    random_state : int
+        Seed of the shuffling.
+
+    Returns
+    -------
+    splits : list of (ndarray, ndarray)
+        Train and test indices.
+    """
+    y = np.asarray(y)
+    classes, counts = np.unique(y, return_counts=True)
+    if classes.size < 2:
+        raise ValueError(f"calibration needs epochs of at least two classes, got {classes}")
+    need = 2 if cv == "loo" else int(cv)
+    if counts.min() < need:
+        what = "leave-one-out" if cv == "loo" else f"{cv}-fold CV"
+        raise ValueError(
+            f"too few epochs per class for {what}: need at least {need} per class, got "
+            f"{dict(zip(classes.tolist(), counts.tolist(), strict=True))} (record more trials "
+            "or lower 'cv')"
+        )
+    splitter = (
+        LeaveOneOut()
+        if cv == "loo"
+        else StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
+    )
+    return list(splitter.split(np.zeros(len(y)), y))
+
+
+def penalty_grid(search: str, l1_fractions, l2_values) -> list[tuple[tuple, list[tuple]]]:
+    """Grid of penalties grouped for warm starts.
+
+    Parameters
+    ----------
+    search : {"paper", "fast", "none"}
+        See the module documentation.
+    l1_fractions : sequence of float
+        mu1 and nu1 as fractions of the fold's largest useful penalty.
+    l2_values : sequence of float
+        mu2 and nu2 values.
+
+    Returns
+    -------
+    groups : list of ((mu2, nu2), [(mu1_fraction, nu1_fraction), ...])
+        One group per l2 pair; its l1 pairs in warm-start (snake) order, from the largest
+        penalties down.
+    """
+    if search == "none":
+        return [((0.0, 0.0), [(0.0, 0.0)])]
+    l1 = sorted(set(l1_fractions), reverse=True)
+    path = []
+    for i, m in enumerate(l1):
+        row = l1 if i % 2 == 0 else l1[::-1]
+        path.extend((m, n) for n in row)
+    l2 = sorted(set(l2_values))
+    pairs = list(itertools.product(l2, l2)) if search == "paper" else [(v, v) for v in l2]
+    return [(pair, path) for pair in pairs]
+
+
+def paper_param_grid(mu1_max, nu1_max, l1_fractions=None, l2_values=None) -> dict:
+    """The paper's grid as a scikit-learn ``param_grid`` (absolute penalties).
+
+    Parameters
+    ----------
+    mu1_max, nu1_max : float
+        Largest useful l1 penalties (:func:`sblr_rt.model.l1_penalty_max`).
+    l1_fractions, l2_values : sequence of float | None
+        Defaults of :class:`calibration.config.CalibrationConfig`.
+
+    Returns
+    -------
+    param_grid : dict
+        ``{"mu1": [...6], "mu2": [...5], "nu1": [...6], "nu2": [...5]}``.
+    """
+    from calibration.config import CalibrationConfig
+
+    default = CalibrationConfig()
+    l1 = default.l1_fractions if l1_fractions is None else l1_fractions
+    l2 = default.l2_values if l2_values is None else l2_values
+    return {
+        "mu1": [f * mu1_max for f in l1],
+        "mu2": list(l2),
+        "nu1": [f * nu1_max for f in l1],
+        "nu2": list(l2),
+    }
+
+
+def _collapsed(est) -> bool:
+    return not (np.any(est.spatial_) and np.any(est.temporal_))
+
+
+def _scaled(Z, train, test, scaling, center):
+    off, row, col = fit_scaling(Z[train], scaling, center=center)
+    return apply_scaling(Z[train], off, row, col), apply_scaling(Z[test], off, row, col)
+
+
+def _run_path(X, y, rank, l2pair, l1path, est_params, *, stop=None, evaluate=None):
+    """Fit the warm-started path; return accuracies (and the estimator at ``stop``)."""
+    mu1_max, nu1_max = l1_penalty_max(
+        X, y, rank=rank, multi_class=est_params.get("multi_class", "ovr")
+    )
+    accs, collapsed = [], []
+    est = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", ZeroTrapWarning)
+        for k, (f_mu, f_nu) in enumerate(l1path):
+            params = dict(
+                rank=rank,
+                mu1=f_mu * mu1_max,
+                mu2=l2pair[0],
+                nu1=f_nu * nu1_max,
+                nu2=l2pair[1],
+            )
+            if est is None or _collapsed(est):
+                est = SparseBilinearLogisticRegression(**params, warm_start=True, **est_params)
+            else:
+                est.set_params(**params)
+            est.fit(X, y)
+            collapsed.append(_collapsed(est))
+            if evaluate is not None:
+                Xte, yte = evaluate
+                accs.append(float(np.mean(est.predict(Xte) == yte)))
+            if stop is not None and k == stop:
+                return est, (mu1_max, nu1_max)
+    return np.asarray(accs), np.asarray(collapsed)
+
+
+def _task(Z, y, train, test, scaling, center, rank, l2pair, l1path, est_params):
+    Xtr, Xte = _scaled(Z, train, test, scaling, center)
+    return _run_path(Xtr, y[train], rank, l2pair, l1path, est_params, evaluate=(Xte, y[test]))
+
+
+def _parallel(tasks, n_jobs, progress, stage):
+    total = len(tasks)
+    results = [None] * total
+    if progress is not None:
+        progress(0, total, stage)
+    gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+        delayed(_indexed)(i, fn, args) for i, (fn, args) in enumerate(tasks)
+    )
+    for done, (i, res) in enumerate(gen, start=1):
+        results[i] = res
+        if progress is not None:
+            progress(done, total, stage)
+    return results
+
+
+def _indexed(i, fn, args):
+    return i, fn(*args)
+
+
+def select(
+    Z: np.ndarray,
+    y: np.ndarray,
+    *,
+    config,
+    center: bool,
+    progress=None,
+) -> tuple[SparseBilinearLogisticRegression, dict, tuple]:
+    """Select rank and penalties by CV, then fit the chosen model on all epochs.
+
+    Parameters
+    ----------
+    Z : ndarray, shape (n_epochs, n_rows, n_times)
+        Unscaled features (scaling is fitted per training fold).
+    y : ndarray of int, shape (n_epochs,)
+        Class indices.
+    config : CalibrationConfig
+        Search settings (``cv``, ``search``, ``ranks``, ``l1_fractions``, ``l2_values``,
+        ``scaling``, ``n_jobs``, ``random_state``, solver limits).
+    center : bool
+        Centre rows when scaling (bandpower path).
+    progress : callable | None
+        ``progress(done, total, stage)`` after each finished task.
+
+    Returns
+    -------
+    estimator : SparseBilinearLogisticRegression
+        Fitted on all epochs (scaled with the all-epoch scaling) with the chosen values.
+    report : dict
+        JSON-serialisable: ranks tried, grid tried with mean/std CV accuracy per point,
+        the chosen point, timings.
+    scaling : tuple of ndarray
+        ``(row_offset, row_scale, col_scale)`` fitted on all epochs.
+    """
+    t0 = time.perf_counter()
+    splits = make_splits(y, config.cv, config.random_state)
+    est_params = {
+        "multi_class": config.multi_class,
+        "max_iter": config.max_iter,
+        "tol": config.tol,
+    }
+    n_rows, n_times = Z.shape[1:]
+    ranks = [r for r in config.ranks if r <= min(n_rows, n_times)]
+    if not ranks:
+        raise ValueError(f"'ranks' {config.ranks} all exceed min(n_rows, n_times)")
+    # Step 1: rank with zero penalties.
+    if len(ranks) > 1:
+        tasks = [
+            (_task, (Z, y, tr, te, config.scaling, center, r, (0.0, 0.0), [(0.0, 0.0)], est_params))
+            for r in ranks
+            for tr, te in splits
+        ]
+        res = _parallel(tasks, config.n_jobs, progress, "rank")
+        acc = np.array([r[0][0] for r in res]).reshape(len(ranks), len(splits))
+        rank_rows = [
+            {"rank": r, "mean": float(a.mean()), "std": float(a.std()), "folds": a.tolist()}
+            for r, a in zip(ranks, acc, strict=True)
+        ]
+        best_rank = ranks[int(np.argmax(acc.mean(axis=1)))]  # first max: smallest rank
+    else:
+        rank_rows = []
+        best_rank = ranks[0]
+    t_rank = time.perf_counter() - t0
+    # Step 2: penalties at that rank.
+    groups = penalty_grid(config.search, config.l1_fractions, config.l2_values)
+    tasks = [
+        (_task, (Z, y, tr, te, config.scaling, center, best_rank, pair, path, est_params))
+        for pair, path in groups
+        for tr, te in splits
+    ]
+    res = _parallel(tasks, config.n_jobs, progress, "grid")
+    grid = []
+    it = iter(res)
+    for g, (pair, path) in enumerate(groups):
+        fold_acc = []
+        fold_col = []
+        for _ in splits:
+            a, c = next(it)
+            fold_acc.append(a)
+            fold_col.append(c)
+        fold_acc = np.array(fold_acc)  # (n_splits, n_path)
+        fold_col = np.array(fold_col)
+        for k, (f_mu, f_nu) in enumerate(path):
+            grid.append(
+                {
+                    "mu1_fraction": f_mu,
+                    "mu2": pair[0],
+                    "nu1_fraction": f_nu,
+                    "nu2": pair[1],
+                    "mean": float(fold_acc[:, k].mean()),
+                    "std": float(fold_acc[:, k].std()),
+                    "collapsed": int(fold_col[:, k].sum()),
+                    "group": g,
+                    "step": k,
+                }
+            )
+    means = np.array([p["mean"] for p in grid])
+    top = np.flatnonzero(means >= means.max() - 1e-12)
+    # Ties: prefer the most regularised point (larger l1 fractions, then l2).
+    best_i = max(
+        top,
+        key=lambda i: (
+            grid[i]["mu1_fraction"] + grid[i]["nu1_fraction"],
+            grid[i]["mu2"] + grid[i]["nu2"],
+        ),
+    )
+    best = grid[best_i]
+    t_grid = time.perf_counter() - t0 - t_rank
+    # Final fit on all epochs: replay the chosen warm-start path.
+    scaling = fit_scaling(Z, config.scaling, center=center)
+    X = apply_scaling(Z, *scaling)
+    pair, path = groups[best["group"]]
+    est, (mu1_max, nu1_max) = _run_path(
+        X, y, best_rank, pair, path, est_params, stop=best["step"]
+    )
+    est.set_params(warm_start=False)
+    report = {
+        "cv": "loo" if config.cv == "loo" else int(config.cv),
+        "n_splits": len(splits),
+        "search": config.search,
+        "ranks": rank_rows,
+        "rank": int(best_rank),
+        "l1_fractions": list(config.l1_fractions),
+        "l2_values": list(config.l2_values),
+        "grid": grid,
+        "best": {k: best[k] for k in ("mu1_fraction", "mu2", "nu1_fraction", "nu2", "mean", "std")},
+        "l1_penalty_max": [float(mu1_max), float(nu1_max)],
+        "params": {
+            "rank": int(best_rank),
+            "mu1": float(est.mu1),
+            "mu2": float(est.mu2),
+            "nu1": float(est.nu1),
+            "nu2": float(est.nu2),
+        },
+        "seconds": {"rank": t_rank, "grid": t_grid, "total": time.perf_counter() - t0},
+        "n_jobs": config.n_jobs,
+    }
+    logger.info(
+        "selected rank %d, mu1 %.3g, mu2 %.3g, nu1 %.3g, nu2 %.3g: CV accuracy %.3f +/- %.3f",
+        best_rank,
+        est.mu1,
+        est.mu2,
+        est.nu1,
+        est.nu2,
+        best["mean"],
+        best["std"],
+    )
+    return est, report, scaling

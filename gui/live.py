@@ -1,0 +1,524 @@
+"""The Live tab: scrolling traces, decision timeline and status line.
+
+A QTimer (30 Hz) calls ``provider.snapshot(channels=...)`` — the online loop's
+:meth:`~sblr_rt.online.loop.OnlineLoop.snapshot` or, with no model, a
+:class:`gui.providers.SourceProvider` — and redraws. ``snapshot()`` copies a few small
+arrays under a lock and never touches LSL, so the GUI thread never waits on a stream.
+
+The snapshot is a dict (see ``OnlineLoop.snapshot``) with ``time`` (LSL clock),
+``stream`` (``name``, ``sfreq``, ``connected``, ``buffer_fill``, ...), ``raw`` (``data``
+(n_channels, n_display), ``times``, ``ch_names``), ``decisions`` and ``trials`` (dicts
+with ``window_end``, ``proba``, ``label``, ``trial``, ``cue``), ``cues`` ((t, value)
+pairs), ``step_time`` and ``latency`` (``p50``, ``p99``), ``decisions_per_second``,
+``gaps``, ``n_gaps``, ``dropped``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+import warnings
+
+import numpy as np
+import pyqtgraph as pg
+from PyQt5 import QtCore, QtGui, QtWidgets
+
+from gui.widgets import class_color
+
+logger = logging.getLogger("sblr_rt.gui")
+
+#: Channels shown by default when the stream has more than ``DEFAULT_MAX_SHOWN``.
+DEFAULT_MAX_SHOWN = 32
+_MOTOR = re.compile(r"^(F?C[CP]?|CC?P|CFC|FFC|FCC|CCP|CPP)[0-9z]+h?$", re.IGNORECASE)
+
+
+def default_channels(ch_names, max_shown: int = DEFAULT_MAX_SHOWN) -> list[str]:
+    """Pick the channels shown at first: all if few, else the sensorimotor ones.
+
+    Parameters
+    ----------
+    ch_names : list of str
+        The stream's channel names.
+    max_shown : int
+        Show all channels up to this many.
+
+    Returns
+    -------
+    names : list of str
+        At most ``max_shown`` names, in stream order.
+    """
+    names = list(ch_names)
+    if len(names) <= max_shown:
+        return names
+    motor = [c for c in names if _MOTOR.match(c)]
+    if len(motor) < 4:
+        motor = names
+    step = max(1, math.ceil(len(motor) / max_shown))
+    return motor[::step][:max_shown]
+
+
+def minmax_decimate(data: np.ndarray, times: np.ndarray, n_columns: int):
+    """Reduce traces to a min/max pair per display column, keeping peaks visible.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_channels, n_times)
+        Traces.
+    times : ndarray, shape (n_times,)
+        Their times.
+    n_columns : int
+        Number of columns (pixels) to keep; nothing is done when ``n_times`` is at most
+        twice this.
+
+    Returns
+    -------
+    data : ndarray, shape (n_channels, n_out)
+        Decimated traces.
+    times : ndarray, shape (n_out,)
+        Their times.
+    """
+    n_times = data.shape[1]
+    if n_times <= 2 * n_columns or n_columns < 1:
+        return data, times
+    per = n_times // n_columns
+    usable = per * n_columns
+    start = n_times - usable
+    blocks = data[:, start:].reshape(data.shape[0], n_columns, per)
+    out = np.empty((data.shape[0], n_columns, 2), dtype=data.dtype)
+    out[..., 0] = blocks.min(axis=2)
+    out[..., 1] = blocks.max(axis=2)
+    t = times[start:].reshape(n_columns, per)
+    t_out = np.stack([t[:, 0], t[:, -1]], axis=1).ravel()
+    return out.reshape(data.shape[0], 2 * n_columns), t_out
+
+
+def _fmt_seconds(value) -> str:
+    if value is None or not np.isfinite(value):
+        return "–"
+    if value < 1e-3:
+        return f"{value * 1e6:.0f} µs"
+    if value < 1:
+        return f"{value * 1e3:.1f} ms"
+    return f"{value:.2f} s"
+
+
+class LiveTab(QtWidgets.QWidget):
+    """Scrolling traces, decision timeline and status of a live session.
+
+    Parameters
+    ----------
+    window_seconds : float
+        Seconds of history shown.
+    interval_ms : int
+        Redraw period (33 ms = 30 Hz).
+    parent : QWidget | None
+        Parent widget.
+    """
+
+    #: emitted with every snapshot drawn (the paradigm window's feedback listens)
+    snapshot_drawn = QtCore.pyqtSignal(dict)
+
+    def __init__(self, *, window_seconds: float = 10.0, interval_ms: int = 33, parent=None):
+        super().__init__(parent)
+        self.window_seconds = float(window_seconds)
+        self.provider = None
+        self.last_snapshot: dict | None = None
+        self.last_error: str | None = None
+        self.frame_times: list[float] = []
+        self._selected: list[str] | None = None
+        self._ch_names: list[str] = []
+        self._classes: list[str] = []
+        self._scale: float | None = None
+        self._n_curves: tuple[int, int] = (0, 0)
+        self._tick_names: list[str] = []
+        self._connect_cache: tuple[tuple[int, int], np.ndarray] | None = None
+        self._cue_lines: list[pg.InfiniteLine] = []
+        self._gap_regions: list[pg.LinearRegionItem] = []
+        self._build()
+        self.timer = QtCore.QTimer(self)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.setInterval(int(interval_ms))
+
+    # ---------------------------------------------------------------------------- layout
+    def _build(self) -> None:
+        layout = QtWidgets.QVBoxLayout(self)
+        self.banner = QtWidgets.QLabel("")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet(
+            "QLabel { background: #B2182B; color: white; font-weight: bold; padding: 6px; }"
+        )
+        self.banner.hide()
+        layout.addWidget(self.banner)
+
+        body = QtWidgets.QHBoxLayout()
+        layout.addLayout(body, 1)
+        self.plots = pg.GraphicsLayoutWidget()
+        self.plots.setBackground("w")
+        body.addWidget(self.plots, 1)
+
+        side = QtWidgets.QVBoxLayout()
+        side.addWidget(QtWidgets.QLabel("Channels shown"))
+        self.channel_list = QtWidgets.QListWidget()
+        self.channel_list.setMaximumWidth(150)
+        self.channel_list.itemChanged.connect(self._on_channels_changed)
+        side.addWidget(self.channel_list, 1)
+        buttons = QtWidgets.QHBoxLayout()
+        for text, slot in (("All", self._select_all), ("Motor", self._select_default)):
+            button = QtWidgets.QPushButton(text)
+            button.clicked.connect(slot)
+            buttons.addWidget(button)
+        side.addLayout(buttons)
+        body.addLayout(side)
+
+        self.trace_plot = self.plots.addPlot(row=0, col=0)
+        self.trace_plot.setLabel("bottom", "time (s, 0 = now)")
+        self.trace_plot.setMouseEnabled(x=False, y=False)
+        self.trace_plot.hideButtons()
+        self.trace_plot.setXRange(-self.window_seconds, 0, padding=0)
+        self.trace_plot.getAxis("left").setStyle(tickFont=_font(7), textFillLimits=[(0, 0.95)])
+        self.trace_plot.showGrid(x=True, alpha=0.2)
+        self.trace_curve = pg.PlotCurveItem(
+            pen=pg.mkPen("#1f1f1f", width=1), antialias=False, skipFiniteCheck=False
+        )
+        # one call to drawLines is 2-3x faster than one long QPainterPath here
+        self.trace_curve.setSegmentedLineMode("on")
+        self.trace_plot.addItem(self.trace_curve)
+        self.trace_title = "EEG traces"
+        self.trace_plot.setTitle(self.trace_title)
+
+        self.timeline = self.plots.addPlot(row=1, col=0)
+        self.timeline.setTitle("decisions: probability per class over time (▲ = trial decision, coloured by the "
+            "decided class; dashed line = cue)")
+        self.timeline.setLabel("left", "probability")
+        self.timeline.setLabel("bottom", "time (s, 0 = now)")
+        self.timeline.setYRange(0, 1.05, padding=0)
+        self.timeline.setMouseEnabled(x=False, y=False)
+        self.timeline.hideButtons()
+        self.timeline.setXLink(self.trace_plot)
+        self.timeline.showGrid(x=True, y=True, alpha=0.2)
+        self.legend = self.timeline.addLegend(offset=(10, 5), colCount=4)
+        self.chance_line = pg.InfiniteLine(
+            pos=0.5, angle=0, pen=pg.mkPen("#999999", style=QtCore.Qt.DotLine)
+        )
+        self.timeline.addItem(self.chance_line)
+        self.proba_curves: dict[str, pg.PlotDataItem] = {}
+        self.trial_points = pg.ScatterPlotItem(size=13, symbol="t1", pen=pg.mkPen("k"))
+        self.timeline.addItem(self.trial_points)
+        self.plots.ci.layout.setRowStretchFactor(0, 3)
+        self.plots.ci.layout.setRowStretchFactor(1, 1)
+
+        self.status = QtWidgets.QLabel("No stream: choose one above and press Connect.")
+        self.status.setTextFormat(QtCore.Qt.RichText)
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+
+    # -------------------------------------------------------------------------- provider
+    def set_provider(self, provider, *, classes=None) -> None:
+        """Poll ``provider.snapshot()`` from now on (None stops).
+
+        Parameters
+        ----------
+        provider : object | None
+            Anything with ``snapshot(channels=None) -> dict`` (an ``OnlineLoop``).
+        classes : list of str | None
+            Class labels in model order, for colours; read from decisions when None.
+        """
+        self.provider = provider
+        self.last_error = None
+        self._classes = [str(c) for c in classes] if classes is not None else []
+        self._reset_classes()
+        if provider is None:
+            self.timer.stop()
+            self.banner.hide()
+            return
+        self.timer.start()
+
+    def _reset_classes(self) -> None:
+        for curve in self.proba_curves.values():
+            self.timeline.removeItem(curve)
+            self.legend.removeItem(curve)
+        self.proba_curves = {}
+        for label in self._classes:
+            self._proba_curve(label)
+
+    def _proba_curve(self, label: str) -> pg.PlotDataItem:
+        curve = self.proba_curves.get(label)
+        if curve is None:
+            color = class_color(len(self.proba_curves))
+            curve = self.timeline.plot([], [], pen=pg.mkPen(color, width=2), name=f"p({label})")
+            self.proba_curves[label] = curve
+            if label not in self._classes:
+                self._classes.append(label)
+            n = max(len(self._classes), 2)
+            self.chance_line.setValue(1.0 / n)
+        return curve
+
+    # ---------------------------------------------------------------------------- refresh
+    def refresh(self) -> None:
+        """Take one snapshot from the provider and redraw (the timer's slot)."""
+        if self.provider is None:
+            return
+        try:
+            snapshot = self.provider.snapshot(channels=self._selected)
+        except Exception as exc:  # noqa: BLE001 - shown to the user, the GUI keeps running
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            self.banner.setText(f"The online loop stopped: {self.last_error}")
+            self.banner.show()
+            self.timer.stop()
+            logger.error("snapshot failed: %s", exc)
+            return
+        self.draw(snapshot)
+
+    def draw(self, snapshot: dict) -> None:
+        """Redraw everything from one snapshot.
+
+        Parameters
+        ----------
+        snapshot : dict
+            As returned by ``OnlineLoop.snapshot()``.
+        """
+        start = time.perf_counter()
+        self.last_snapshot = snapshot
+        now = float(snapshot.get("time", 0.0))
+        stream = snapshot.get("stream") or {}
+        self._update_channel_list(stream.get("ch_names") or snapshot.get("raw", {}).get("ch_names"))
+        self._draw_traces(snapshot.get("raw") or {}, now)
+        self._draw_decisions(snapshot, now)
+        self._draw_marks(snapshot, now)
+        self._draw_status(snapshot)
+        self.frame_times.append(time.perf_counter() - start)
+        del self.frame_times[:-300]
+        self.snapshot_drawn.emit(snapshot)
+
+    # ---------------------------------------------------------------------------- traces
+    def _update_channel_list(self, ch_names) -> None:
+        if not ch_names or list(ch_names) == self._ch_names:
+            return
+        self._ch_names = list(ch_names)
+        shown = set(default_channels(self._ch_names))
+        self.channel_list.blockSignals(True)
+        self.channel_list.clear()
+        for name in self._ch_names:
+            item = QtWidgets.QListWidgetItem(name)
+            item.setFlags(item.flags() | QtCore.Qt.ItemIsUserCheckable)
+            item.setCheckState(QtCore.Qt.Checked if name in shown else QtCore.Qt.Unchecked)
+            self.channel_list.addItem(item)
+        self.channel_list.blockSignals(False)
+        self._on_channels_changed()
+
+    def _on_channels_changed(self, *_):
+        self._selected = [
+            self.channel_list.item(i).text()
+            for i in range(self.channel_list.count())
+            if self.channel_list.item(i).checkState() == QtCore.Qt.Checked
+        ]
+        self._scale = None
+
+    def select_channels(self, names) -> None:
+        """Show these channels (names of the stream)."""
+        wanted = set(names)
+        self.channel_list.blockSignals(True)
+        for i in range(self.channel_list.count()):
+            item = self.channel_list.item(i)
+            item.setCheckState(QtCore.Qt.Checked if item.text() in wanted else QtCore.Qt.Unchecked)
+        self.channel_list.blockSignals(False)
+        self._on_channels_changed()
+        if not self._ch_names:
+            self._selected = list(names)
+
+    def _select_all(self) -> None:
+        self.select_channels(self._ch_names)
+
+    def _select_default(self) -> None:
+        self.select_channels(default_channels(self._ch_names))
+
+    def _draw_traces(self, raw: dict, now: float) -> None:
+        data = np.asarray(raw.get("data", np.zeros((0, 0))))
+        times = np.asarray(raw.get("times", np.zeros(0)), float)
+        names = list(raw.get("ch_names") or [])
+        if data.ndim != 2 or data.shape[1] < 2 or data.shape[0] == 0:
+            self.trace_curve.setData([], [])
+            return
+        n_ch = data.shape[0]
+        width = max(200, int(self.trace_plot.vb.width() or 800))
+        data, times = minmax_decimate(data, times, width // 2)
+        data = data.astype(np.float64, copy=False)
+        if np.isfinite(data).all():
+            centred = data - np.median(data, axis=1, keepdims=True)
+            spread = np.mean(np.abs(centred), axis=1)
+        else:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                centred = data - np.nanmedian(data, axis=1, keepdims=True)
+                spread = np.nanmean(np.abs(centred), axis=1)
+        spread = spread[np.isfinite(spread) & (spread > 0)]
+        # mean absolute deviation ~ 0.8 sigma: 2.5 of them per channel spacing
+        target = float(np.median(spread)) * 2.5 if spread.size else 1.0
+        # smooth the scale so traces do not breathe from frame to frame
+        if self._scale is None or not (0.5 < target / self._scale < 2.0):
+            self._scale = target
+        else:
+            self._scale = 0.9 * self._scale + 0.1 * target
+        y = np.clip(centred / self._scale, -1.2, 1.2) + np.arange(n_ch)[::-1, None]
+        x = np.broadcast_to(times - now, y.shape)
+        key = y.shape
+        if self._connect_cache is None or self._connect_cache[0] != key:
+            connect = np.ones(key, dtype=bool)
+            connect[:, -1] = False
+            self._connect_cache = (key, connect.ravel())
+        self.trace_curve.setData(
+            x=np.ascontiguousarray(x).ravel(), y=y.ravel(), connect=self._connect_cache[1]
+        )
+        height = int(self.trace_plot.vb.height() or 500)
+        if (n_ch, height) != self._n_curves or names != self._tick_names:
+            self._n_curves = (n_ch, height)
+            self._tick_names = names
+            step = max(1, math.ceil(n_ch / max(4, height // 12)))
+            ticks = [(n_ch - 1 - i, n) for i, n in enumerate(names) if i % step == 0]
+            self.trace_plot.getAxis("left").setTicks([ticks, []])
+            self.trace_plot.setYRange(-1, n_ch, padding=0)
+        unit = raw.get("unit") or ""
+        self.trace_plot.setTitle(
+            f"EEG traces: {n_ch} channels, auto-scaled (channel spacing = "
+            f"{_fmt_amplitude(self._scale, unit)}; red band = gap in the stream)"
+        )
+
+    # ------------------------------------------------------------------------- decisions
+    def _draw_decisions(self, snapshot: dict, now: float) -> None:
+        decisions = [d for d in snapshot.get("decisions") or [] if not d.get("trial")]
+        trials = list(snapshot.get("trials") or [])
+        if not trials:
+            trials = [d for d in snapshot.get("decisions") or [] if d.get("trial")]
+        for d in decisions[-1:] + trials[-1:]:
+            for label in d.get("proba") or {}:
+                self._proba_curve(str(label))
+        if decisions:
+            t = np.array([float(d["window_end"]) for d in decisions]) - now
+            for label, curve in self.proba_curves.items():
+                p = np.array([float((d.get("proba") or {}).get(label, np.nan)) for d in decisions])
+                curve.setData(t, p)
+        else:
+            for curve in self.proba_curves.values():
+                curve.setData([], [])
+        spots = []
+        for d in trials:
+            label = str(d.get("label"))
+            proba = d.get("proba") or {}
+            index = self._classes.index(label) if label in self._classes else 0
+            spots.append(
+                {
+                    "pos": (float(d["window_end"]) - now, float(proba.get(label, 1.0))),
+                    "brush": pg.mkBrush(class_color(index)),
+                    "data": label,
+                }
+            )
+        self.trial_points.setData(spots)
+
+    def _draw_marks(self, snapshot: dict, now: float) -> None:
+        cues = [(float(t), str(v)) for t, v in snapshot.get("cues") or []]
+        cues = [(t - now, v) for t, v in cues if t - now >= -self.window_seconds]
+        while len(self._cue_lines) < 2 * len(cues):
+            for plot in (self.trace_plot, self.timeline):
+                line = pg.InfiniteLine(
+                    angle=90,
+                    pen=pg.mkPen("#E69F00", width=2, style=QtCore.Qt.DashLine),
+                    label="",
+                    labelOpts={"position": 0.97, "color": "#A0522D", "fill": (255, 255, 255, 200)},
+                )
+                plot.addItem(line)
+                self._cue_lines.append(line)
+        for i, line in enumerate(self._cue_lines):
+            k = i // 2
+            if k < len(cues):
+                line.setValue(cues[k][0])
+                line.label.setFormat(f"cue {cues[k][1]}" if i % 2 == 0 else cues[k][1])
+                line.show()
+            else:
+                line.hide()
+        gaps = [(float(a) - now, float(b) - now) for a, b in snapshot.get("gaps") or []]
+        gaps = [(a, b) for a, b in gaps if b >= -self.window_seconds]
+        if not (snapshot.get("stream") or {}).get("connected", True):
+            last = np.asarray((snapshot.get("raw") or {}).get("times", []), float)
+            since = float(last[-1]) - now if last.size else -self.window_seconds
+            gaps.append((since, 0.0))
+        while len(self._gap_regions) < 2 * len(gaps):
+            for plot in (self.trace_plot, self.timeline):
+                region = pg.LinearRegionItem(
+                    movable=False, brush=pg.mkBrush(178, 24, 43, 50), pen=pg.mkPen(None)
+                )
+                plot.addItem(region)
+                self._gap_regions.append(region)
+        for i, region in enumerate(self._gap_regions):
+            k = i // 2
+            if k < len(gaps):
+                region.setRegion(gaps[k])
+                region.show()
+            else:
+                region.hide()
+
+    # ---------------------------------------------------------------------------- status
+    def _draw_status(self, snapshot: dict) -> None:
+        stream = snapshot.get("stream") or {}
+        name = stream.get("name") or "?"
+        connected = bool(stream.get("connected", False))
+        sfreq = stream.get("sfreq")
+        eff = stream.get("effective_sfreq")
+        rate = f"{sfreq:g} Hz" if sfreq else "? Hz"
+        if eff is not None and np.isfinite(eff):
+            rate += f" (measured {eff:.1f})"
+        fill = stream.get("buffer_fill")
+        step = snapshot.get("step_time") or {}
+        latency = snapshot.get("latency") or {}
+        dropped = snapshot.get("dropped") or {}
+        dot = "#1a9641" if connected else "#B2182B"
+        state = "connected" if connected else "LOST"
+        parts = [
+            f"<span style='color:{dot}'>●</span> <b>{name}</b> {state}",
+            f"{stream.get('n_channels', len(stream.get('ch_names') or []))} ch @ {rate}",
+            f"buffer {100 * fill:.0f}%" if fill is not None else "buffer –",
+        ]
+        if "decisions_per_second" in snapshot:
+            parts += [
+                f"{snapshot.get('decisions_per_second', 0.0):.1f} decisions/s",
+                f"step p50 {_fmt_seconds(step.get('p50'))} / p99 {_fmt_seconds(step.get('p99'))}",
+                "latency p50 "
+                f"{_fmt_seconds(latency.get('p50'))} / p99 {_fmt_seconds(latency.get('p99'))}",
+            ]
+        parts.append(f"gaps {snapshot.get('n_gaps', len(snapshot.get('gaps') or []))}")
+        if dropped:
+            detail = ", ".join(f"{k} {v}" for k, v in dropped.items() if k != "total")
+            parts.append(f"dropped windows {dropped.get('total', 0)} ({detail})")
+        self.status.setText(" · ".join(parts))
+        if not connected:
+            self.banner.setText(
+                f"Stream '{name}' has vanished: waiting for it to return "
+                "(no decisions until it does; reconnects on its own)."
+            )
+            self.banner.show()
+        elif snapshot.get("error"):
+            self.banner.setText(f"The online loop reports: {snapshot['error']}")
+            self.banner.show()
+        else:
+            self.banner.hide()
+
+    @property
+    def stream_lost(self) -> bool:
+        """Whether the last snapshot said the stream is gone."""
+        snap = self.last_snapshot or {}
+        return not (snap.get("stream") or {}).get("connected", True)
+
+
+def _fmt_amplitude(value: float, unit: str) -> str:
+    if unit in ("V", "volts", "") and value < 1e-2 and unit:
+        return f"{value * 1e6:.3g} µV"
+    if not unit and value < 1e-2:
+        return f"{value * 1e6:.3g} µV (if volts)"
+    return f"{value:.3g} {unit}".strip()
+
+
+def _font(size: int) -> QtGui.QFont:
+    font = QtGui.QFont()
+    font.setPointSize(size)
+    return font

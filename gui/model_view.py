@@ -1,0 +1,401 @@
+"""The Model tab: the learned factors, W = U V^T, the CV grid and the objective trace.
+
+Works from a model file alone. Per rank component: the spatial factor as an interpolated
+scalp map and as a labelled per-channel bar chart, and the temporal factor over the epoch's
+time axis. Then the weight matrix W as a channels-by-time heatmap with a colour bar, the
+cross-validation grid and the objective per iteration of the solver.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PyQt5 import QtCore, QtGui, QtWidgets
+
+from gui.scalp import ScalpMapPlot
+from gui.summary import ModelSummary, ScoreFactors, scalp_layout, summarize_model
+from gui.widgets import (
+    RotatedLabelAxis,
+    channel_ticks,
+    class_color,
+    diverging_cmap,
+    symmetric_limit,
+)
+
+POSITIVE = "#B2182B"
+NEGATIVE = "#2166AC"
+ZERO = "#888888"
+
+_PARAM_NAMES = {"mu1": "μ1 (l1 on U)", "nu1": "ν1 (l1 on V)", "mu2": "μ2", "nu2": "ν2"}
+
+
+@dataclass
+class ComponentView:
+    """The plot items drawn for one rank component (kept for tests and updates)."""
+
+    scalps: list[ScalpMapPlot]
+    bars: pg.BarGraphItem
+    zero_marks: pg.ScatterPlotItem
+    bar_plot: pg.PlotItem
+    temporal_curve: pg.PlotDataItem
+    temporal_plot: pg.PlotItem
+
+
+def _format_value(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+class ModelTab(QtWidgets.QWidget):
+    """Everything the model learned, from a model file alone.
+
+    Parameters
+    ----------
+    parent : QWidget | None
+        Parent widget.
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.summary: ModelSummary | None = None
+        self.components: list[ComponentView] = []
+        self.weights_image: pg.ImageItem | None = None
+        self.colorbar: pg.ColorBarItem | None = None
+        self.cv_image: pg.ImageItem | None = None
+        self.cv_plot: pg.PlotItem | None = None
+        self.objective_curves: list[pg.PlotDataItem] = []
+        self._score_index = 0
+
+        layout = QtWidgets.QVBoxLayout(self)
+        top = QtWidgets.QHBoxLayout()
+        self.header = QtWidgets.QLabel("No model loaded: File ▸ Open model… or calibrate one.")
+        self.header.setWordWrap(True)
+        top.addWidget(self.header, 1)
+        self.score_box = QtWidgets.QComboBox()
+        self.score_box.setToolTip("Which score to show (one per class for one-versus-rest)")
+        self.score_box.currentIndexChanged.connect(self._on_score_changed)
+        self.score_box.hide()
+        top.addWidget(self.score_box)
+        self.open_button = QtWidgets.QPushButton("Open model…")
+        self.open_button.clicked.connect(self._open_dialog)
+        top.addWidget(self.open_button)
+        layout.addLayout(top)
+
+        splitter = QtWidgets.QSplitter(QtCore.Qt.Horizontal)
+        self.components_widget = pg.GraphicsLayoutWidget()
+        self.components_widget.setBackground("w")
+        self.scroll = QtWidgets.QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.components_widget)
+        splitter.addWidget(self.scroll)
+        self.overview_widget = pg.GraphicsLayoutWidget()
+        self.overview_widget.setBackground("w")
+        splitter.addWidget(self.overview_widget)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([900, 600])
+        layout.addWidget(splitter, 1)
+
+    # ------------------------------------------------------------------ loading
+    def load_file(self, path) -> None:
+        """Load a model file and draw it.
+
+        Parameters
+        ----------
+        path : str | Path
+            A model file written by ``BCIModel.save``.
+        """
+        from sblr_rt.io.model_file import load_model
+
+        model = load_model(path)
+        summary = summarize_model(model)
+        info = dict(summary.info)
+        info.setdefault("file", Path(path).name)
+        self.set_summary(ModelSummary(**{**summary.__dict__, "info": info}))
+
+    def set_model(self, model, **kwargs) -> None:
+        """Draw a model (``BCIModel`` or fitted estimator); kwargs go to summarize_model."""
+        self.set_summary(summarize_model(model, **kwargs))
+
+    def set_summary(self, summary: ModelSummary) -> None:
+        """Draw a :class:`gui.summary.ModelSummary`."""
+        self.summary = summary
+        self._xy = scalp_layout(summary.scalp_names)
+        self.score_box.blockSignals(True)
+        self.score_box.clear()
+        self.score_box.addItems([s.title for s in summary.scores])
+        self.score_box.setVisible(len(summary.scores) > 1)
+        self.score_box.blockSignals(False)
+        self._score_index = 0
+        self._draw()
+
+    def _open_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open model file")
+        if path:
+            try:
+                self.load_file(path)
+            except (OSError, ValueError, TypeError, RuntimeError) as exc:
+                QtWidgets.QMessageBox.warning(self, "Cannot open model", str(exc))
+
+    def _on_score_changed(self, index: int) -> None:
+        if index >= 0 and self.summary is not None:
+            self._score_index = index
+            self._draw()
+
+    # ------------------------------------------------------------------ drawing
+    def _draw(self) -> None:
+        summary = self.summary
+        score = summary.scores[self._score_index]
+        self._draw_header(summary, score)
+        self.components_widget.clear()
+        self.components = []
+        n_known = int(np.isfinite(self._xy).all(1).sum())
+        for k in range(score.rank):
+            self._draw_component(k, score, show_scalp=n_known >= 3)
+        self.components_widget.setMinimumHeight(430 * score.rank)
+        self.overview_widget.clear()
+        self._draw_weights(score)
+        self.overview_widget.nextRow()
+        self._draw_cv(summary)
+        self.overview_widget.nextRow()
+        self._draw_objective(summary)
+
+    def _draw_header(self, summary: ModelSummary, score: ScoreFactors) -> None:
+        facts = [f"<b>{score.title}</b> (positive score → {score.positive})"]
+        facts.append(f"classes: {', '.join(summary.classes)}")
+        facts.append(f"{len(summary.ch_names)} channels × {summary.axis.size} {summary.axis_label}")
+        info = summary.info
+        for key in ("file", "features", "sfreq", "rank", "mu1", "nu1", "mu2", "nu2"):
+            if key in info:
+                facts.append(f"{key} = {_format_value(info[key])}")
+        facts.append(f"intercept b = {score.intercept:.3g}")
+        self.header.setText(" · ".join(facts))
+
+    def _draw_component(self, k: int, score: ScoreFactors, *, show_scalp: bool) -> None:
+        summary = self.summary
+        u = score.spatial[:, k]
+        v = score.temporal[:, k]
+        n_nonzero = int(np.count_nonzero(u))
+        row = 2 * k
+        w = self.components_widget
+        title = (
+            f"Component {k + 1}: spatial factor u{k + 1} "
+            f"({n_nonzero} of {u.size} channels non-zero)"
+        )
+        limit = float(np.abs(u).max()) or 1.0
+        scalps = []
+        col = 0
+        for name, rows in summary.groups:
+            rows = np.asarray(rows, int)
+            band = f" {name}" if name else ""
+            if show_scalp:
+                scalp = ScalpMapPlot(title=f"u{k + 1}{band} on the scalp (nose up; ○ = zero)")
+                scalp.set_data(
+                    self._xy[rows], u[rows], [summary.ch_names[i] for i in rows], limit=limit
+                )
+            else:
+                scalp = ScalpMapPlot(title="no electrode positions for these channel names")
+            w.addItem(scalp, row=row, col=col)
+            scalps.append(scalp)
+            col += 1
+        if show_scalp:
+            bar = pg.ColorBarItem(
+                values=(-limit, limit), colorMap=diverging_cmap(), interactive=False, width=12
+            )
+            bar.axis.enableAutoSIPrefix(False)
+            w.addItem(bar, row=row, col=col)
+        col += 1
+        temporal_plot = pg.PlotItem(title=f"temporal factor v{k + 1} (carries the scale)")
+        temporal_plot.setLabel("bottom", summary.axis_label)
+        temporal_plot.setLabel("left", "weight")
+        for side in ("left", "bottom"):
+            temporal_plot.getAxis(side).enableAutoSIPrefix(False)
+        temporal_plot.showGrid(x=True, y=True, alpha=0.3)
+        temporal_plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(ZERO)))
+        if summary.axis_is_time and summary.axis[0] <= 0 <= summary.axis[-1]:
+            cue = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("k", style=QtCore.Qt.DashLine))
+            cue.label = pg.InfLineLabel(cue, "cue", position=0.95)
+            temporal_plot.addItem(cue)
+        symbol = "o" if v.size <= 60 else None
+        curve = temporal_plot.plot(
+            summary.axis,
+            v,
+            pen=pg.mkPen("#222222", width=2),
+            symbol=symbol,
+            symbolSize=5,
+            symbolBrush="#222222",
+            fillLevel=0,
+            fillBrush=pg.mkBrush(120, 120, 120, 50),
+        )
+        w.addItem(temporal_plot, row=row, col=col)
+
+        axis = RotatedLabelAxis()
+        bar_plot = pg.PlotItem(title=title, axisItems={"bottom": axis})
+        x = np.arange(u.size, dtype=float)
+        brushes = [pg.mkBrush(POSITIVE if val > 0 else NEGATIVE) for val in u]
+        bars = pg.BarGraphItem(x=x, height=u, width=0.8, brushes=brushes, pen=None)
+        bar_plot.addItem(bars)
+        zero_marks = pg.ScatterPlotItem(
+            x=x[u == 0], y=np.zeros(int((u == 0).sum())), size=4, pen=pg.mkPen(ZERO), brush=None
+        )
+        bar_plot.addItem(zero_marks)
+        bar_plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(ZERO)))
+        bar_plot.setLabel("left", "weight")
+        bar_plot.getAxis("left").enableAutoSIPrefix(False)
+        axis.set_labels(
+            list(zip(x, summary.ch_names, strict=True)),
+            highlight=[summary.ch_names[i] for i in np.argsort(-np.abs(u)) if u[i] != 0],
+        )
+        bar_plot.setXRange(-0.6, u.size - 0.4, padding=0)
+        bar_plot.setMouseEnabled(y=False)
+        w.addItem(bar_plot, row=row + 1, col=0, colspan=col + 1)
+        self.components.append(
+            ComponentView(scalps, bars, zero_marks, bar_plot, curve, temporal_plot)
+        )
+
+    def _draw_weights(self, score: ScoreFactors) -> None:
+        summary = self.summary
+        weights = score.weights
+        plot = self.overview_widget.addPlot(title="W = U Vᵀ (channels × time)")
+        image = pg.ImageItem(axisOrder="row-major")
+        image.setImage(weights)
+        axis = summary.axis
+        step = float(axis[1] - axis[0]) if axis.size > 1 else 1.0
+        image.setRect(
+            QtCore.QRectF(axis[0] - step / 2, -0.5, step * axis.size, weights.shape[0])
+        )
+        plot.addItem(image)
+        plot.invertY(True)
+        plot.setDefaultPadding(0.0)
+        plot.setLabel("bottom", summary.axis_label)
+        plot.getAxis("bottom").enableAutoSIPrefix(False)
+        left = plot.getAxis("left")
+        left.setStyle(tickFont=_small_font(), textFillLimits=[(0, 0.95)])
+        left.setTicks([channel_ticks(summary.ch_names, 24), []])
+        left.setLabel("channel")
+        limit = symmetric_limit(weights)
+        self.colorbar = pg.ColorBarItem(
+            values=(-limit, limit), colorMap=diverging_cmap(), interactive=False, width=14
+        )
+        self.colorbar.setImageItem(image, insert_in=plot)
+        self.weights_image = image
+
+    def _draw_cv(self, summary: ModelSummary) -> None:
+        rows = summary.cv_results
+        self.cv_image = None
+        if not rows:
+            plot = self.overview_widget.addPlot(title="cross-validation: none stored in the model")
+            plot.hideAxis("left")
+            plot.hideAxis("bottom")
+            self.cv_plot = plot
+            return
+        keys = [k for k in rows[0] if k not in ("score", "std", "scores")]
+        varying = [k for k in keys if len({_format_value(r.get(k)) for r in rows}) > 1]
+        best = max(rows, key=lambda r: r["score"])
+        chosen = summary.chosen or {k: best.get(k) for k in keys}
+        # the two most finely sampled parameters span the heatmap; the rest are fixed to
+        # the chosen values
+        varying.sort(key=lambda k: -len({_format_value(r.get(k)) for r in rows}))
+        if len(varying) >= 2:
+            a, b = varying[:2]
+            fixed = {k: chosen.get(k) for k in varying[2:]}
+            sub = [r for r in rows if all(_same(r.get(k), v) for k, v in fixed.items())] or rows
+            self._cv_heatmap(sub, a, b, chosen, fixed)
+        else:
+            self._cv_line(rows, varying[0] if varying else None, chosen)
+
+    def _cv_heatmap(self, rows, a, b, chosen, fixed) -> None:
+        a_vals = sorted({r[a] for r in rows})
+        b_vals = sorted({r[b] for r in rows})
+        grid = np.full((len(a_vals), len(b_vals)), np.nan)
+        for r in rows:
+            i, j = a_vals.index(r[a]), b_vals.index(r[b])
+            grid[i, j] = np.nanmax([grid[i, j], r["score"]])
+        extra = ", ".join(f"{k} = {_format_value(v)}" for k, v in fixed.items())
+        title = "CV accuracy" + (f" at {extra}" if extra else "") + " (★ = chosen)"
+        plot = self.overview_widget.addPlot(title=title)
+        image = pg.ImageItem(axisOrder="row-major")
+        image.setImage(grid)
+        image.setRect(QtCore.QRectF(-0.5, -0.5, len(b_vals), len(a_vals)))
+        finite = grid[np.isfinite(grid)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        image.setLevels((lo, hi if hi > lo else lo + 1e-9))
+        image.setColorMap(pg.colormap.get("viridis"))
+        plot.addItem(image)
+        plot.setDefaultPadding(0.0)
+        plot.getAxis("bottom").setTicks([[(j, _format_value(v)) for j, v in enumerate(b_vals)]])
+        plot.getAxis("left").setTicks([[(i, _format_value(v)) for i, v in enumerate(a_vals)]])
+        plot.setLabel("bottom", _PARAM_NAMES.get(b, b))
+        plot.setLabel("left", _PARAM_NAMES.get(a, a))
+        for i in range(len(a_vals)):
+            for j in range(len(b_vals)):
+                if np.isfinite(grid[i, j]):
+                    mark = " ★" if _same(a_vals[i], chosen.get(a)) and _same(
+                        b_vals[j], chosen.get(b)
+                    ) else ""
+                    color = "k" if grid[i, j] > (lo + hi) / 2 else "w"
+                    text = pg.TextItem(f"{grid[i, j]:.2f}{mark}", color=color, anchor=(0.5, 0.5))
+                    text.setPos(j, i)
+                    plot.addItem(text)
+        self.cv_image = image
+        self.cv_plot = plot
+
+    def _cv_line(self, rows, key, chosen) -> None:
+        plot = self.overview_widget.addPlot(title="CV accuracy per candidate (★ = chosen)")
+        if key is None:
+            xs = np.arange(len(rows), dtype=float)
+            plot.setLabel("bottom", "candidate")
+        else:
+            values = sorted({r[key] for r in rows})
+            xs = np.array([values.index(r[key]) for r in rows], float)
+            plot.getAxis("bottom").setTicks([[(i, _format_value(v)) for i, v in enumerate(values)]])
+            plot.setLabel("bottom", _PARAM_NAMES.get(key, key))
+        scores = np.array([r["score"] for r in rows])
+        order = np.argsort(xs)
+        plot.plot(xs[order], scores[order], pen=pg.mkPen("#222222", width=2), symbol="o")
+        if key is not None and key in chosen:
+            best = [i for i, r in enumerate(rows) if _same(r[key], chosen[key])]
+            plot.plot(xs[best], scores[best], pen=None, symbol="star", symbolSize=16,
+                      symbolBrush="#E69F00")
+        plot.setLabel("left", "CV accuracy")
+        self.cv_plot = plot
+
+    def _draw_objective(self, summary: ModelSummary) -> None:
+        plot = self.overview_widget.addPlot(title="objective F per solver iteration")
+        plot.setLabel("bottom", "iteration")
+        plot.setLabel("left", "F (log scale)")
+        plot.getAxis("left").enableAutoSIPrefix(False)
+        plot.showGrid(x=True, y=True, alpha=0.3)
+        self.objective_curves = []
+        if not summary.objectives:
+            plot.setTitle("objective trace: none stored in the model")
+            return
+        positive = all(np.all(o > 0) for o in summary.objectives if o.size)
+        plot.setLogMode(y=positive)
+        if not positive:
+            plot.setLabel("left", "F")
+        if len(summary.objectives) > 1:
+            plot.addLegend(offset=(-10, 10))
+        for k, obj in enumerate(summary.objectives):
+            name = summary.scores[k].title if k < len(summary.scores) else f"score {k}"
+            curve = plot.plot(
+                np.arange(obj.size), obj, pen=pg.mkPen(class_color(k), width=2), name=name
+            )
+            self.objective_curves.append(curve)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-15)
+    return a == b
+
+
+def _small_font() -> QtGui.QFont:
+    font = QtGui.QFont()
+    font.setPointSize(7)
+    return font

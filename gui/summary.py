@@ -1,0 +1,458 @@
+"""What the Model tab draws, computed from a model without Qt.
+
+:func:`summarize_model` reads a :class:`sblr_rt.pipeline.BCIModel` (or a bare fitted
+:class:`sblr_rt.model.SparseBilinearLogisticRegression`) and returns a
+:class:`ModelSummary`: per score (one for two classes, one per class for one-versus-rest)
+the spatial factor U and the temporal factor V, the time axis, the channel names, the
+cross-validation grid and the objective trace. :func:`scalp_layout` and
+:func:`interpolate_scalp` place channels on a 2-D head and interpolate a scalp map.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+logger = logging.getLogger("sblr_rt.gui")
+
+
+@dataclass(frozen=True)
+class ScoreFactors:
+    """The bilinear factors of one score.
+
+    Parameters
+    ----------
+    title : str
+        What the score separates, e.g. ``"right vs left"`` (positive vs negative class).
+    spatial : ndarray, shape (n_channels, rank)
+        Spatial factor U, columns scaled as drawn (unit norm when canonical).
+    temporal : ndarray, shape (n_times, rank)
+        Temporal factor V.
+    intercept : float
+        The bias b.
+    positive : str
+        The class a positive score votes for.
+    negative : str
+        The class a negative score votes for ("rest" in one-versus-rest).
+    """
+
+    title: str
+    spatial: np.ndarray
+    temporal: np.ndarray
+    intercept: float
+    positive: str
+    negative: str
+
+    @property
+    def rank(self) -> int:
+        """Number of components r."""
+        return int(self.spatial.shape[1])
+
+    @property
+    def weights(self) -> np.ndarray:
+        """W = U V^T, shape (n_channels, n_times)."""
+        return self.spatial @ self.temporal.T
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """Everything the Model tab shows, as plain arrays.
+
+    Parameters
+    ----------
+    ch_names : list of str
+        Channel names in the order of the rows of U.
+    axis : ndarray, shape (n_times,)
+        Coordinates of the rows of V: seconds relative to the cue, or bin indices.
+    axis_label : str
+        Axis title, e.g. ``"time after cue (s)"`` or ``"band-power bin"``.
+    scores : list of ScoreFactors
+        One entry for two classes, one per class for one-versus-rest.
+    classes : list of str
+        Class labels.
+    cv_results : list of dict
+        One dict per candidate: hyper-parameters and ``"score"`` (mean CV accuracy),
+        optionally ``"std"``.
+    chosen : dict
+        The chosen hyper-parameters.
+    objectives : list of ndarray
+        Objective value per iteration F^0..F^k, one per score.
+    info : dict
+        Free text facts shown in the header (file, sfreq, features, ...).
+    groups : list of (str, list of int)
+        Rows of U drawn on one scalp map each: ``[("", all rows)]`` for the waveform
+        path, one entry per frequency band (``("8-13 Hz", rows)``) for band power.
+    scalp_names : list of str
+        Electrode name of each row of U (``ch_names`` without the band suffix).
+    """
+
+    ch_names: list[str]
+    axis: np.ndarray
+    axis_label: str
+    scores: list[ScoreFactors]
+    classes: list[str]
+    cv_results: list[dict] = field(default_factory=list)
+    chosen: dict = field(default_factory=dict)
+    objectives: list[np.ndarray] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+    groups: list[tuple[str, list[int]]] = field(default_factory=list)
+    scalp_names: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.groups:
+            object.__setattr__(self, "groups", [("", list(range(len(self.ch_names))))])
+        if not self.scalp_names:
+            names = [c.split(" ")[0] for c in self.ch_names]
+            object.__setattr__(self, "scalp_names", names)
+
+    @property
+    def axis_is_time(self) -> bool:
+        """Whether :attr:`axis` is in seconds."""
+        return "(s)" in self.axis_label
+
+
+def _first_attr(obj, names, default=None):
+    if obj is None:
+        return default
+    meta = getattr(obj, "metadata", None)
+    for name in names:
+        if isinstance(obj, Mapping) and name in obj:
+            return obj[name]
+        value = getattr(obj, name, None)
+        if value is not None:
+            return value
+        if isinstance(meta, Mapping) and meta.get(name) is not None:
+            return meta[name]
+    return default
+
+
+def _estimator_of(model):
+    if hasattr(model, "spatial_"):
+        return model
+    est = _first_attr(model, ("estimator", "estimator_", "model", "clf"))
+    if est is None or not hasattr(est, "spatial_"):
+        raise TypeError(
+            "'model' must be a BCIModel or a fitted SparseBilinearLogisticRegression "
+            f"(with 'spatial_'); got {type(model).__name__}"
+        )
+    return est
+
+
+def _factors(est) -> tuple[np.ndarray, np.ndarray]:
+    canon = getattr(est, "canonical_factors", None)
+    if callable(canon):
+        try:
+            spatial, temporal = canon()[:2]
+            return np.asarray(spatial, float), np.asarray(temporal, float)
+        except Exception:  # noqa: BLE001 - fall back to the raw factors, but say so
+            logger.warning("canonical_factors() failed; drawing the raw factors", exc_info=True)
+    return np.asarray(est.spatial_, float), np.asarray(est.temporal_, float)
+
+
+def summarize_model(
+    model,
+    *,
+    ch_names: Sequence[str] | None = None,
+    axis: np.ndarray | None = None,
+    axis_label: str | None = None,
+) -> ModelSummary:
+    """Summarise a model for drawing.
+
+    Parameters
+    ----------
+    model : BCIModel | SparseBilinearLogisticRegression
+        A calibrated pipeline (metadata taken from it) or a bare fitted estimator.
+    ch_names : list of str | None
+        Channel names of the rows of U; read from the model when None (``C1..Cn`` for a
+        bare estimator).
+    axis : ndarray, shape (n_times,) | None
+        Coordinates of the rows of V; read from the model when None (bins for a bare
+        estimator).
+    axis_label : str | None
+        Title of that axis.
+
+    Returns
+    -------
+    summary : ModelSummary
+        The arrays to draw.
+    """
+    est = _estimator_of(model)
+    spatial, temporal = _factors(est)
+    classes = [str(c) for c in _first_attr(model, ("classes", "classes_"), est.classes_)]
+    intercept = np.atleast_1d(np.asarray(est.intercept_, float))
+    if spatial.ndim == 2:
+        spatial, temporal = spatial[None], temporal[None]
+        titles = [(classes[1], classes[0])]
+    elif getattr(est, "multi_class", "ovr") == "multinomial":
+        titles = [(c, f"{classes[0]} (multinomial)") for c in classes]
+    else:
+        titles = [(c, "rest") for c in classes]
+    scores = [
+        ScoreFactors(
+            title=f"{pos} vs {neg}",
+            spatial=spatial[k],
+            temporal=temporal[k],
+            intercept=float(intercept[min(k, intercept.size - 1)]),
+            positive=pos,
+            negative=neg,
+        )
+        for k, (pos, neg) in enumerate(titles)
+    ]
+    n_channels, n_times = spatial.shape[1], temporal.shape[1]
+
+    if ch_names is None:
+        ch_names = _model_channel_names(model, n_channels)
+    ch_names = [str(c) for c in ch_names]
+    if len(ch_names) != n_channels:
+        raise ValueError(
+            f"'ch_names' must name the {n_channels} rows of the spatial factor; "
+            f"got {len(ch_names)} names"
+        )
+    if axis is None:
+        axis, guessed_label = _model_axis(model, n_times)
+        axis_label = axis_label or guessed_label
+    axis = np.asarray(axis, float)
+    if axis.shape != (n_times,):
+        raise ValueError(f"'axis' must have shape ({n_times},); got {axis.shape}")
+
+    cv_results, chosen = _cv_results(model)
+    objectives = _objectives(model, est)
+    info = _info(model, est)
+    pre = getattr(model, "preprocessor", None)
+    groups = []
+    if pre is not None and getattr(pre, "features", "") == "bandpower":
+        n_picks = len(pre.picks)
+        for b, (lo, hi) in enumerate(pre.bands):
+            rows = list(range(b * n_picks, (b + 1) * n_picks))
+            if rows[-1] < n_channels:
+                groups.append((f"{lo:g}-{hi:g} Hz", rows))
+    return ModelSummary(
+        ch_names=ch_names,
+        axis=axis,
+        axis_label=axis_label or "time bin",
+        scores=scores,
+        classes=classes,
+        cv_results=cv_results,
+        chosen=chosen,
+        objectives=objectives,
+        info=info,
+        groups=groups,
+    )
+
+
+def _model_channel_names(model, n_channels: int) -> list[str]:
+    pre = _first_attr(model, ("preprocessor", "preprocessing"))
+    for obj in (pre, model):
+        if obj is None:
+            continue
+        names = _first_attr(obj, ("row_names", "model_ch_names", "picks", "ch_names"))
+        if names is not None and len(names) == n_channels:
+            return list(names)
+    return [f"C{i + 1}" for i in range(n_channels)]
+
+
+def _model_axis(model, n_times: int) -> tuple[np.ndarray, str]:
+    pre = _first_attr(model, ("preprocessor", "preprocessing"))
+    features = str(_first_attr(pre, ("features",), "") or _first_attr(model, ("features",), ""))
+    if features == "bandpower":
+        return np.arange(n_times, dtype=float), "band-power time bin"
+    for obj in (pre, model):
+        times = _first_attr(obj, ("times",))
+        if times is not None and len(times) == n_times:
+            return np.asarray(times, float), "time after cue (s)"
+    tmin, tmax = _first_attr(model, ("tmin",)), _first_attr(model, ("tmax",))
+    if tmin is not None and tmax is not None:
+        step = (float(tmax) - float(tmin)) / n_times
+        return float(tmin) + (np.arange(n_times) + 0.5) * step, "time after cue (s)"
+    return np.arange(n_times, dtype=float), "time bin"
+
+
+def _cv_results(model) -> tuple[list[dict], dict]:
+    raw = _first_attr(model, ("cv_results", "cv_results_", "grid", "selection"))
+    chosen = _first_attr(model, ("chosen", "best_params", "best_params_", "hyper_parameters"), {})
+    rows: list[dict] = []
+    if isinstance(raw, Mapping) and "params" in raw:
+        # scikit-learn's GridSearchCV.cv_results_ layout
+        means = raw.get("mean_test_score", raw.get("score"))
+        stds = raw.get("std_test_score", [None] * len(raw["params"]))
+        for params, mean, std in zip(raw["params"], means, stds, strict=False):
+            row = dict(params, score=float(mean))
+            if std is not None:
+                row["std"] = float(std)
+            rows.append(row)
+    elif isinstance(raw, Mapping):
+        keys = list(raw)
+        n = len(raw[keys[0]]) if keys else 0
+        rows = [{k: _plain(raw[k][i]) for k in keys} for i in range(n)]
+    elif isinstance(raw, Sequence):
+        rows = [dict(r) for r in raw if isinstance(r, Mapping)]
+    for row in rows:
+        if "score" not in row:
+            for key in ("mean_score", "mean_test_score", "accuracy", "cv_score"):
+                if key in row:
+                    row["score"] = float(row[key])
+                    break
+    rows = [r for r in rows if "score" in r]
+    if isinstance(chosen, Mapping):
+        chosen = {k: _plain(v) for k, v in chosen.items()}
+    else:
+        chosen = {}
+    return rows, chosen
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _objectives(model, est) -> list[np.ndarray]:
+    obj = _first_attr(model, ("objective", "objective_trace"))
+    if obj is None:
+        obj = getattr(est, "objective_", None)
+    if obj is None:
+        return []
+    if isinstance(obj, np.ndarray) and obj.ndim == 1:
+        return [obj.astype(float)]
+    if isinstance(obj, Sequence) and obj and np.ndim(obj[0]) == 0:
+        return [np.asarray(obj, float)]
+    return [np.asarray(o, float) for o in obj]
+
+
+def _info(model, est) -> dict:
+    info = {}
+    for key in ("source", "sfreq", "tmin", "tmax", "features", "software_version", "version"):
+        value = _first_attr(model, (key,))
+        if value is not None and not callable(value):
+            info[key] = value
+    for key in ("rank", "mu1", "mu2", "nu1", "nu2"):
+        value = getattr(est, key, None)
+        if value is not None:
+            info[key] = value
+    return info
+
+
+# ---------------------------------------------------------------------------------- scalp
+
+
+def _montage_positions(ch_names: Sequence[str]) -> dict[str, np.ndarray]:
+    # fallback when sblr_rt.montage is unavailable: MNE's template by name
+    import mne
+
+    montage = None
+    for name in ("colin27_1005", "standard_1005"):
+        if name in mne.channels.get_builtin_montages():
+            montage = mne.channels.make_standard_montage(name)
+            break
+    pos = montage.get_positions()["ch_pos"]
+    lower = {k.lower(): v for k, v in pos.items()}
+    return {c: np.asarray(lower[c.lower()], float) for c in ch_names if c.lower() in lower}
+
+
+def _fit_sphere(points: np.ndarray) -> np.ndarray:
+    # |p|^2 = 2 p.c + (R^2 - |c|^2): linear least squares in (c, k)
+    a = np.c_[2 * points, np.ones(len(points))]
+    sol, *_ = np.linalg.lstsq(a, (points**2).sum(1), rcond=None)
+    return sol[:3]
+
+
+def scalp_layout(ch_names: Sequence[str]) -> np.ndarray:
+    """Place channels on a 2-D head (azimuthal equidistant projection).
+
+    Parameters
+    ----------
+    ch_names : list of str
+        Channel names (10-05 names; old Berlin names are mapped by ``sblr_rt.montage``).
+
+    Returns
+    -------
+    xy : ndarray, shape (n_channels, 2)
+        Positions with the vertex at the origin, nose up (+y) and the ring through Fpz,
+        T7, Oz, T8 at radius 1. NaN for channels without a known position.
+    """
+    ch_names = [str(c) for c in ch_names]
+    xy = np.full((len(ch_names), 2), np.nan)
+    try:
+        from sblr_rt.montage import layout_2d
+    except ImportError:
+        layout_2d = None
+    if layout_2d is not None:
+        # several rows may share a channel (band power); place each name once
+        unique = list(dict.fromkeys(ch_names))
+        names, points = layout_2d(unique)
+        where = {n: 2.0 * p for n, p in zip(names, points, strict=True)}  # ring at r = 1
+        for i, c in enumerate(ch_names):
+            if c in where:
+                xy[i] = where[c]
+        return xy
+    pos = _montage_positions(ch_names)
+    known = [i for i, c in enumerate(ch_names) if c in pos]
+    if not known:
+        return xy
+    points = np.array([pos[ch_names[i]] for i in known])
+    center = _fit_sphere(points) if len(known) >= 16 else np.zeros(3)
+    rel = points - center
+    norm = np.linalg.norm(rel, axis=1)
+    theta = np.arccos(np.clip(rel[:, 2] / np.maximum(norm, 1e-12), -1, 1))
+    phi = np.arctan2(rel[:, 1], rel[:, 0])
+    radius = theta / (np.pi / 2)
+    xy[known, 0] = radius * np.cos(phi)
+    xy[known, 1] = radius * np.sin(phi)
+    return xy
+
+
+def interpolate_scalp(
+    xy: np.ndarray, values: np.ndarray, *, resolution: int = 96, extent: float | None = None
+) -> tuple[np.ndarray, float]:
+    """Interpolate channel values over the head disc.
+
+    Linear interpolation on the Delaunay triangulation of the electrodes, extended to the
+    head outline by points that copy their nearest electrode. Linear interpolation never
+    overshoots: a region surrounded by channels with zero weight is exactly zero, so the
+    sparsity of the spatial factor stays visible on the map.
+
+    Parameters
+    ----------
+    xy : ndarray, shape (n_channels, 2)
+        Positions from :func:`scalp_layout` (rows with NaN are skipped).
+    values : ndarray, shape (n_channels,)
+        One value per channel.
+    resolution : int
+        Pixels along each side of the image.
+    extent : float | None
+        Half-width of the square image in layout units; by default it covers the head
+        outline and every electrode.
+
+    Returns
+    -------
+    image : ndarray, shape (resolution, resolution)
+        Row-major image (row 0 at the bottom, y = -extent), NaN outside the head.
+    extent : float
+        The half-width used.
+    """
+    from scipy.interpolate import LinearNDInterpolator
+    from scipy.spatial import cKDTree
+
+    xy = np.asarray(xy, float)
+    values = np.asarray(values, float)
+    ok = np.isfinite(xy).all(1)
+    xy, values = xy[ok], values[ok]
+    head = max(1.0, float(np.abs(xy).max()) * 1.02) if len(xy) else 1.0
+    if extent is None:
+        extent = head * 1.05
+    grid = np.linspace(-extent, extent, resolution)
+    gx, gy = np.meshgrid(grid, grid)
+    image = np.full(gx.shape, np.nan)
+    inside = gx**2 + gy**2 <= head**2
+    if len(xy) < 3:
+        return image, extent
+    angles = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+    ring = head * 1.01 * np.c_[np.cos(angles), np.sin(angles)]
+    _, nearest = cKDTree(xy).query(ring)
+    points = np.r_[xy, ring]
+    interp = LinearNDInterpolator(points, np.r_[values, values[nearest]])
+    image[inside] = interp(gx[inside], gy[inside])
+    return image, extent

@@ -1,0 +1,162 @@
+"""Small pyqtgraph pieces shared by the tabs: colour map, rotated channel labels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PyQt5 import QtCore, QtGui
+
+#: Colours of classes, in class order (colour-blind safe, Okabe-Ito).
+CLASS_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
+
+
+def class_color(index: int) -> str:
+    """Return the colour of the class at ``index``."""
+    return CLASS_COLORS[index % len(CLASS_COLORS)]
+
+
+def diverging_cmap() -> pg.ColorMap:
+    """Blue-white-red diverging map, white exactly at the middle (zero).
+
+    Returns
+    -------
+    cmap : pyqtgraph.ColorMap
+        Map over [0, 1]; callers map value v with limit m to (v + m) / (2 m).
+    """
+    colors = [
+        (5, 48, 97),
+        (33, 102, 172),
+        (67, 147, 195),
+        (146, 197, 222),
+        (209, 229, 240),
+        (255, 255, 255),
+        (253, 219, 199),
+        (244, 165, 130),
+        (214, 96, 77),
+        (178, 24, 43),
+        (103, 0, 31),
+    ]
+    return pg.ColorMap(np.linspace(0, 1, len(colors)), colors)
+
+
+def symmetric_limit(values: np.ndarray) -> float:
+    """Largest absolute finite value (1 when all are zero), for a colour scale centred on 0."""
+    values = np.asarray(values, float)
+    finite = values[np.isfinite(values)]
+    limit = float(np.abs(finite).max()) if finite.size else 0.0
+    return limit if limit > 0 else 1.0
+
+
+def map_diverging(values: np.ndarray, limit: float, cmap: pg.ColorMap | None = None) -> np.ndarray:
+    """Map values to RGBA bytes with zero at white; NaN becomes transparent.
+
+    Parameters
+    ----------
+    values : ndarray, shape (...)
+        Values to colour.
+    limit : float
+        The value drawn at full red (and -limit at full blue).
+    cmap : pyqtgraph.ColorMap | None
+        Map over [0, 1]; :func:`diverging_cmap` by default.
+
+    Returns
+    -------
+    rgba : ndarray of uint8, shape (..., 4)
+        Colours.
+    """
+    cmap = cmap or diverging_cmap()
+    values = np.asarray(values, float)
+    nan = ~np.isfinite(values)
+    scaled = np.clip((np.where(nan, 0.0, values) + limit) / (2 * limit), 0, 1)
+    rgba = cmap.map(scaled.ravel(), mode="byte").reshape(*values.shape, -1)
+    if rgba.shape[-1] == 3:
+        rgba = np.concatenate([rgba, np.full((*values.shape, 1), 255, np.uint8)], axis=-1)
+    rgba = np.ascontiguousarray(rgba, dtype=np.uint8)
+    rgba[nan] = 0
+    return rgba
+
+
+class RotatedLabelAxis(pg.AxisItem):
+    """Bottom axis that writes one vertical label per category (e.g. channel names).
+
+    Labels that would overlap are thinned to every k-th one; :meth:`set_labels` sets them.
+    """
+
+    def __init__(self, *args, font_size: int = 7, **kwargs):
+        super().__init__("bottom", *args, **kwargs)
+        self._labels: list[tuple[float, str]] = []
+        self._font = QtGui.QFont()
+        self._font.setPointSize(font_size)
+        self._highlight: set[str] = set()
+        self._highlight_order: list[str] = []
+
+    def set_labels(self, labels, highlight=()) -> None:
+        """Set the category labels.
+
+        Parameters
+        ----------
+        labels : list of (float, str)
+            Position on the axis and text.
+        highlight : list of str
+            Labels drawn in bold (e.g. channels with non-zero weight), most important
+            first: where they would overlap, the earlier one is written.
+        """
+        self._labels = [(float(v), str(t)) for v, t in labels]
+        self._highlight_order = [str(t) for t in highlight]
+        self._highlight = set(self._highlight_order)
+        metrics = QtGui.QFontMetrics(self._font)
+        longest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0)
+        self.setHeight(longest + 12)
+        self.setTicks([[(v, "") for v, _ in self._labels], []])
+        self.picture = None
+        self.update()
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802 - Qt override
+        """Draw the axis and ticks, then the labels rotated by 90 degrees."""
+        super().drawPicture(p, axisSpec, tickSpecs, [])
+        if not self._labels:
+            return
+        bounds = self.mapRectFromParent(self.geometry())
+        lo, hi = self.range
+        if hi == lo:
+            return
+        scale = bounds.width() / (hi - lo)
+        metrics = QtGui.QFontMetrics(self._font)
+        step = max(1, math.ceil((metrics.height() + 1) / max(abs(scale), 1e-9)))
+        bold = QtGui.QFont(self._font)
+        bold.setBold(True)
+        p.setPen(self.textPen())
+        p.setClipRect(self.boundingRect().toAlignedRect())
+        length = bounds.height() - 8
+        # bold labels (e.g. non-zero channels) always show; others thin out around them
+        spacing = metrics.height() + 1
+        xs = [(value - lo) * scale for value, _ in self._labels]
+        where = {t: x for x, (_, t) in zip(xs, self._labels, strict=True)}
+        placed: list[float] = []
+        shown = []
+        for text in self._highlight_order:
+            x = where.get(text)
+            if x is not None and all(abs(x - q) >= spacing for q in placed):
+                placed.append(x)
+                shown.append((x, text))
+        for i, (x, (_, text)) in enumerate(zip(xs, self._labels, strict=True)):
+            if x < -1 or x > bounds.width() + 1 or text in self._highlight or i % step:
+                continue
+            if all(abs(x - q) >= spacing for q in placed):
+                shown.append((x, text))
+        for x, text in shown:
+            p.setFont(bold if text in self._highlight else self._font)
+            p.save()
+            p.translate(x, 6)
+            p.rotate(-90)
+            rect = QtCore.QRectF(-length, -metrics.height() / 2, length, metrics.height())
+            p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
+            p.restore()
+
+
+def channel_ticks(ch_names, max_labels: int = 40) -> list[tuple[float, str]]:
+    """Every k-th channel as a (position, name) tick, at most ``max_labels`` of them."""
+    step = max(1, math.ceil(len(ch_names) / max_labels))
+    return [(float(i), name) for i, name in enumerate(ch_names) if i % step == 0]

@@ -1,0 +1,570 @@
+"""The scikit-learn estimator :class:`SparseBilinearLogisticRegression`."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .datafit import Logistic, Multinomial
+from .factors import canonical_factors, spatial_patterns
+from .penalties import ElasticNet
+from .solver import bcpd, single_threaded_blas, svd_init
+
+__all__ = [
+    "SparseBilinearLogisticRegression",
+    "ZeroTrapWarning",
+    "l1_penalty_max",
+]
+
+
+class ZeroTrapWarning(UserWarning):
+    """An l1 penalty is large enough to collapse the factors to zero.
+
+    Zero is a stationary point of the bilinear objective that the solver never leaves:
+    once U (or V) is zero, the gradient with respect to the other factor vanishes too.
+    """
+
+
+def _check_X(X, *, estimator=None, y=None, reset=True):
+    """Validate X (3-D epochs, or 2-D read as (n, n_features, 1)) and y."""
+    kwargs = dict(dtype=[np.float64, np.float32], allow_nd=True, order="C")
+    if estimator is not None:
+        if y is None:
+            X = validate_data(estimator, X, reset=reset, **kwargs)
+        else:
+            X, y = validate_data(estimator, X, y, reset=reset, **kwargs)
+    if X.ndim == 2:
+        # scikit-learn's common checks feed 2-D (n_samples, n_features): each feature is a
+        # channel with a single time point, exactly as MNE's decoders read 2-D input.
+        X = X[:, :, np.newaxis]
+    elif X.ndim != 3:
+        raise ValueError(
+            "'X' must be a 3-D array (n_epochs, n_channels, n_times) or a 2-D array "
+            f"(n_epochs, n_features); got a {X.ndim}-D array of shape {X.shape}."
+        )
+    return X, y
+
+
+def _class_problems(y_enc, n_classes, multi_class):
+    """Return the list of (datafit, labels) problems to solve."""
+    if n_classes == 2:
+        return [Logistic(np.where(y_enc == 1, 1.0, -1.0))]
+    if multi_class == "ovr":
+        return [Logistic(np.where(y_enc == c, 1.0, -1.0)) for c in range(n_classes)]
+    onehot = np.zeros((y_enc.shape[0], n_classes - 1))
+    mask = y_enc > 0
+    onehot[np.flatnonzero(mask), y_enc[mask] - 1] = 1.0
+    return [Multinomial(onehot)]
+
+
+def _null_intercepts(datafit):
+    """Return the intercept-only optimum and the loss gradient w.r.t. the scores there."""
+    if isinstance(datafit, Logistic):
+        p = np.clip((datafit.y > 0).mean(), 1e-12, 1 - 1e-12)
+        b = np.array([np.log(p / (1 - p))])
+    else:
+        counts = datafit.y.sum(axis=0)
+        n_ref = datafit.n - counts.sum()
+        b = np.log(np.clip(counts, 1e-12, None) / max(n_ref, 1e-12))
+    _, gs, _ = datafit.loss_grad(np.broadcast_to(b, (datafit.n, b.size)))
+    return b, gs
+
+
+def _moments(X, problems):
+    """Return the mean epoch and each problem's null-model gradient sums; one pass over X.
+
+    ``D[j] = sum_i g_ij X_i`` (s, t) where ``g_ij`` is the derivative of the loss with
+    respect to score ``j`` at zero factors and the class-prior intercept, so that
+    ``D V0`` is the gradient with respect to U at ``U = 0``.
+    """
+    n, s, t = X.shape
+    gss = [_null_intercepts(df)[1] for df in problems]
+    weights = np.concatenate([np.full((n, 1), 1.0 / n), *gss], axis=1)
+    prod = (weights.T.astype(X.dtype) @ X.reshape(n, s * t)).astype(np.float64)
+    prod = prod.reshape(-1, s, t)
+    out, j = [], 1
+    for gs in gss:
+        out.append(prod[j : j + gs.shape[1]])
+        j += gs.shape[1]
+    return prod[0], out
+
+
+def _l1_max(Ds, U0s, V0s):
+    """Return per-problem (mu1_max, nu1_max) from null-model gradient sums and starts."""
+    out = []
+    for D, U0, V0 in zip(Ds, U0s, V0s, strict=True):
+        grad_u = np.matmul(D, V0)  # d loss / dU at U = 0
+        grad_v = np.matmul(D.transpose(0, 2, 1), U0)  # d loss / dV at V = 0
+        out.append((float(np.abs(grad_u).max()), float(np.abs(grad_v).max())))
+    return out
+
+
+def _start(x_mean, rank, init, random_state, m):
+    """Return U0 (m, s, r), V0 (m, t, r) for one problem."""
+    s, t = x_mean.shape
+    if init == "svd":
+        U0, V0 = svd_init(x_mean, rank)
+    else:
+        rng = check_random_state(random_state)
+        U0 = rng.standard_normal((s, rank))
+        V0 = rng.standard_normal((t, rank))
+        U0 /= np.linalg.norm(U0, axis=0)
+        V0 /= np.linalg.norm(V0, axis=0)
+    return np.repeat(U0[None], m, axis=0), np.repeat(V0[None], m, axis=0)
+
+
+def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=None):
+    """Return the l1 penalties above which the starting point collapses to zero.
+
+    ``mu1_max`` is the sup-norm of the loss gradient with respect to U at ``U = 0`` with V
+    at its starting value and the intercept at its class-prior optimum; it is the smallest
+    ``mu1`` for which ``U = 0`` solves the (convex) U-block at the start, after which the
+    solver cannot leave zero (the zero trap). ``nu1_max`` is the same for V with U at its
+    start. Grids of ``mu1``/``nu1`` are best placed as fractions of these values.
+
+    Parameters
+    ----------
+    X : array-like, shape (n_epochs, n_channels, n_times)
+        Training epochs (or 2-D, read as (n_epochs, n_features, 1)).
+    y : array-like, shape (n_epochs,)
+        Labels.
+    rank : int
+        Rank of the model whose start is used.
+    multi_class : {"ovr", "multinomial"}
+        Problem formulation for three or more classes.
+    init : {"svd", "random"}
+        Starting point, as in the estimator.
+    random_state : int | RandomState | None
+        Used by ``init="random"``.
+
+    Returns
+    -------
+    mu1_max : float
+        For one-versus-rest, the largest over the class problems (above it every class
+        collapses).
+    nu1_max : float
+        Same for V.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((20, 4, 5)); y = np.repeat([0, 1], 10)
+    >>> mu1_max, nu1_max = l1_penalty_max(X, y)
+    >>> mu1_max > 0 and nu1_max > 0
+    True
+    """
+    X, y = _check_X(np.asarray(X), estimator=None)[0], np.asarray(y)
+    y_enc = LabelEncoder().fit_transform(y)
+    n_classes = int(y_enc.max()) + 1
+    problems = _class_problems(y_enc, n_classes, multi_class)
+    with single_threaded_blas():
+        x_mean, Ds = _moments(X, problems)
+    starts = [_start(x_mean, rank, init, random_state, p.y.shape[1]) for p in problems]
+    vals = _l1_max(Ds, [s[0] for s in starts], [s[1] for s in starts])
+    return max(v[0] for v in vals), max(v[1] for v in vals)
+
+
+lambda_max = l1_penalty_max
+
+
+class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
+    r"""Sparse bilinear logistic regression (Shi, Xu and Baraniuk).
+
+    For an epoch :math:`X_i` (n_channels x n_times) the score is
+    :math:`f_i = \mathrm{tr}(U^\top X_i V) + b`, and the model solves
+
+    .. math::
+
+        \min_{U, V, b} \frac{1}{n} \sum_{i=1}^n \log(1 + e^{-y_i f_i})
+        + \mu_1 \|U\|_1 + \frac{\mu_2}{2} \|U\|_F^2
+        + \nu_1 \|V\|_1 + \frac{\nu_2}{2} \|V\|_F^2
+
+    with labels mapped to :math:`y_i \in \{-1, +1\}` (``classes_[1]`` is +1) by block
+    coordinate proximal descent (the paper's Algorithm 2): closed-form soft-threshold
+    updates of U then V, the intercept updated in both blocks, the adaptive step
+    :math:`L = \max(L_{min}, L_{prev} \eta^{n})` with :math:`n \ge -1` the smallest integer
+    passing the sufficient-decrease test, the SVD start of the mean sample and the stopping
+    rule :math:`q^k \le` ``tol``.
+
+    Parameters
+    ----------
+    rank : int, default=1
+        Number of components r, ``1 <= rank <= min(n_channels, n_times)``.
+    mu1, mu2 : float, default=0.0
+        l1 and l2 penalties on the spatial factor U.
+    nu1, nu2 : float, default=0.0
+        l1 and l2 penalties on the temporal factor V.
+    multi_class : {"ovr", "multinomial"}, default="ovr"
+        For three or more classes: one binary problem per class against the rest (the
+        paper's experiments), or the multinomial model of the paper's section 7.3 with
+        ``classes_[0]`` as the reference class (its factors and intercept are zero) and
+        one step size per block shared by all classes. With two classes both are the
+        binary model.
+    tol : float, default=1e-3
+        Stop when the relative change :math:`q^k` (paper eq. 10) is at most ``tol``.
+    max_iter : int, default=500
+        Maximum number of iterations.
+    eta : float, default=2.0
+        Step-size factor :math:`\eta > 1`.
+    L_min : float, default=1e-4
+        Lower bound of the step parameters. It assumes data of roughly unit scale: scale
+        raw volts to microvolts or standardise before fitting.
+    init : {"svd", "random"}, default="svd"
+        ``"svd"``: U0 = minus the first ``rank`` left singular vectors and V0 the first
+        right ones of the mean epoch, b0 = 0 (the paper). ``"random"``: unit-norm Gaussian
+        columns from ``random_state``.
+    random_state : int, RandomState instance or None, default=None
+        Seed for ``init="random"``.
+    warm_start : bool, default=False
+        Start from the previous fit's factors, intercept and step sizes when the data
+        shape and classes are unchanged.
+
+    Attributes
+    ----------
+    classes_ : ndarray, shape (n_classes,)
+        Class labels.
+    spatial_ : ndarray, shape (n_channels, rank) or (n_classes, n_channels, rank)
+        Spatial factor U (per class for three or more classes).
+    temporal_ : ndarray, shape (n_times, rank) or (n_classes, n_times, rank)
+        Temporal factor V.
+    intercept_ : ndarray, shape (1,) or (n_classes,)
+        Intercept b.
+    spatial_patterns_ : ndarray, same shape as ``spatial_``
+        Haufe activation patterns of the spatial filters, see
+        :func:`sblr_rt.model.factors.spatial_patterns`.
+    n_iter_ : int or ndarray of shape (n_classes,)
+        Iterations run (per class for one-versus-rest with three or more classes).
+    objective_ : ndarray of shape (n_iter_ + 1,) or list of them
+        Objective :math:`F^0, \dots, F^k` (one array per class for one-versus-rest with
+        three or more classes).
+    n_features_in_ : int
+        Number of channels seen in fit.
+    n_times_in_ : int
+        Number of time samples seen in fit.
+    l1_penalty_max_ : ndarray, shape (n_problems, 2)
+        ``(mu1_max, nu1_max)`` at the start of each binary problem (one row for two classes
+        or multinomial), see :func:`l1_penalty_max`.
+
+    Notes
+    -----
+    Input of dtype float32 is not copied to float64: the products ``X V`` and ``X^T U``
+    (two passes over X per iteration) run in float32, while factors, scores, losses and
+    gradients are float64, so the sufficient-decrease tests keep full precision.
+    BLAS runs single-threaded inside ``fit`` (small products are much slower threaded).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 20)
+    >>> X = rng.standard_normal((40, 6, 8)) + (2 * y - 1)[:, None, None]
+    >>> clf = SparseBilinearLogisticRegression(rank=1, mu1=0.01).fit(X, y)
+    >>> clf.spatial_.shape, clf.temporal_.shape, clf.score(X, y)
+    ((6, 1), (8, 1), 1.0)
+    """
+
+    _parameter_constraints: dict = {
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "mu1": [Interval(Real, 0, None, closed="left")],
+        "mu2": [Interval(Real, 0, None, closed="left")],
+        "nu1": [Interval(Real, 0, None, closed="left")],
+        "nu2": [Interval(Real, 0, None, closed="left")],
+        "multi_class": [StrOptions({"ovr", "multinomial"})],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "eta": [Interval(Real, 1, None, closed="neither")],
+        "L_min": [Interval(Real, 0, None, closed="neither")],
+        "init": [StrOptions({"svd", "random"})],
+        "random_state": ["random_state"],
+        "warm_start": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        rank=1,
+        mu1=0.0,
+        mu2=0.0,
+        nu1=0.0,
+        nu2=0.0,
+        *,
+        multi_class="ovr",
+        tol=1e-3,
+        max_iter=500,
+        eta=2.0,
+        L_min=1e-4,
+        init="svd",
+        random_state=None,
+        warm_start=False,
+    ):
+        self.rank = rank
+        self.mu1 = mu1
+        self.mu2 = mu2
+        self.nu1 = nu1
+        self.nu2 = nu2
+        self.multi_class = multi_class
+        self.tol = tol
+        self.max_iter = max_iter
+        self.eta = eta
+        self.L_min = L_min
+        self.init = init
+        self.random_state = random_state
+        self.warm_start = warm_start
+
+    def __sklearn_tags__(self):
+        """Declare 3-D input support."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        return tags
+
+    def _penalties(self):
+        return (
+            ElasticNet(float(self.mu1), float(self.mu2)),
+            ElasticNet(float(self.nu1), float(self.nu2)),
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like, shape (n_epochs, n_channels, n_times)
+            Training epochs (a 2-D array is read as (n_epochs, n_features, 1)).
+        y : array-like, shape (n_epochs,)
+            Labels, two or more distinct values.
+
+        Returns
+        -------
+        self : SparseBilinearLogisticRegression
+            The fitted estimator.
+        """
+        warm = self.warm_start and hasattr(self, "_solutions")
+        prev = (self.classes_, self.n_features_in_, self.n_times_in_) if warm else None
+        X, y = _check_X(X, estimator=self, y=y, reset=True)
+        check_classification_targets(y)
+        n, s, t = X.shape
+        le = LabelEncoder()
+        y_enc = le.fit_transform(y)
+        classes = le.classes_
+        if classes.size < 2:
+            raise ValueError(
+                "'y' must contain at least 2 classes for a classifier; got 1 class: "
+                f"{classes.tolist()}."
+            )
+        if self.rank > min(s, t):
+            raise ValueError(
+                f"'rank' must be at most min(n_channels, n_times) = {min(s, t)}; "
+                f"got {self.rank}."
+            )
+        self.n_times_in_ = t
+        if warm and not (
+            np.array_equal(prev[0], classes) and prev[1] == s and prev[2] == t
+        ):
+            warm = False
+        problems = _class_problems(y_enc, classes.size, self.multi_class)
+        pen_u, pen_v = self._penalties()
+        with single_threaded_blas():
+            x_mean, Ds = _moments(X, problems)
+            if warm:
+                starts = [(r.U, r.V, r.b, r.L_u, r.L_v) for r in self._solutions]
+                if starts[0][0].shape[2] != self.rank:
+                    warm = False
+            if not warm:
+                starts = []
+                for p in problems:
+                    m = p.y.shape[1]
+                    U0, V0 = _start(x_mean, self.rank, self.init, self.random_state, m)
+                    starts.append((U0, V0, np.zeros(p.y.shape[1]), None, None))
+            l1max = _l1_max(Ds, [s_[0] for s_ in starts], [s_[1] for s_ in starts])
+            self._warn_zero_trap(l1max, classes, pen_u.l1, pen_v.l1)
+            solutions = []
+            for p, (U0, V0, b0, L_u0, L_v0) in zip(problems, starts, strict=True):
+                solutions.append(
+                    bcpd(
+                        X,
+                        p,
+                        U0,
+                        V0,
+                        b0,
+                        pen_u,
+                        pen_v,
+                        tol=self.tol,
+                        max_iter=self.max_iter,
+                        eta=self.eta,
+                        L_min=self.L_min,
+                        L_u0=L_u0,
+                        L_v0=L_v0,
+                    )
+                )
+            self._set_fitted(X, classes, solutions, np.asarray(l1max))
+        if not all(r.converged for r in solutions):
+            warnings.warn(
+                f"SparseBilinearLogisticRegression did not reach q^k <= tol={self.tol} "
+                f"within max_iter={self.max_iter} iterations; increase 'max_iter'.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        collapsed = [
+            c
+            for c, r in zip(self._problem_names(classes), solutions, strict=True)
+            if (pen_u.l1 > 0 or pen_v.l1 > 0) and not (np.any(r.U) and np.any(r.V))
+        ]
+        if collapsed:
+            warnings.warn(
+                f"the fitted factors are all zero for {collapsed} (the zero trap): the model "
+                f"predicts from the intercept alone; lower 'mu1'={pen_u.l1} or "
+                f"'nu1'={pen_v.l1}.",
+                ZeroTrapWarning,
+                stacklevel=3,
+            )
+        return self
+
+    def _problem_names(self, classes):
+        if classes.size == 2:
+            return ["binary"]
+        if self.multi_class == "ovr":
+            return [f"class {c!r} vs rest" for c in classes.tolist()]
+        return ["multinomial"]
+
+    def _warn_zero_trap(self, l1max, classes, mu1, nu1):
+        names = self._problem_names(classes)
+        msgs = []
+        for name, (mu_max, nu_max) in zip(names, l1max, strict=True):
+            if mu1 > 0 and mu1 >= mu_max:
+                msgs.append(f"{name}: 'mu1'={mu1:.4g} >= {mu_max:.4g}")
+            if nu1 > 0 and nu1 >= nu_max:
+                msgs.append(f"{name}: 'nu1'={nu1:.4g} >= {nu_max:.4g}")
+        if msgs:
+            warnings.warn(
+                "l1 penalty at or above the gradient sup-norm at the start (zero trap: the "
+                "factors will collapse to zero and stay there): " + "; ".join(msgs) + ". "
+                "See sblr_rt.model.l1_penalty_max.",
+                ZeroTrapWarning,
+                stacklevel=4,
+            )
+
+    def _set_fitted(self, X, classes, solutions, l1max):
+        self.classes_ = classes
+        self._solutions = solutions
+        self.l1_penalty_max_ = l1max
+        n_classes = classes.size
+        if n_classes == 2:
+            r = solutions[0]
+            U, V, b = r.U, r.V, r.b
+            self.n_iter_ = r.n_iter
+            self.objective_ = r.objective
+        elif self.multi_class == "ovr":
+            U = np.stack([r.U[0] for r in solutions])
+            V = np.stack([r.V[0] for r in solutions])
+            b = np.concatenate([r.b for r in solutions])
+            self.n_iter_ = np.array([r.n_iter for r in solutions])
+            self.objective_ = [r.objective for r in solutions]
+        else:
+            r = solutions[0]
+            zeros_u = np.zeros((1, *r.U.shape[1:]))
+            zeros_v = np.zeros((1, *r.V.shape[1:]))
+            U = np.concatenate([zeros_u, r.U])
+            V = np.concatenate([zeros_v, r.V])
+            b = np.concatenate([[0.0], r.b])
+            self.n_iter_ = r.n_iter
+            self.objective_ = r.objective
+        patterns = np.stack([spatial_patterns(X, U[c], V[c]) for c in range(U.shape[0])])
+        if n_classes == 2:
+            self.spatial_, self.temporal_ = U[0], V[0]
+            self.spatial_patterns_ = patterns[0]
+        else:
+            self.spatial_, self.temporal_ = U, V
+            self.spatial_patterns_ = patterns
+        self.intercept_ = np.asarray(b, dtype=np.float64)
+        # W = U V^T per output column, for one-pass prediction.
+        self._coef = np.einsum("csr,ctr->cst", U, V)
+
+    def canonical_factors(self):
+        """Return the factors in canonical form (see :func:`factors.canonical_factors`).
+
+        Each component's spatial column has unit norm and its temporal column carries the
+        scale ``|u_k| |v_k|``; components are sorted by that scale; the largest-magnitude
+        entry of each spatial column is positive. The product ``U V^T`` is unchanged.
+
+        Returns
+        -------
+        spatial : ndarray, same shape as ``spatial_``
+        temporal : ndarray, same shape as ``temporal_``
+        """
+        check_is_fitted(self)
+        if self.spatial_.ndim == 2:
+            return canonical_factors(self.spatial_, self.temporal_)[:2]
+        pairs = [canonical_factors(u, v)[:2] for u, v in zip(self.spatial_, self.temporal_)]
+        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+
+    def decision_function(self, X):
+        """Return the scores ``tr(U^T X_i V) + b``.
+
+        Parameters
+        ----------
+        X : array-like, shape (n_epochs, n_channels, n_times)
+            Epochs with the channels and times seen in fit.
+
+        Returns
+        -------
+        ndarray, shape (n_epochs,) or (n_epochs, n_classes)
+            For two classes, positive means ``classes_[1]``. Otherwise one column per
+            class (one-versus-rest scores, or multinomial log-odds against ``classes_[0]``).
+        """
+        check_is_fitted(self)
+        X, _ = _check_X(X, estimator=self, reset=False)
+        if X.shape[2] != self.n_times_in_:
+            raise ValueError(
+                f"X has n_times={X.shape[2]}, but {type(self).__name__} was fitted with "
+                f"n_times={self.n_times_in_}; got X of shape {X.shape}."
+            )
+        n = X.shape[0]
+        coef = self._coef.reshape(self._coef.shape[0], -1).astype(X.dtype)
+        with single_threaded_blas():
+            scores = (X.reshape(n, -1) @ coef.T).astype(np.float64) + self.intercept_
+        return scores[:, 0] if self.classes_.size == 2 else scores
+
+    def predict_proba(self, X):
+        """Return class probabilities.
+
+        Parameters
+        ----------
+        X : array-like, shape (n_epochs, n_channels, n_times)
+            Epochs.
+
+        Returns
+        -------
+        ndarray, shape (n_epochs, n_classes)
+            Logistic for two classes, normalised one-versus-rest logistics, or the
+            multinomial softmax.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p1 = expit(scores)
+            return np.column_stack([1.0 - p1, p1])
+        if self.multi_class == "multinomial":
+            return softmax(scores, axis=1)
+        proba = expit(scores)
+        return proba / proba.sum(axis=1, keepdims=True)
+
+    def predict_log_proba(self, X):
+        """Return the log of :meth:`predict_proba` (n_epochs, n_classes)."""
+        return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Return the predicted labels (n_epochs,) for epochs ``X``."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]

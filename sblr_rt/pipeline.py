@@ -1,0 +1,339 @@
+"""The model object: saved preprocessing + fitted estimator + metadata, on raw epochs.
+
+A :class:`BCIModel` takes raw epochs exactly as the recording (or stream) delivers them,
+in its own channel order, units and sampling rate, applies the saved
+:class:`~sblr_rt.preprocessing.Preprocessor` and the fitted
+:class:`~sblr_rt.model.SparseBilinearLogisticRegression`, and answers with the user's
+own class labels (marker values such as ``"T1"``, or names from the calibration map).
+
+Raw epochs and causal filtering
+-------------------------------
+A raw epoch holds ``n_times_raw = n_pad + n_window`` samples: ``n_pad`` samples of
+filter warm-up (the FIR length minus one; 0 without band-pass) followed by the window
+``[tmin, tmax)`` relative to the cue. For a cue at sample ``onset`` that is samples
+``onset + round(tmin * sfreq) - n_pad`` up to (excluding) ``onset + round(tmax * sfreq)``
+(exactly ``n_times_raw`` of them). The online loop simply takes the latest
+``n_times_raw`` samples of its buffer: the decision equals the offline one (to
+floating-point rounding) because the causal FIR filter forgets its initial state after
+``n_pad`` samples.
+
+Examples
+--------
+>>> import numpy as np
+>>> from sblr_rt.model import SparseBilinearLogisticRegression
+>>> from sblr_rt.preprocessing import Preprocessor
+>>> rng = np.random.default_rng(0)
+>>> pre = Preprocessor(ch_names=["C3", "C4"], sfreq=100.0, tmin=0.0, tmax=0.5)
+>>> raw = rng.standard_normal((40, 2, pre.n_times_raw))
+>>> y = np.repeat([0, 1], 20)
+>>> raw[y == 1, 0] += 1.0
+>>> est = SparseBilinearLogisticRegression().fit(pre.fit(raw).transform(raw), y)
+>>> model = BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"])
+>>> model.predict(raw[:2]).tolist(), model.predict(raw[-2:]).tolist()
+(['left', 'left'], ['right', 'right'])
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+import numpy as np
+
+from sblr_rt.preprocessing import Preprocessor
+
+__all__ = ["BCIModel"]
+
+
+class BCIModel:
+    """Preprocessing, estimator and metadata as one classifier of raw epochs.
+
+    Parameters
+    ----------
+    preprocessor : Preprocessor
+        Fitted preprocessing.
+    estimator : SparseBilinearLogisticRegression
+        Fitted on ``preprocessor``'s output with labels ``0 .. n_classes - 1`` (the
+        indices into ``classes``).
+    classes : list of str
+        The user's class labels; ``classes[k]`` is estimator label ``k``.
+    metadata : dict | None
+        JSON-serialisable information: hyper-parameters tried and chosen with their CV
+        scores, epoch counts, rejection counts, software version, etc.
+
+    Attributes
+    ----------
+    ch_names : list of str
+        Channels of the raw data, in its own order.
+    sfreq : float
+        Sampling rate of the raw data.
+    tmin, tmax : float
+        Window relative to the cue, seconds.
+    n_times_raw : int
+        Samples per raw epoch (``n_pad`` warm-up + window).
+    """
+
+    def __init__(
+        self,
+        *,
+        preprocessor: Preprocessor,
+        estimator,
+        classes: Sequence[str],
+        metadata: dict | None = None,
+    ):
+        if not isinstance(preprocessor, Preprocessor):
+            raise TypeError(
+                f"'preprocessor' must be a Preprocessor, got {type(preprocessor).__name__}"
+            )
+        if not preprocessor.is_fitted:
+            raise RuntimeError("'preprocessor' is not fitted: call Preprocessor.fit() first")
+        if not hasattr(estimator, "classes_"):
+            raise RuntimeError("'estimator' is not fitted: call its fit() first")
+        classes = [str(c) for c in classes]
+        n_est = len(estimator.classes_)
+        if len(classes) != n_est or len(set(classes)) != len(classes):
+            raise ValueError(
+                f"'classes' must be {n_est} distinct labels (one per estimator class), "
+                f"got {classes}"
+            )
+        if not np.array_equal(np.asarray(estimator.classes_), np.arange(n_est)):
+            raise ValueError(
+                "the estimator must be fitted on labels 0..n_classes-1 (indices into "
+                f"'classes'), got classes_={np.asarray(estimator.classes_).tolist()}"
+            )
+        self.preprocessor = preprocessor
+        self.estimator = estimator
+        self.classes = classes
+        self.metadata = dict(metadata or {})
+
+    # ------------------------------------------------------------------ description
+
+    ch_names = property(lambda self: list(self.preprocessor.ch_names), doc="Raw channels.")
+    sfreq = property(lambda self: self.preprocessor.sfreq, doc="Raw sampling rate (Hz).")
+    tmin = property(lambda self: self.preprocessor.tmin, doc="Window start (s).")
+    tmax = property(lambda self: self.preprocessor.tmax, doc="Window end (s).")
+    n_pad = property(lambda self: self.preprocessor.n_pad, doc="Filter warm-up samples.")
+    n_window = property(lambda self: self.preprocessor.n_window, doc="Window samples.")
+    n_times_raw = property(lambda self: self.preprocessor.n_times_raw, doc="Raw epoch length.")
+    features = property(lambda self: self.preprocessor.features, doc="Feature path.")
+
+    def __repr__(self) -> str:
+        est = self.estimator
+        return (
+            f"<BCIModel | {self.features}, classes {self.classes}, rank {est.rank}, "
+            f"{len(self.ch_names)} channels at {self.sfreq:g} Hz, "
+            f"window [{self.tmin:g}, {self.tmax:g}) s, {self.n_times_raw} raw samples>"
+        )
+
+    # ------------------------------------------------------------------ prediction
+
+    def transform(self, epochs: np.ndarray) -> np.ndarray:
+        """Model input from raw epochs.
+
+        Parameters
+        ----------
+        epochs : array, shape (n_epochs, n_channels, n_times_raw)
+            Raw epochs in the recording's channel order, units and rate.
+
+        Returns
+        -------
+        X : ndarray, shape (n_epochs, n_rows, n_times)
+            The estimator's input.
+        """
+        return self.preprocessor.transform(epochs)
+
+    def decision_function(self, epochs: np.ndarray) -> np.ndarray:
+        """Scores ``tr(U^T X V) + b`` of raw epochs.
+
+        Parameters
+        ----------
+        epochs : array, shape (n_epochs, n_channels, n_times_raw)
+            Raw epochs in the recording's channel order, units and rate.
+
+        Returns
+        -------
+        scores : ndarray, shape (n_epochs,) or (n_epochs, n_classes)
+            For two classes, positive means ``classes[1]``.
+        """
+        return self.estimator.decision_function(self.transform(epochs))
+
+    def decision_function_features(self, X: np.ndarray) -> np.ndarray:
+        """Scores from already preprocessed input (:meth:`transform`'s output)."""
+        return self.estimator.decision_function(X)
+
+    def predict_proba(self, epochs: np.ndarray) -> np.ndarray:
+        """Class probabilities of raw epochs.
+
+        Parameters
+        ----------
+        epochs : array, shape (n_epochs, n_channels, n_times_raw)
+            Raw epochs in the recording's channel order, units and rate.
+
+        Returns
+        -------
+        proba : ndarray, shape (n_epochs, n_classes)
+            Columns in the order of :attr:`classes`.
+        """
+        return self.estimator.predict_proba(self.transform(epochs))
+
+    def predict(self, epochs: np.ndarray) -> np.ndarray:
+        """Predicted user labels of raw epochs.
+
+        Parameters
+        ----------
+        epochs : array, shape (n_epochs, n_channels, n_times_raw)
+            Raw epochs in the recording's channel order, units and rate.
+
+        Returns
+        -------
+        labels : ndarray of str, shape (n_epochs,)
+            Elements of :attr:`classes`.
+        """
+        codes = self.estimator.predict(self.transform(epochs))
+        return np.asarray(self.classes)[np.asarray(codes, dtype=int)]
+
+    def labels_from_scores(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """User labels and probabilities from :meth:`decision_function` scores.
+
+        Parameters
+        ----------
+        scores : ndarray, shape (n_epochs,) or (n_epochs, n_classes)
+            Scores, e.g. computed by a folded fast path.
+
+        Returns
+        -------
+        labels : ndarray of str, shape (n_epochs,)
+        proba : ndarray, shape (n_epochs, n_classes)
+        """
+        scores = np.asarray(scores, dtype=np.float64)
+        if scores.ndim == 1:
+            p1 = 1.0 / (1.0 + np.exp(-scores))
+            proba = np.column_stack([1.0 - p1, p1])
+        elif getattr(self.estimator, "multi_class", "ovr") == "multinomial":
+            e = np.exp(scores - scores.max(axis=1, keepdims=True))
+            proba = e / e.sum(axis=1, keepdims=True)
+        else:
+            p = 1.0 / (1.0 + np.exp(-scores))
+            proba = p / p.sum(axis=1, keepdims=True)
+        return np.asarray(self.classes)[np.argmax(proba, axis=1)], proba
+
+    # ------------------------------------------------------------------ folding
+
+    def native_factors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Fold the waveform path into factors on raw padded epochs.
+
+        ``score = tr(U_n^T X_raw V_n) + b`` for a raw epoch ``X_raw`` of shape
+        ``(n_channels, n_times_raw)``, equal to :meth:`decision_function` to floating
+        point tolerance (filter, baseline, resampling and scaling are all folded).
+
+        Returns
+        -------
+        U_n : ndarray, shape (n_channels, rank) or (n_classes, n_channels, rank)
+        V_n : ndarray, shape (n_times_raw, rank) or (n_classes, n_times_raw, rank)
+        b : ndarray, shape (1,) or (n_classes,)
+        """
+        S, T = self.preprocessor.linear_operators(include_filter=True)
+        U, V = self.estimator.spatial_, self.estimator.temporal_
+        return S.T @ U, T @ V, np.asarray(self.estimator.intercept_, dtype=np.float64)
+
+    # ------------------------------------------------------------------ adapting
+
+    def for_channels(self, ch_names: Sequence[str]) -> BCIModel:
+        """Return a copy reading raw data with another channel order (or a superset).
+
+        Parameters
+        ----------
+        ch_names : list of str
+            Channel names of the new source; every model channel must be among them.
+
+        Returns
+        -------
+        model : BCIModel
+            Same estimator and metadata; only the channel pick changes.
+        """
+        return BCIModel(
+            preprocessor=self.preprocessor.for_channels(ch_names),
+            estimator=self.estimator,
+            classes=self.classes,
+            metadata=copy.deepcopy(self.metadata),
+        )
+
+    # ------------------------------------------------------------------ files
+
+    def save(self, path) -> None:
+        """Save to one model file (no pickle), see :func:`sblr_rt.io.model_file.save_model`.
+
+        Parameters
+        ----------
+        path : str | Path
+            Destination; written to a temporary file first, then renamed.
+        """
+        from sblr_rt.io.model_file import save_model
+
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path) -> BCIModel:
+        """Load a model file, see :func:`sblr_rt.io.model_file.load_model`.
+
+        Parameters
+        ----------
+        path : str | Path
+            Model file.
+
+        Returns
+        -------
+        model : BCIModel
+            The loaded model.
+        """
+        from sblr_rt.io.model_file import load_model
+
+        return load_model(path)
+
+    def summary(self) -> str:
+        """Return a human-readable multi-line description (used by ``sblr-rt inspect``)."""
+        est = self.estimator
+        pre = self.preprocessor
+        md = self.metadata
+        lines = [
+            f"sblr-rt model ({md.get('software_version', '?')}, format "
+            f"{md.get('format_version', '?')}), created {md.get('created', '?')}",
+            f"classes: {self.classes}",
+            f"features: {pre.features}; window [{pre.tmin:g}, {pre.tmax:g}) s at "
+            f"{pre.sfreq:g} Hz = {pre.n_window} samples (+{pre.n_pad} filter warm-up)",
+            f"channels: {len(pre.picks)} used of {len(pre.ch_names)} raw",
+            f"model input: {pre.n_rows} rows x {pre.n_times} times; scaling {pre.scaling}",
+        ]
+        if pre.features == "waveform":
+            band = (
+                f"band-pass {pre.l_freq}-{pre.h_freq} Hz"
+                if pre.filters
+                else "no band-pass"
+            )
+            lines.append(f"preprocessing: {band}; baseline {pre.baseline}")
+        else:
+            lines.append(f"preprocessing: bands {pre.bands} Hz, log mean power in bins")
+        lines.append(
+            f"estimator: rank {est.rank}, mu1 {est.mu1:.4g}, mu2 {est.mu2:.4g}, "
+            f"nu1 {est.nu1:.4g}, nu2 {est.nu2:.4g}, multi_class {est.multi_class}"
+        )
+        U = np.asarray(est.spatial_)
+        V = np.asarray(est.temporal_)
+        lines.append(
+            f"sparsity: U {np.count_nonzero(U)}/{U.size} non-zero, "
+            f"V {np.count_nonzero(V)}/{V.size} non-zero"
+        )
+        sel = md.get("selection")
+        if sel:
+            best = sel.get("best", {})
+            lines.append(
+                f"selection: {sel.get('cv', '?')} CV, search {sel.get('search', '?')}, "
+                f"{len(sel.get('grid', []))} grid points; best CV accuracy "
+                f"{best.get('mean', float('nan')):.3f} +/- {best.get('std', float('nan')):.3f}"
+            )
+            for r in sel.get("ranks", []):
+                lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f} +/- {r['std']:.3f}")
+        ep = md.get("epochs")
+        if ep:
+            lines.append(f"epochs: {ep.get('per_class')} used; rejected {ep.get('rejected')}")
+        return "\n".join(lines)

@@ -1,0 +1,81 @@
+"""Fixtures for the online tests: small trained models on synthetic data."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+
+def _make_model(
+    *,
+    features="waveform",
+    rank=1,
+    n_classes=2,
+    multi_class="ovr",
+    n_channels=6,
+    sfreq=100.0,
+    tmin=0.0,
+    tmax=1.0,
+    l_freq=None,
+    h_freq=None,
+    baseline=None,
+    scaling="channel",
+    picks=None,
+    n_times=None,
+    seed=0,
+    n_epochs=30,
+    bands=((8.0, 13.0), (13.0, 30.0)),
+):
+    from sblr_rt.model import SparseBilinearLogisticRegression
+    from sblr_rt.pipeline import BCIModel
+    from sblr_rt.preprocessing import Preprocessor
+
+    rng = np.random.default_rng(seed)
+    ch_names = [f"EEG{i:03d}" for i in range(n_channels)]
+    kwargs = {}
+    if features == "bandpower":
+        kwargs["bands"] = bands
+    pre = Preprocessor(
+        ch_names=ch_names,
+        sfreq=sfreq,
+        tmin=tmin,
+        tmax=tmax,
+        picks=picks,
+        features=features,
+        l_freq=l_freq,
+        h_freq=h_freq,
+        baseline=baseline,
+        scaling=scaling,
+        n_times=n_times,
+        **kwargs,
+    )
+    y = np.arange(n_epochs) % n_classes
+    raw = rng.standard_normal((n_epochs, n_channels, pre.n_times_raw))
+    for k in range(n_classes):  # a class-dependent waveform and power change
+        raw[y == k, k % n_channels] += 1.5 * np.sin(np.linspace(0, (k + 1) * np.pi, raw.shape[2]))
+        raw[y == k, (k + 1) % n_channels] *= 1.0 + 0.5 * k
+    X = pre.fit(raw).transform(raw)
+    est = SparseBilinearLogisticRegression(
+        rank=rank, mu2=1e-3, nu2=1e-3, multi_class=multi_class, max_iter=50, tol=1e-4
+    )
+    with warnings.catch_warnings():  # a few iterations are enough for these tests
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    classes = [f"class{k}" for k in range(n_classes)]
+    return BCIModel(preprocessor=pre, estimator=est, classes=classes)
+
+
+@pytest.fixture(scope="session")
+def make_model():
+    """Return a factory ``make_model(**options) -> BCIModel`` (cached per options)."""
+    cache = {}
+
+    def factory(**options):
+        key = tuple(sorted((k, repr(v)) for k, v in options.items()))
+        if key not in cache:
+            cache[key] = _make_model(**options)
+        return cache[key]
+
+    return factory
