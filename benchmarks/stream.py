@@ -13,7 +13,8 @@ reader calls right after ``RingBuffer.push``) is measured against
 
 The reader thread's CPU time (psutil, per thread) over the run gives its share of one core
 (target < 5 %). Run ``python benchmarks/stream.py --help``; defaults: 118 channels,
-1000 Hz then 2048 Hz, 60 s each, 10 ms chunks.
+1000 Hz then 2048 Hz, 60 s each, 10 ms chunks, the
+minimal outlet below; ``--source simulate`` uses ``sblr-rt simulate`` instead.
 """
 
 from __future__ import annotations
@@ -80,26 +81,32 @@ SENDER = textwrap.dedent(
 )
 
 
-def run(n_channels, sfreq, duration, chunk_ms):
+def run(n_channels, sfreq, duration, chunk_ms, kind):
     source_id = f"sblr-bench-{uuid.uuid4().hex[:10]}"
     t_ref = pylsl.local_clock()
-    sender = subprocess.Popen(
-        [sys.executable, "-c", SENDER, str(n_channels), str(sfreq), str(chunk_ms),
-         str(duration + 2.0), source_id, repr(t_ref)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    ages_ts, ages_push, lateness, sizes = [], [], [], []
+    if kind == "simulate":  # the project's simulator (ideal clock on local_clock too)
+        command = [
+            sys.executable, "-m", "sblr_rt.cli", "simulate", "--name", f"bench-{source_id}",
+            "--source-id", source_id, "--sfreq", str(sfreq), "--n-channels", str(n_channels),
+            "--duration", str(duration + 5.0), "--chunk-ms", str(chunk_ms),
+            "--wait-for-consumers", "30",
+        ]  # fmt: skip
+    else:  # a minimal outlet that also writes the sample index and its push time
+        command = [
+            sys.executable, "-c", SENDER, str(n_channels), str(sfreq), str(chunk_ms),
+            str(duration + 5.0), source_id, repr(t_ref),
+        ]  # fmt: skip
+    sender = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    calls = []  # (availability time, push times, timestamps) per chunk read
     lock = threading.Lock()
 
     def listener(chunk, timestamps):
         now = pylsl.local_clock()
+        pushed = chunk[:, 1].astype(np.float64) if kind == "outlet" else None
         with lock:
-            ages_ts.append(now - timestamps[-1])
-            ages_push.append(now - (t_ref + float(chunk[-1, 1])))
-            lateness.append(t_ref + float(chunk[-1, 1]) - timestamps[-1])
-            sizes.append(len(timestamps))
+            calls.append((now, pushed, timestamps))
 
-    source = LSLSource(source_id=source_id, timeout=20.0, buffer_seconds=10.0)
+    source = LSLSource(source_id=source_id, timeout=30.0, buffer_seconds=10.0)
     try:
         source.start()
         source.add_listener(listener)
@@ -107,8 +114,7 @@ def run(n_channels, sfreq, duration, chunk_ms):
         tid = source._thread.native_id
         source.buffer.wait_for(int(sfreq), timeout=30.0)  # 1 s of warm-up (dejitter)
         with lock:
-            for values in (ages_ts, ages_push, lateness, sizes):
-                values.clear()
+            calls.clear()
         cpu0 = _thread_cpu(reader(), tid)
         proc0 = psutil.Process().cpu_times()
         wall0 = time.perf_counter()
@@ -122,23 +128,41 @@ def run(n_channels, sfreq, duration, chunk_ms):
         window, _ = source.buffer.latest(source.buffer.n_available)
     finally:
         source.stop()
-        sent = sender.communicate(timeout=30)[0].strip()
+        sender.terminate()
+        sender.communicate(timeout=30)
     with lock:
-        ages_ts, ages_push, lateness, sizes = map(
-            np.asarray, (ages_ts, ages_push, lateness, sizes)
-        )
-    index = window[0].astype(np.int64)
-    contiguous = bool(np.all(np.diff(index) % (1 << 24) == 1))
-    print(f"\n{n_channels} channels x {sfreq:g} Hz, {chunk_ms:g} ms chunks, {wall:.1f} s measured")
-    print(f"  samples read in the window: {n1 - n0} (expected ~{sfreq * wall:.0f}); "
-          f"sender pushed {sent} in total; buffer contiguous: {contiguous}")  # fmt: skip
-    print(f"  chunks: {sizes.size}, samples/chunk median {np.median(sizes):.0f}, "
+        calls = list(calls)
+    sizes = np.array([ts.size for _, _, ts in calls])
+    if kind == "outlet":
+        # Per sample: when it became readable, when it was pushed, its timestamp. A chunk
+        # read may end inside a pushed chunk (liblsl hands over what it has decoded), so
+        # "the newest sample" is the last sample of each push, identified by push time.
+        available = np.concatenate([np.full(ts.size, now) for now, _, ts in calls])
+        pushed = t_ref + np.concatenate([p for _, p, _ in calls])
+        stamps = np.concatenate([ts for _, _, ts in calls])
+        last = np.append(pushed[1:] != pushed[:-1], False)
+        ages_ts = available[last] - stamps[last]
+        ages_push = available[last] - pushed[last]
+        lateness = pushed[last] - stamps[last]
+    else:  # pushes unknown: the newest sample of each chunk read
+        ages_ts = np.array([now - ts[-1] for now, _, ts in calls])
+    print(
+        f"\n{n_channels} channels x {sfreq:g} Hz from {kind!r}, {chunk_ms:g} ms chunks, "
+        f"{wall:.1f} s measured"
+    )
+    print(f"  samples read: {n1 - n0} (expected ~{sfreq * wall:.0f}); chunks read: "
+          f"{sizes.size}, samples/chunk median {np.median(sizes):.0f}, "
           f"max {sizes.max()}")  # fmt: skip
-    for label, ages in (
-        ("age of newest sample vs its LSL timestamp", ages_ts),
-        ("  of which sender lateness (push - stamp)", lateness),
-        ("  of which transport + reader (vs push)  ", ages_push),
-    ):
+    rows = [("age of newest sample vs its LSL timestamp", ages_ts)]
+    if kind == "outlet":
+        index = window[0].astype(np.int64)
+        contiguous = bool(np.all(np.diff(index) % (1 << 24) == 1))
+        print(f"  buffer holds consecutive sample indices: {contiguous}")
+        rows += [
+            ("  of which sender lateness (push - stamp)", lateness),
+            ("  of which transport + reader (vs push)  ", ages_push),
+        ]
+    for label, ages in rows:
         ms = 1000 * ages
         print(f"  {label}: p50 {np.percentile(ms, 50):.3f} ms, "
               f"p99 {np.percentile(ms, 99):.3f} ms, max {ms.max():.3f} ms")  # fmt: skip
@@ -170,12 +194,22 @@ def main(argv=None):
     parser.add_argument("--n-channels", type=int, default=118)
     parser.add_argument("--sfreq", type=float, nargs="+", default=[1000.0, 2048.0])
     parser.add_argument("--chunk-ms", type=float, default=10.0, help="sender push period")
+    parser.add_argument(
+        "--source",
+        choices=("outlet", "simulate"),
+        default="outlet",
+        help="'outlet': a minimal pylsl outlet writing sample index and push time into "
+        "channels 0-1 (decomposes the age); 'simulate': `sblr-rt simulate`",
+    )
     args = parser.parse_args(argv)
     print(f"pylsl {pylsl.__version__}, liblsl {pylsl.library_version()}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")  # fmt: skip
     blas = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
     print(f"BLAS: {blas} (the reader does no BLAS work)")
-    results = [run(args.n_channels, sfreq, args.duration, args.chunk_ms) for sfreq in args.sfreq]
+    results = [
+        run(args.n_channels, sfreq, args.duration, args.chunk_ms, args.source)
+        for sfreq in args.sfreq
+    ]
     print("\nTargets: p99 < 5 ms, reader CPU < 5 % of one core")
     for sfreq, res in zip(args.sfreq, results, strict=True):
         ok = res["p99_ms"] < 5 and res["reader_cpu"] < 0.05

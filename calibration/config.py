@@ -96,6 +96,13 @@ class CalibrationConfig:
         Solver limits.
     multi_class : {"ovr", "multinomial"}
         Three or more classes.
+    skip_unbounded : bool
+        Do not refit grid points where exactly one factor is unpenalised (they have no
+        minimiser and equal the unpenalised problem, see :mod:`calibration.selection`).
+    search_dtype : {"float32", "float64"}
+        Data type of the CV fits' input (float32 halves the memory traffic of the two
+        passes over the data per iteration; factors, losses and the final model stay
+        float64).
     n_jobs : int
         joblib workers for the CV (-1: all cores).
     random_state : int
@@ -125,6 +132,8 @@ class CalibrationConfig:
     max_iter: int = 500
     tol: float = 1e-3
     multi_class: str = "ovr"
+    skip_unbounded: bool = True
+    search_dtype: str = "float32"
     n_jobs: int = -1
     random_state: int = 0
 
@@ -148,6 +157,10 @@ class CalibrationConfig:
             )
         if self.search not in ("fast", "paper", "none"):
             raise ValueError(f"'search' must be 'fast', 'paper' or 'none', got {self.search!r}")
+        if self.search_dtype not in ("float32", "float64"):
+            raise ValueError(
+                f"'search_dtype' must be 'float32' or 'float64', got {self.search_dtype!r}"
+            )
         cv = self.cv
         if isinstance(cv, str):
             if cv.lower() == "loo":
@@ -191,7 +204,9 @@ class CalibrationConfig:
         valid = {f.name for f in fields(self)}
         unknown = set(changes) - valid
         if unknown:
-            raise ValueError(f"unknown configuration keys {sorted(unknown)}; valid: {sorted(valid)}")
+            raise ValueError(
+                f"unknown configuration keys {sorted(unknown)}; valid: {sorted(valid)}"
+            )
         changes = {k: v for k, v in changes.items() if v is not None}
         return dataclasses.replace(self, **changes)
 
@@ -263,7 +278,9 @@ def load_config(path=None, **overrides) -> CalibrationConfig:
         valid = {f.name for f in fields(CalibrationConfig)}
         unknown = sorted(set(values) - valid)
         if unknown:
-            raise ValueError(f"{path}: unknown configuration keys {unknown}; valid: {sorted(valid)}")
+            raise ValueError(
+                f"{path}: unknown configuration keys {unknown}; valid: {sorted(valid)}"
+            )
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return CalibrationConfig(**values)

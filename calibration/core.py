@@ -69,7 +69,7 @@ def default_window(config: CalibrationConfig, recording) -> tuple[float, float]:
 
 
 def build_preprocessor(config: CalibrationConfig, recording) -> Preprocessor:
-    """The (unfitted) preprocessor the configuration describes for this recording.
+    """Build the (unfitted) preprocessor the configuration describes for a recording.
 
     Parameters
     ----------

@@ -39,7 +39,7 @@ class TerminalProgress:
             return
         self._last = now
         frac = done / total if total else 1.0
-        fill = int(round(frac * self.width))
+        fill = round(frac * self.width)
         line = (
             f"{stage:>5} [{'#' * fill}{'.' * (self.width - fill)}] {done}/{total} "
             f"{now - t0:6.1f} s"

@@ -15,6 +15,16 @@
      covered; use ``"paper"`` for those.
    - ``search="none"``: no penalties (the rank step only).
 
+   **Unbounded points.** Where one factor carries no penalty at all (``mu1 = mu2 = 0``
+   or ``nu1 = nu2 = 0``) the same rescaling drives the other factor's penalty to zero:
+   the objective at ``(c U, V / c)`` tends to the unpenalised loss as ``c`` grows, so the
+   problem has the unpenalised infimum and no minimiser, and the solver only drifts for
+   ``max_iter`` iterations. Those grid points (59 of the paper's 900, 11 of the fast
+   180) are therefore not fitted again: they are reported with the score of the
+   all-zero point (which is fitted), flagged ``"unbounded": true``, unless
+   ``skip_unbounded=False`` asks for the brute-force grid. This removes most of the
+   search time (the other points converge in tens of iterations).
+
    The l1 values are *fractions* of the largest useful penalty of each training fold
    (:func:`sblr_rt.model.l1_penalty_max`, the loss gradient's sup-norm at the start), so
    no grid point is a model collapsed to zero from the start, whatever the data's scale.
@@ -59,7 +69,7 @@ from sblr_rt.preprocessing import apply_scaling, fit_scaling
 
 logger = logging.getLogger("sblr_rt.calibration")
 
-__all__ = ["make_splits", "paper_param_grid", "penalty_grid", "select"]
+__all__ = ["is_unbounded", "make_splits", "paper_param_grid", "penalty_grid", "select"]
 
 
 def make_splits(y: np.ndarray, cv, random_state: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -99,7 +109,27 @@ def make_splits(y: np.ndarray, cv, random_state: int = 0) -> list[tuple[np.ndarr
     return list(splitter.split(np.zeros(len(y)), y))
 
 
-def penalty_grid(search: str, l1_fractions, l2_values) -> list[tuple[tuple, list[tuple]]]:
+def is_unbounded(mu1, mu2, nu1, nu2) -> bool:
+    """Whether one factor is unpenalised while the other is not (no minimiser exists).
+
+    Parameters
+    ----------
+    mu1, mu2, nu1, nu2 : float
+        Penalties (or l1 fractions in place of mu1, nu1).
+
+    Returns
+    -------
+    unbounded : bool
+        True when exactly one of the factors has both penalties zero.
+    """
+    u_free = mu1 == 0 and mu2 == 0
+    v_free = nu1 == 0 and nu2 == 0
+    return u_free != v_free
+
+
+def penalty_grid(
+    search: str, l1_fractions, l2_values, *, skip_unbounded: bool = False
+) -> list[tuple[tuple, list[tuple]]]:
     """Grid of penalties grouped for warm starts.
 
     Parameters
@@ -110,6 +140,9 @@ def penalty_grid(search: str, l1_fractions, l2_values) -> list[tuple[tuple, list
         mu1 and nu1 as fractions of the fold's largest useful penalty.
     l2_values : sequence of float
         mu2 and nu2 values.
+    skip_unbounded : bool
+        Leave out the points where exactly one factor is unpenalised (see
+        :func:`is_unbounded`).
 
     Returns
     -------
@@ -126,11 +159,20 @@ def penalty_grid(search: str, l1_fractions, l2_values) -> list[tuple[tuple, list
         path.extend((m, n) for n in row)
     l2 = sorted(set(l2_values))
     pairs = list(itertools.product(l2, l2)) if search == "paper" else [(v, v) for v in l2]
-    return [(pair, path) for pair in pairs]
+    groups = []
+    for pair in pairs:
+        kept = [
+            (m, n)
+            for m, n in path
+            if not (skip_unbounded and is_unbounded(m, pair[0], n, pair[1]))
+        ]
+        if kept:
+            groups.append((pair, kept))
+    return groups
 
 
 def paper_param_grid(mu1_max, nu1_max, l1_fractions=None, l2_values=None) -> dict:
-    """The paper's grid as a scikit-learn ``param_grid`` (absolute penalties).
+    """Return the paper's grid as a scikit-learn ``param_grid`` (absolute penalties).
 
     Parameters
     ----------
@@ -161,9 +203,12 @@ def _collapsed(est) -> bool:
     return not (np.any(est.spatial_) and np.any(est.temporal_))
 
 
-def _scaled(Z, train, test, scaling, center):
+def _scaled(Z, train, test, scaling, center, dtype=np.float64):
     off, row, col = fit_scaling(Z[train], scaling, center=center)
-    return apply_scaling(Z[train], off, row, col), apply_scaling(Z[test], off, row, col)
+    return (
+        apply_scaling(Z[train], off, row, col).astype(dtype),
+        apply_scaling(Z[test], off, row, col).astype(dtype),
+    )
 
 
 def _run_path(X, y, rank, l2pair, l1path, est_params, *, stop=None, evaluate=None):
@@ -198,8 +243,8 @@ def _run_path(X, y, rank, l2pair, l1path, est_params, *, stop=None, evaluate=Non
     return np.asarray(accs), np.asarray(collapsed)
 
 
-def _task(Z, y, train, test, scaling, center, rank, l2pair, l1path, est_params):
-    Xtr, Xte = _scaled(Z, train, test, scaling, center)
+def _task(Z, y, train, test, scaling, center, rank, l2pair, l1path, est_params, dtype):
+    Xtr, Xte = _scaled(Z, train, test, scaling, center, dtype)
     return _run_path(Xtr, y[train], rank, l2pair, l1path, est_params, evaluate=(Xte, y[test]))
 
 
@@ -263,6 +308,7 @@ def select(
         "max_iter": config.max_iter,
         "tol": config.tol,
     }
+    dtype = np.dtype(config.search_dtype)
     n_rows, n_times = Z.shape[1:]
     ranks = [r for r in config.ranks if r <= min(n_rows, n_times)]
     if not ranks:
@@ -270,7 +316,22 @@ def select(
     # Step 1: rank with zero penalties.
     if len(ranks) > 1:
         tasks = [
-            (_task, (Z, y, tr, te, config.scaling, center, r, (0.0, 0.0), [(0.0, 0.0)], est_params))
+            (
+                _task,
+                (
+                    Z,
+                    y,
+                    tr,
+                    te,
+                    config.scaling,
+                    center,
+                    r,
+                    (0.0, 0.0),
+                    [(0.0, 0.0)],
+                    est_params,
+                    dtype,
+                ),
+            )
             for r in ranks
             for tr, te in splits
         ]
@@ -286,9 +347,14 @@ def select(
         best_rank = ranks[0]
     t_rank = time.perf_counter() - t0
     # Step 2: penalties at that rank.
-    groups = penalty_grid(config.search, config.l1_fractions, config.l2_values)
+    groups = penalty_grid(
+        config.search,
+        config.l1_fractions,
+        config.l2_values,
+        skip_unbounded=config.skip_unbounded,
+    )
     tasks = [
-        (_task, (Z, y, tr, te, config.scaling, center, best_rank, pair, path, est_params))
+        (_task, (Z, y, tr, te, config.scaling, center, best_rank, pair, path, est_params, dtype))
         for pair, path in groups
         for tr, te in splits
     ]
@@ -314,11 +380,40 @@ def select(
                     "mean": float(fold_acc[:, k].mean()),
                     "std": float(fold_acc[:, k].std()),
                     "collapsed": int(fold_col[:, k].sum()),
+                    "unbounded": False,
                     "group": g,
                     "step": k,
                 }
             )
-    means = np.array([p["mean"] for p in grid])
+    n_fitted = len(grid)
+    if config.skip_unbounded and config.search != "none":
+        zero = next(
+            (
+                p
+                for p in grid
+                if p["mu1_fraction"] == p["nu1_fraction"] == p["mu2"] == p["nu2"] == 0
+            ),
+            None,
+        )
+        for pair, _ in penalty_grid(config.search, config.l1_fractions, config.l2_values):
+            for f_mu, f_nu in penalty_grid("paper", config.l1_fractions, [0.0])[0][1]:
+                if not is_unbounded(f_mu, pair[0], f_nu, pair[1]):
+                    continue
+                grid.append(
+                    {
+                        "mu1_fraction": f_mu,
+                        "mu2": pair[0],
+                        "nu1_fraction": f_nu,
+                        "nu2": pair[1],
+                        "mean": zero["mean"] if zero else float("nan"),
+                        "std": zero["std"] if zero else float("nan"),
+                        "collapsed": 0,
+                        "unbounded": True,
+                        "group": -1,
+                        "step": -1,
+                    }
+                )
+    means = np.array([p["mean"] if not p["unbounded"] else -np.inf for p in grid])
     top = np.flatnonzero(means >= means.max() - 1e-12)
     # Ties: prefer the most regularised point (larger l1 fractions, then l2).
     best_i = max(
@@ -334,9 +429,7 @@ def select(
     scaling = fit_scaling(Z, config.scaling, center=center)
     X = apply_scaling(Z, *scaling)
     pair, path = groups[best["group"]]
-    est, (mu1_max, nu1_max) = _run_path(
-        X, y, best_rank, pair, path, est_params, stop=best["step"]
-    )
+    est, (mu1_max, nu1_max) = _run_path(X, y, best_rank, pair, path, est_params, stop=best["step"])
     est.set_params(warm_start=False)
     report = {
         "cv": "loo" if config.cv == "loo" else int(config.cv),
@@ -347,7 +440,10 @@ def select(
         "l1_fractions": list(config.l1_fractions),
         "l2_values": list(config.l2_values),
         "grid": grid,
-        "best": {k: best[k] for k in ("mu1_fraction", "mu2", "nu1_fraction", "nu2", "mean", "std")},
+        "n_fitted_points": n_fitted,
+        "best": {
+            k: best[k] for k in ("mu1_fraction", "mu2", "nu1_fraction", "nu2", "mean", "std")
+        },
         "l1_penalty_max": [float(mu1_max), float(nu1_max)],
         "params": {
             "rank": int(best_rank),

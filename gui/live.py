@@ -189,8 +189,10 @@ class LiveTab(QtWidgets.QWidget):
         self.trace_plot.setTitle(self.trace_title)
 
         self.timeline = self.plots.addPlot(row=1, col=0)
-        self.timeline.setTitle("decisions: probability per class over time (▲ = trial decision, coloured by the "
-            "decided class; dashed line = cue)")
+        self.timeline.setTitle(
+            "decisions: probability per class over time (▲ = trial decision, coloured by the "
+            "decided class; dashed line = cue)"
+        )
         self.timeline.setLabel("left", "probability")
         self.timeline.setLabel("bottom", "time (s, 0 = now)")
         self.timeline.setYRange(0, 1.05, padding=0)
@@ -225,6 +227,11 @@ class LiveTab(QtWidgets.QWidget):
         classes : list of str | None
             Class labels in model order, for colours; read from decisions when None.
         """
+        if provider is not self.provider:
+            # another stream may have other channels: start again from its defaults
+            self._selected = None
+            self._ch_names = []
+            self._scale = None
         self.provider = provider
         self.last_error = None
         self._classes = [str(c) for c in classes] if classes is not None else []
@@ -262,7 +269,7 @@ class LiveTab(QtWidgets.QWidget):
             return
         try:
             snapshot = self.provider.snapshot(channels=self._selected)
-        except Exception as exc:  # noqa: BLE001 - shown to the user, the GUI keeps running
+        except Exception as exc:
             self.last_error = f"{type(exc).__name__}: {exc}"
             self.banner.setText(f"The online loop stopped: {self.last_error}")
             self.banner.show()
@@ -283,7 +290,9 @@ class LiveTab(QtWidgets.QWidget):
         self.last_snapshot = snapshot
         now = float(snapshot.get("time", 0.0))
         stream = snapshot.get("stream") or {}
-        self._update_channel_list(stream.get("ch_names") or snapshot.get("raw", {}).get("ch_names"))
+        self._update_channel_list(
+            stream.get("ch_names") or snapshot.get("raw", {}).get("ch_names")
+        )
         self._draw_traces(snapshot.get("raw") or {}, now)
         self._draw_decisions(snapshot, now)
         self._draw_marks(snapshot, now)

@@ -17,7 +17,13 @@ import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui, QtWidgets
 
 from gui.scalp import ScalpMapPlot
-from gui.summary import ModelSummary, ScoreFactors, scalp_layout, summarize_model
+from gui.summary import (
+    RESULT_KEYS,
+    ModelSummary,
+    ScoreFactors,
+    scalp_layout,
+    summarize_model,
+)
 from gui.widgets import (
     RotatedLabelAxis,
     channel_ticks,
@@ -30,7 +36,14 @@ POSITIVE = "#B2182B"
 NEGATIVE = "#2166AC"
 ZERO = "#888888"
 
-_PARAM_NAMES = {"mu1": "μ1 (l1 on U)", "nu1": "ν1 (l1 on V)", "mu2": "μ2", "nu2": "ν2"}
+_PARAM_NAMES = {
+    "mu1": "μ1 (l1 on U)",
+    "nu1": "ν1 (l1 on V)",
+    "mu2": "μ2 (l2 on U)",
+    "nu2": "ν2 (l2 on V)",
+    "mu1_fraction": "μ1 / μ1,max (l1 on U)",
+    "nu1_fraction": "ν1 / ν1,max (l1 on V)",
+}
 
 
 @dataclass
@@ -168,7 +181,9 @@ class ModelTab(QtWidgets.QWidget):
     def _draw_header(self, summary: ModelSummary, score: ScoreFactors) -> None:
         facts = [f"<b>{score.title}</b> (positive score → {score.positive})"]
         facts.append(f"classes: {', '.join(summary.classes)}")
-        facts.append(f"{len(summary.ch_names)} channels × {summary.axis.size} {summary.axis_label}")
+        facts.append(
+            f"{len(summary.ch_names)} channels × {summary.axis.size} {summary.axis_label}"
+        )
         info = summary.info
         for key in ("file", "features", "sfreq", "rank", "mu1", "nu1", "mu2", "nu2"):
             if key in info:
@@ -185,8 +200,10 @@ class ModelTab(QtWidgets.QWidget):
         w = self.components_widget
         title = (
             f"Component {k + 1}: spatial factor u{k + 1} "
-            f"({n_nonzero} of {u.size} channels non-zero)"
+            f"({n_nonzero} of {u.size} weights non-zero)"
         )
+        if n_nonzero == 0 or not np.any(v):
+            title += ": switched off by the penalty (W gets nothing from it)"
         limit = float(np.abs(u).max()) or 1.0
         scalps = []
         col = 0
@@ -196,10 +213,12 @@ class ModelTab(QtWidgets.QWidget):
             if show_scalp:
                 scalp = ScalpMapPlot(title=f"u{k + 1}{band} on the scalp (nose up; ○ = zero)")
                 scalp.set_data(
-                    self._xy[rows], u[rows], [summary.ch_names[i] for i in rows], limit=limit
+                    self._xy[rows], u[rows], [summary.scalp_names[i] for i in rows], limit=limit
                 )
             else:
                 scalp = ScalpMapPlot(title="no electrode positions for these channel names")
+            scalp.setMinimumWidth(170)
+            scalp.setMaximumWidth(280)
             w.addItem(scalp, row=row, col=col)
             scalps.append(scalp)
             col += 1
@@ -211,6 +230,7 @@ class ModelTab(QtWidgets.QWidget):
             w.addItem(bar, row=row, col=col)
         col += 1
         temporal_plot = pg.PlotItem(title=f"temporal factor v{k + 1} (carries the scale)")
+        temporal_plot.setMinimumWidth(260)
         temporal_plot.setLabel("bottom", summary.axis_label)
         temporal_plot.setLabel("left", "weight")
         for side in ("left", "bottom"):
@@ -266,9 +286,7 @@ class ModelTab(QtWidgets.QWidget):
         image.setImage(weights)
         axis = summary.axis
         step = float(axis[1] - axis[0]) if axis.size > 1 else 1.0
-        image.setRect(
-            QtCore.QRectF(axis[0] - step / 2, -0.5, step * axis.size, weights.shape[0])
-        )
+        image.setRect(QtCore.QRectF(axis[0] - step / 2, -0.5, step * axis.size, weights.shape[0]))
         plot.addItem(image)
         plot.invertY(True)
         plot.setDefaultPadding(0.0)
@@ -282,6 +300,7 @@ class ModelTab(QtWidgets.QWidget):
         self.colorbar = pg.ColorBarItem(
             values=(-limit, limit), colorMap=diverging_cmap(), interactive=False, width=14
         )
+        self.colorbar.axis.enableAutoSIPrefix(False)
         self.colorbar.setImageItem(image, insert_in=plot)
         self.weights_image = image
 
@@ -294,13 +313,18 @@ class ModelTab(QtWidgets.QWidget):
             plot.hideAxis("bottom")
             self.cv_plot = plot
             return
-        keys = [k for k in rows[0] if k not in ("score", "std", "scores")]
+        keys = [k for k in rows[0] if k not in RESULT_KEYS]
         varying = [k for k in keys if len({_format_value(r.get(k)) for r in rows}) > 1]
         best = max(rows, key=lambda r: r["score"])
         chosen = summary.chosen or {k: best.get(k) for k in keys}
         # the two most finely sampled parameters span the heatmap; the rest are fixed to
         # the chosen values
         varying.sort(key=lambda k: -len({_format_value(r.get(k)) for r in rows}))
+        # the l1 penalties (sparsity of U and of V) make the most telling pair
+        for pair in (("mu1_fraction", "nu1_fraction"), ("mu1", "nu1")):
+            if set(pair) <= set(varying):
+                varying = [*pair, *(k for k in varying if k not in pair)]
+                break
         if len(varying) >= 2:
             a, b = varying[:2]
             fixed = {k: chosen.get(k) for k in varying[2:]}
@@ -318,6 +342,7 @@ class ModelTab(QtWidgets.QWidget):
             grid[i, j] = np.nanmax([grid[i, j], r["score"]])
         extra = ", ".join(f"{k} = {_format_value(v)}" for k, v in fixed.items())
         title = "CV accuracy" + (f" at {extra}" if extra else "") + " (★ = chosen)"
+        title += self._rank_note()
         plot = self.overview_widget.addPlot(title=title)
         image = pg.ImageItem(axisOrder="row-major")
         image.setImage(grid)
@@ -335,9 +360,11 @@ class ModelTab(QtWidgets.QWidget):
         for i in range(len(a_vals)):
             for j in range(len(b_vals)):
                 if np.isfinite(grid[i, j]):
-                    mark = " ★" if _same(a_vals[i], chosen.get(a)) and _same(
-                        b_vals[j], chosen.get(b)
-                    ) else ""
+                    mark = (
+                        " ★"
+                        if _same(a_vals[i], chosen.get(a)) and _same(b_vals[j], chosen.get(b))
+                        else ""
+                    )
                     color = "k" if grid[i, j] > (lo + hi) / 2 else "w"
                     text = pg.TextItem(f"{grid[i, j]:.2f}{mark}", color=color, anchor=(0.5, 0.5))
                     text.setPos(j, i)
@@ -345,23 +372,41 @@ class ModelTab(QtWidgets.QWidget):
         self.cv_image = image
         self.cv_plot = plot
 
+    def _rank_note(self) -> str:
+        ranks = self.summary.ranks
+        chosen = self.summary.chosen.get("rank")
+        if not ranks:
+            return f"<br>at rank {chosen}" if chosen is not None else ""
+        tried = ", ".join(f"r={r['rank']}: {r['mean']:.2f}" for r in ranks)
+        return f"<br>rank {chosen} chosen with zero penalties ({tried})"
+
     def _cv_line(self, rows, key, chosen) -> None:
-        plot = self.overview_widget.addPlot(title="CV accuracy per candidate (★ = chosen)")
+        plot = self.overview_widget.addPlot(
+            title="CV accuracy per candidate (★ = chosen)" + self._rank_note()
+        )
         if key is None:
             xs = np.arange(len(rows), dtype=float)
             plot.setLabel("bottom", "candidate")
         else:
             values = sorted({r[key] for r in rows})
             xs = np.array([values.index(r[key]) for r in rows], float)
-            plot.getAxis("bottom").setTicks([[(i, _format_value(v)) for i, v in enumerate(values)]])
+            plot.getAxis("bottom").setTicks(
+                [[(i, _format_value(v)) for i, v in enumerate(values)]]
+            )
             plot.setLabel("bottom", _PARAM_NAMES.get(key, key))
         scores = np.array([r["score"] for r in rows])
         order = np.argsort(xs)
         plot.plot(xs[order], scores[order], pen=pg.mkPen("#222222", width=2), symbol="o")
         if key is not None and key in chosen:
             best = [i for i, r in enumerate(rows) if _same(r[key], chosen[key])]
-            plot.plot(xs[best], scores[best], pen=None, symbol="star", symbolSize=16,
-                      symbolBrush="#E69F00")
+            plot.plot(
+                xs[best],
+                scores[best],
+                pen=None,
+                symbol="star",
+                symbolSize=16,
+                symbolBrush="#E69F00",
+            )
         plot.setLabel("left", "CV accuracy")
         self.cv_plot = plot
 
@@ -375,9 +420,11 @@ class ModelTab(QtWidgets.QWidget):
         if not summary.objectives:
             plot.setTitle("objective trace: none stored in the model")
             return
-        positive = all(np.all(o > 0) for o in summary.objectives if o.size)
-        plot.setLogMode(y=positive)
-        if not positive:
+        values = np.concatenate([o for o in summary.objectives if o.size] or [np.ones(1)])
+        # a log axis only helps (and only gets ticks) when F spans more than a decade
+        log = bool(np.all(values > 0) and values.max() > 10 * values.min())
+        plot.setLogMode(y=log)
+        if not log:
             plot.setLabel("left", "F")
         if len(summary.objectives) > 1:
             plot.addLegend(offset=(-10, 10))

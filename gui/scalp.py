@@ -83,7 +83,9 @@ class ScalpMapPlot(pg.PlotItem):
         head = max(1.0, float(np.abs(xy[finite]).max()) * 1.02) if finite.any() else 1.0
         angles = np.linspace(0, 2 * np.pi, 181)
         self._head.setData(head * np.cos(angles), head * np.sin(angles))
-        self._nose.setData(head * np.array([-0.09, 0.0, 0.09]), head * np.array([0.995, 1.1, 0.995]))
+        self._nose.setData(
+            head * np.array([-0.09, 0.0, 0.09]), head * np.array([0.995, 1.1, 0.995])
+        )
         ear = np.linspace(-0.35, 0.35, 30)
         for side, item in zip((-1, 1), self._ears, strict=True):
             item.setData(side * head * (1.0 + 0.05 * np.cos(ear * np.pi / 0.7)), head * ear * 0.5)

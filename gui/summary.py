@@ -87,6 +87,8 @@ class ModelSummary:
         path, one entry per frequency band (``("8-13 Hz", rows)``) for band power.
     scalp_names : list of str
         Electrode name of each row of U (``ch_names`` without the band suffix).
+    ranks : list of dict
+        CV accuracy per rank tried (``rank``, ``mean``, ``std``).
     """
 
     ch_names: list[str]
@@ -100,6 +102,7 @@ class ModelSummary:
     info: dict = field(default_factory=dict)
     groups: list[tuple[str, list[int]]] = field(default_factory=list)
     scalp_names: list[str] = field(default_factory=list)
+    ranks: list[dict] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.groups:
@@ -147,7 +150,7 @@ def _factors(est) -> tuple[np.ndarray, np.ndarray]:
         try:
             spatial, temporal = canon()[:2]
             return np.asarray(spatial, float), np.asarray(temporal, float)
-        except Exception:  # noqa: BLE001 - fall back to the raw factors, but say so
+        except Exception:
             logger.warning("canonical_factors() failed; drawing the raw factors", exc_info=True)
     return np.asarray(est.spatial_, float), np.asarray(est.temporal_, float)
 
@@ -240,6 +243,7 @@ def summarize_model(
         objectives=objectives,
         info=info,
         groups=groups,
+        ranks=rank_results(model),
     )
 
 
@@ -270,8 +274,21 @@ def _model_axis(model, n_times: int) -> tuple[np.ndarray, str]:
     return np.arange(n_times, dtype=float), "time bin"
 
 
+#: Keys of a CV row that are results, not hyper-parameters.
+RESULT_KEYS = ("score", "std", "mean", "collapsed", "group", "step", "folds", "scores")
+
+
 def _cv_results(model) -> tuple[list[dict], dict]:
-    raw = _first_attr(model, ("cv_results", "cv_results_", "grid", "selection"))
+    selection = _first_attr(model, ("selection",))
+    if isinstance(selection, Mapping) and "grid" in selection:
+        # calibration.selection.select's report: penalties grid at the chosen rank
+        rows = [dict(r, score=float(r["mean"])) for r in selection["grid"]]
+        best = selection.get("best") or {}
+        chosen = {k: v for k, v in best.items() if k not in RESULT_KEYS}
+        if "rank" in selection:
+            chosen["rank"] = selection["rank"]
+        return rows, chosen
+    raw = _first_attr(model, ("cv_results", "cv_results_", "grid"))
     chosen = _first_attr(model, ("chosen", "best_params", "best_params_", "hyper_parameters"), {})
     rows: list[dict] = []
     if isinstance(raw, Mapping) and "params" in raw:
@@ -307,6 +324,25 @@ def _plain(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def rank_results(model) -> list[dict]:
+    """CV accuracy per rank tried with zero penalties (calibration's first step).
+
+    Parameters
+    ----------
+    model : BCIModel
+        A calibrated model.
+
+    Returns
+    -------
+    rows : list of dict
+        ``{"rank", "mean", "std"}`` per rank; empty when not recorded.
+    """
+    selection = _first_attr(model, ("selection",))
+    if isinstance(selection, Mapping):
+        return [dict(r) for r in selection.get("ranks") or []]
+    return []
 
 
 def _objectives(model, est) -> list[np.ndarray]:
@@ -433,8 +469,7 @@ def interpolate_scalp(
     extent : float
         The half-width used.
     """
-    from scipy.interpolate import LinearNDInterpolator
-    from scipy.spatial import cKDTree
+    from scipy.spatial import Delaunay, cKDTree
 
     xy = np.asarray(xy, float)
     values = np.asarray(values, float)
@@ -453,6 +488,17 @@ def interpolate_scalp(
     ring = head * 1.01 * np.c_[np.cos(angles), np.sin(angles)]
     _, nearest = cKDTree(xy).query(ring)
     points = np.r_[xy, ring]
-    interp = LinearNDInterpolator(points, np.r_[values, values[nearest]])
-    image[inside] = interp(gx[inside], gy[inside])
+    point_values = np.r_[values, values[nearest]]
+    # barycentric (linear) interpolation in the Delaunay triangle holding each pixel
+    tri = Delaunay(points)
+    query = np.c_[gx[inside], gy[inside]]
+    simplex = tri.find_simplex(query)
+    found = simplex >= 0
+    transform = tri.transform[simplex[found]]
+    b = np.einsum("nij,nj->ni", transform[:, :2], query[found] - transform[:, 2])
+    weights = np.c_[b, 1.0 - b.sum(axis=1)]
+    corner_values = point_values[tri.simplices[simplex[found]]]
+    result = np.full(len(query), np.nan)
+    result[found] = np.einsum("ni,ni->n", weights, corner_values)
+    image[inside] = result
     return image, extent

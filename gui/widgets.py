@@ -113,7 +113,7 @@ class RotatedLabelAxis(pg.AxisItem):
         self.picture = None
         self.update()
 
-    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802 - Qt override
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         """Draw the axis and ticks, then the labels rotated by 90 degrees."""
         super().drawPicture(p, axisSpec, tickSpecs, [])
         if not self._labels:

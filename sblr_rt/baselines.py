@@ -15,6 +15,7 @@ Each takes X of shape (n_epochs, n_channels, n_times) (2-D is read as
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import expit
@@ -77,7 +78,7 @@ def fista_l1_logistic(Xf, y, alpha, *, tol=1e-6, max_iter=5000, eta=2.0):
         g = -y * expit(m) / n
         return float(np.logaddexp(0.0, m).mean()), Xf.T @ g, float(g.sum())
 
-    for k in range(1, max_iter + 1):
+    for k in range(1, max_iter + 1):  # noqa: B007 - k is returned
         f0, gw, gb = loss_grad(zw, zb)
         while True:
             w_new = soft_threshold(zw - gw / L, alpha / L)
@@ -212,7 +213,7 @@ class VectorizedLogisticRegression(_VectorBase):
     classes_, n_iter_, n_features_in_, n_times_in_
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "alpha": [Interval(Real, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -253,7 +254,7 @@ class SparseLogisticRegression(_VectorBase):
     classes_, n_iter_, n_features_in_, n_times_in_
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "alpha": [Interval(Real, 0, None, closed="left")],
         "solver": [StrOptions({"fista", "liblinear"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
@@ -292,7 +293,7 @@ class BilinearLogisticRegression(SparseBilinearLogisticRegression):
         As in :class:`~sblr_rt.model.SparseBilinearLogisticRegression`.
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         k: v
         for k, v in SparseBilinearLogisticRegression._parameter_constraints.items()
         if k not in ("mu1", "mu2", "nu1", "nu2")

@@ -305,11 +305,7 @@ class BCIModel:
             f"model input: {pre.n_rows} rows x {pre.n_times} times; scaling {pre.scaling}",
         ]
         if pre.features == "waveform":
-            band = (
-                f"band-pass {pre.l_freq}-{pre.h_freq} Hz"
-                if pre.filters
-                else "no band-pass"
-            )
+            band = f"band-pass {pre.l_freq}-{pre.h_freq} Hz" if pre.filters else "no band-pass"
             lines.append(f"preprocessing: {band}; baseline {pre.baseline}")
         else:
             lines.append(f"preprocessing: bands {pre.bands} Hz, log mean power in bins")

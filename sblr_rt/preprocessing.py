@@ -820,7 +820,9 @@ def fit_scaling(
         Zc = Z - offset[None, :, None]
         row = _safe_scale(np.sqrt(np.mean(Zc**2, axis=(0, 2))), "row")
         if scaling == "channel_time":
-            col = _safe_scale(np.sqrt(np.mean((Zc / row[None, :, None]) ** 2, axis=(0, 1))), "time")
+            col = _safe_scale(
+                np.sqrt(np.mean((Zc / row[None, :, None]) ** 2, axis=(0, 1))), "time"
+            )
     return offset, row, col
 
 

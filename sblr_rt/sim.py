@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import math
 import numbers
-import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -366,83 +365,53 @@ def run_simulator(
     duration: float | None = None,
     chunk_seconds: float = 0.01,
     wait_for_consumers: float = 0.0,
-    stop_event=None,
+    background: bool = False,
     **simulator_kwargs,
-) -> int:
-    """Stream a :class:`Simulator` on LSL in real time until ``duration`` or a stop.
+):
+    """Stream a :class:`Simulator` on LSL in real time.
 
     Two outlets: EEG (``name``, type ``EEG``, float32 volts, ``source_id``) and markers
     (``name + "-Markers"``, type ``Markers``, ``source_id + "-markers"``). Sample ``i`` is
-    stamped ``t0 + i / sfreq`` (an ideal amplifier clock started at :func:`local_clock`
-    ``t0``) and pushed once that time has passed, in chunks of about ``chunk_seconds``. A
-    cue marker carries exactly the timestamp of its sample.
+    stamped ``t0 + i / sfreq`` (an ideal amplifier clock started at
+    :func:`pylsl.local_clock` ``t0``) and pushed once that time has passed, in chunks of
+    about ``chunk_seconds``. A cue marker carries exactly the timestamp of its sample.
 
     Parameters
     ----------
     name, source_id : str
         Stream name and source id of the EEG outlet.
     duration : float | None
-        Seconds to stream; None runs until ``stop_event`` is set or KeyboardInterrupt.
+        Seconds to stream; None runs until stopped (KeyboardInterrupt or ``stop()``).
     chunk_seconds : float
         Push period.
     wait_for_consumers : float
-        Seconds to wait for an EEG inlet before starting the clock (0: start at once).
-    stop_event : threading.Event | None
-        Set it to stop.
+        Seconds to wait for inlets before starting the clock (0: start at once).
+    background : bool
+        Return the started :class:`sblr_rt.replay.StreamPlayer` (stop it with ``stop()``)
+        instead of streaming in the calling thread.
     **simulator_kwargs
         Passed to :class:`Simulator`.
 
     Returns
     -------
-    n_samples : int
-        Samples pushed.
+    result : int | StreamPlayer
+        Samples pushed, or the running player when ``background``.
     """
-    from sblr_rt.stream.outlets import EEGOutlet, MarkerOutlet
+    from sblr_rt.replay import StreamPlayer
 
-    try:
-        from pylsl import local_clock
-    except ImportError as exc:  # pragma: no cover
-        raise RuntimeError(f"pylsl is needed to stream: {exc}") from exc
-
-    sim = Simulator(**simulator_kwargs)
-    eeg = EEGOutlet(
+    player = StreamPlayer(
+        Simulator(**simulator_kwargs),
         name=name,
-        ch_names=sim.ch_names,
-        sfreq=sim.sfreq,
         source_id=source_id,
-        unit="volts",
+        duration=duration,
+        chunk_seconds=chunk_seconds,
         dtype="float32",
+        unit="volts",
+        wait_for_consumers=wait_for_consumers,
     )
-    markers = MarkerOutlet(name=f"{name}-Markers", source_id=f"{source_id}-markers")
+    if background:
+        return player.start()
     try:
-        if wait_for_consumers > 0 and not eeg.wait_for_consumers(wait_for_consumers):
-            logger.warning("no consumer after %g s; streaming anyway", wait_for_consumers)
-        n_total = None if duration is None else round(duration * sim.sfreq)
-        t0 = local_clock()
-        sent = 0
-        logger.info(
-            "simulating %d ch @ %g Hz on %r (%s), markers on %r",
-            len(sim.ch_names),
-            sim.sfreq,
-            name,
-            source_id,
-            f"{name}-Markers",
-        )
-        while n_total is None or sent < n_total:
-            if stop_event is not None and stop_event.is_set():
-                break
-            now = local_clock()
-            due = int((now - t0) * sim.sfreq) + 1  # samples whose time has come
-            if n_total is not None:
-                due = min(due, n_total)
-            if due > sent:
-                data, cues = sim.read(due - sent)
-                eeg.push_chunk(data, t0 + (due - 1) / sim.sfreq)
-                for index, cls in cues:
-                    markers.push(cls, t0 + index / sim.sfreq)
-                sent = due
-            time.sleep(max(0.0, t0 + sent / sim.sfreq + chunk_seconds - local_clock()))
-        return sent
+        return player.run()
     finally:
-        markers.close()
-        eeg.close()
+        player.stop()

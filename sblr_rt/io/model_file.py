@@ -174,8 +174,15 @@ def _open(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         raise ValueError(f"{path} is not a readable sblr-rt model file: {exc}") from exc
     except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
         raise ValueError(f"{path} is truncated or corrupt: {exc}") from exc
+    bad = [k for k, v in arrays.items() if not isinstance(v, np.ndarray)]
+    raw_header = arrays.pop("header")
+    if bad or raw_header.dtype != np.uint8 or raw_header.ndim != 1:
+        raise ValueError(
+            f"{path} is not an sblr-rt model file (members {bad or ['header']} are not "
+            "arrays of the expected type)"
+        )
     try:
-        header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
+        header = json.loads(raw_header.tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path} has a corrupt header: {exc}") from exc
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:

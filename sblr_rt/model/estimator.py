@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import expit, softmax
@@ -109,11 +110,15 @@ def _l1_max(Ds, U0s, V0s):
     return out
 
 
-def _start(x_mean, rank, init, random_state, m):
-    """Return U0 (m, s, r), V0 (m, t, r) for one problem."""
+def _start(x_mean, D, rank, init, random_state):
+    """Return U0 (m, s, r), V0 (m, t, r) for one problem with null gradient sums D (m, s, t)."""
+    m = D.shape[0]
     s, t = x_mean.shape
     if init == "svd":
         U0, V0 = svd_init(x_mean, rank)
+    elif init == "svd_gradient":
+        pairs = [svd_init(Dc, rank) for Dc in D]
+        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
     else:
         rng = check_random_state(random_state)
         U0 = rng.standard_normal((s, rank))
@@ -142,7 +147,7 @@ def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=
         Rank of the model whose start is used.
     multi_class : {"ovr", "multinomial"}
         Problem formulation for three or more classes.
-    init : {"svd", "random"}
+    init : {"svd", "svd_gradient", "random"}
         Starting point, as in the estimator.
     random_state : int | RandomState | None
         Used by ``init="random"``.
@@ -170,7 +175,7 @@ def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=
     problems = _class_problems(y_enc, n_classes, multi_class)
     with single_threaded_blas():
         x_mean, Ds = _moments(X, problems)
-    starts = [_start(x_mean, rank, init, random_state, p.y.shape[1]) for p in problems]
+    starts = [_start(x_mean, D, rank, init, random_state) for D in Ds]
     vals = _l1_max(Ds, [s[0] for s in starts], [s[1] for s in starts])
     return max(v[0] for v in vals), max(v[1] for v in vals)
 
@@ -220,10 +225,15 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
     L_min : float, default=1e-4
         Lower bound of the step parameters. It assumes data of roughly unit scale: scale
         raw volts to microvolts or standardise before fitting.
-    init : {"svd", "random"}, default="svd"
+    init : {"svd", "svd_gradient", "random"}, default="svd"
         ``"svd"``: U0 = minus the first ``rank`` left singular vectors and V0 the first
-        right ones of the mean epoch, b0 = 0 (the paper). ``"random"``: unit-norm Gaussian
-        columns from ``random_state``.
+        right ones of the mean epoch, b0 = 0 (the paper, section 5.1). ``"svd_gradient"``:
+        the same from the loss gradient at zero factors and class-prior intercept, i.e. the
+        class-weighted mean difference (per class for multi-class): the minimiser of the
+        first-order expansion of the loss that the paper uses to motivate its start, with
+        the labels kept. With balanced classes the mean epoch carries no class information
+        and the paper's start can fall into the zero trap; this one cannot at the start.
+        ``"random"``: unit-norm Gaussian columns from ``random_state``.
     random_state : int, RandomState instance or None, default=None
         Seed for ``init="random"``.
     warm_start : bool, default=False
@@ -274,7 +284,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
     ((6, 1), (8, 1), 1.0)
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "rank": [Interval(Integral, 1, None, closed="left")],
         "mu1": [Interval(Real, 0, None, closed="left")],
         "mu2": [Interval(Real, 0, None, closed="left")],
@@ -285,7 +295,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "eta": [Interval(Real, 1, None, closed="neither")],
         "L_min": [Interval(Real, 0, None, closed="neither")],
-        "init": [StrOptions({"svd", "random"})],
+        "init": [StrOptions({"svd", "svd_gradient", "random"})],
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
     }
@@ -353,7 +363,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         prev = (self.classes_, self.n_features_in_, self.n_times_in_) if warm else None
         X, y = _check_X(X, estimator=self, y=y, reset=True)
         check_classification_targets(y)
-        n, s, t = X.shape
+        _, s, t = X.shape
         le = LabelEncoder()
         y_enc = le.fit_transform(y)
         classes = le.classes_
@@ -364,13 +374,10 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             )
         if self.rank > min(s, t):
             raise ValueError(
-                f"'rank' must be at most min(n_channels, n_times) = {min(s, t)}; "
-                f"got {self.rank}."
+                f"'rank' must be at most min(n_channels, n_times) = {min(s, t)}; got {self.rank}."
             )
         self.n_times_in_ = t
-        if warm and not (
-            np.array_equal(prev[0], classes) and prev[1] == s and prev[2] == t
-        ):
+        if warm and not (np.array_equal(prev[0], classes) and prev[1] == s and prev[2] == t):
             warm = False
         problems = _class_problems(y_enc, classes.size, self.multi_class)
         pen_u, pen_v = self._penalties()
@@ -378,14 +385,15 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             x_mean, Ds = _moments(X, problems)
             if warm:
                 starts = [(r.U, r.V, r.b, r.L_u, r.L_v) for r in self._solutions]
-                if starts[0][0].shape[2] != self.rank:
-                    warm = False
+                warm = len(starts) == len(problems) and all(
+                    st[0].shape == (p.y.shape[1], s, self.rank)
+                    for st, p in zip(starts, problems, strict=True)
+                )
             if not warm:
                 starts = []
-                for p in problems:
-                    m = p.y.shape[1]
-                    U0, V0 = _start(x_mean, self.rank, self.init, self.random_state, m)
-                    starts.append((U0, V0, np.zeros(p.y.shape[1]), None, None))
+                for D in Ds:
+                    U0, V0 = _start(x_mean, D, self.rank, self.init, self.random_state)
+                    starts.append((U0, V0, np.zeros(D.shape[0]), None, None))
             l1max = _l1_max(Ds, [s_[0] for s_ in starts], [s_[1] for s_ in starts])
             self._warn_zero_trap(l1max, classes, pen_u.l1, pen_v.l1)
             solutions = []
@@ -415,16 +423,17 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        penalised = any(v > 0 for v in (pen_u.l1, pen_u.l2, pen_v.l1, pen_v.l2))
         collapsed = [
             c
             for c, r in zip(self._problem_names(classes), solutions, strict=True)
-            if (pen_u.l1 > 0 or pen_v.l1 > 0) and not (np.any(r.U) and np.any(r.V))
+            if penalised and not (np.any(r.U) and np.any(r.V))
         ]
         if collapsed:
             warnings.warn(
                 f"the fitted factors are all zero for {collapsed} (the zero trap): the model "
-                f"predicts from the intercept alone; lower 'mu1'={pen_u.l1} or "
-                f"'nu1'={pen_v.l1}.",
+                "predicts from the intercept alone; lower the penalties (mu1="
+                f"{pen_u.l1:g}, mu2={pen_u.l2:g}, nu1={pen_v.l1:g}, nu2={pen_v.l2:g}).",
                 ZeroTrapWarning,
                 stacklevel=3,
             )
@@ -447,9 +456,11 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 msgs.append(f"{name}: 'nu1'={nu1:.4g} >= {nu_max:.4g}")
         if msgs:
             warnings.warn(
-                "l1 penalty at or above the gradient sup-norm at the start (zero trap: the "
-                "factors will collapse to zero and stay there): " + "; ".join(msgs) + ". "
-                "See sblr_rt.model.l1_penalty_max.",
+                "l1 penalty at or above the gradient sup-norm at the start: "
+                + "; ".join(msgs)
+                + ". Zero then solves that factor's block, and unless the other factor may "
+                "grow unpenalised the factors collapse to zero and stay there (the zero "
+                "trap). See sblr_rt.model.l1_penalty_max.",
                 ZeroTrapWarning,
                 stacklevel=4,
             )
@@ -487,8 +498,60 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             self.spatial_, self.temporal_ = U, V
             self.spatial_patterns_ = patterns
         self.intercept_ = np.asarray(b, dtype=np.float64)
-        # W = U V^T per output column, for one-pass prediction.
-        self._coef = np.einsum("csr,ctr->cst", U, V)
+
+    @classmethod
+    def from_factors(cls, spatial, temporal, intercept, classes, spatial_patterns=None, **params):
+        """Return a fitted estimator rebuilt from saved factors (no training).
+
+        Parameters
+        ----------
+        spatial : array-like, shape (n_channels, rank) or (n_classes, n_channels, rank)
+            ``spatial_`` of a fitted model.
+        temporal : array-like, shape (n_times, rank) or (n_classes, n_times, rank)
+            ``temporal_``.
+        intercept : array-like, shape (1,) or (n_classes,)
+            ``intercept_``.
+        classes : array-like, shape (n_classes,)
+            ``classes_``.
+        spatial_patterns : array-like | None
+            ``spatial_patterns_`` if saved (else the attribute is None).
+        **params
+            Constructor parameters (``rank`` is taken from the factors; ``multi_class``
+            decides how ``predict_proba`` normalises three or more classes).
+
+        Returns
+        -------
+        SparseBilinearLogisticRegression
+            Ready for ``decision_function``/``predict``/``predict_proba``; ``objective_``
+            and ``n_iter_`` are not set.
+        """
+        spatial = np.asarray(spatial, dtype=np.float64)
+        temporal = np.asarray(temporal, dtype=np.float64)
+        classes = np.asarray(classes)
+        two = classes.size == 2
+        if spatial.ndim != (2 if two else 3) or temporal.ndim != spatial.ndim:
+            raise ValueError(
+                f"'spatial' and 'temporal' must be {2 if two else 3}-D for {classes.size} "
+                f"classes; got shapes {spatial.shape} and {temporal.shape}."
+            )
+        params.setdefault("rank", spatial.shape[-1])
+        est = cls(**params)
+        est.classes_ = classes
+        est.spatial_ = spatial
+        est.temporal_ = temporal
+        est.intercept_ = np.asarray(intercept, dtype=np.float64).reshape(-1)
+        est.spatial_patterns_ = (
+            None if spatial_patterns is None else np.asarray(spatial_patterns, dtype=float)
+        )
+        est.n_features_in_ = spatial.shape[-2]
+        est.n_times_in_ = temporal.shape[-2]
+        return est
+
+    def _weights(self):
+        """Return W = U V^T per output column, shape (n_outputs, n_channels * n_times)."""
+        U = self.spatial_ if self.spatial_.ndim == 3 else self.spatial_[None]
+        V = self.temporal_ if self.temporal_.ndim == 3 else self.temporal_[None]
+        return np.einsum("csr,ctr->cst", U, V).reshape(U.shape[0], -1)
 
     def canonical_factors(self):
         """Return the factors in canonical form (see :func:`factors.canonical_factors`).
@@ -505,7 +568,9 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if self.spatial_.ndim == 2:
             return canonical_factors(self.spatial_, self.temporal_)[:2]
-        pairs = [canonical_factors(u, v)[:2] for u, v in zip(self.spatial_, self.temporal_)]
+        pairs = [
+            canonical_factors(u, v)[:2] for u, v in zip(self.spatial_, self.temporal_, strict=True)
+        ]
         return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
 
     def decision_function(self, X):
@@ -530,7 +595,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 f"n_times={self.n_times_in_}; got X of shape {X.shape}."
             )
         n = X.shape[0]
-        coef = self._coef.reshape(self._coef.shape[0], -1).astype(X.dtype)
+        coef = self._weights().astype(X.dtype)
         with single_threaded_blas():
             scores = (X.reshape(n, -1) @ coef.T).astype(np.float64) + self.intercept_
         return scores[:, 0] if self.classes_.size == 2 else scores

@@ -1,18 +1,18 @@
-"""Elastic-net penalty and its proximal operator (paper eq. 7 and 12).
+r"""Elastic-net penalty and its proximal operator (paper eq. 7 and 12).
 
 The penalty on a factor ``Z`` is
 
-.. math:: r(Z) = \\lambda_1 \\|Z\\|_1 + \\frac{\\lambda_2}{2} \\|Z\\|_F^2 ,
+.. math:: r(Z) = \lambda_1 \|Z\|_1 + \frac{\lambda_2}{2} \|Z\|_F^2 ,
 
 and the proximal-linear step of the paper,
 
 .. math::
 
-    Z^+ = \\arg\\min_Z \\langle G, Z - Z^0 \\rangle + \\frac{L}{2} \\|Z - Z^0\\|_F^2 + r(Z)
-        = \\mathcal{S}_{\\lambda_1 / (L + \\lambda_2)}
-          \\left( \\frac{L Z^0 - G}{L + \\lambda_2} \\right),
+    Z^+ = \arg\min_Z \langle G, Z - Z^0 \rangle + \frac{L}{2} \|Z - Z^0\|_F^2 + r(Z)
+        = \mathcal{S}_{\lambda_1 / (L + \lambda_2)}
+          \left( \frac{L Z^0 - G}{L + \lambda_2} \right),
 
-has the closed form of component-wise soft-thresholding :math:`\\mathcal{S}_\\tau`.
+has the closed form of component-wise soft-thresholding :math:`\mathcal{S}_\tau`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ __all__ = ["ElasticNet", "soft_threshold"]
 
 
 def soft_threshold(z, tau):
-    """Apply the component-wise shrinkage operator :math:`\\mathcal{S}_\\tau`.
+    r"""Apply the component-wise shrinkage operator :math:`\mathcal{S}_\tau`.
 
     Parameters
     ----------
@@ -70,7 +70,7 @@ class ElasticNet:
         return out
 
     def prox_step(self, z0, grad, step_inv):
-        """Return the proximal-linear update of the paper's eq. 12.
+        r"""Return the proximal-linear update of the paper's eq. 12.
 
         Parameters
         ----------
@@ -84,7 +84,7 @@ class ElasticNet:
         Returns
         -------
         ndarray, same shape as ``z0``
-            :math:`\\mathcal{S}_{l_1/(L+l_2)}((L Z^0 - G) / (L + l_2))`.
+            :math:`\mathcal{S}_{l_1/(L+l_2)}((L Z^0 - G) / (L + l_2))`.
         """
         denom = step_inv + self.l2
         return soft_threshold((step_inv * z0 - grad) / denom, self.l1 / denom)

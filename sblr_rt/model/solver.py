@@ -140,9 +140,7 @@ def x_times_v(X, V):
     m, _, r = V.shape
     v_all = np.ascontiguousarray(V.transpose(1, 0, 2).reshape(t, m * r), dtype=X.dtype)
     prod = (X.reshape(n * s, t) @ v_all).reshape(n, s, m, r)
-    return np.ascontiguousarray(prod.transpose(2, 0, 1, 3), dtype=np.float64).reshape(
-        m, n, s * r
-    )
+    return np.ascontiguousarray(prod.transpose(2, 0, 1, 3), dtype=np.float64).reshape(m, n, s * r)
 
 
 def x_times_u(X, U):
@@ -161,9 +159,7 @@ def x_times_u(X, U):
     m, _, r = U.shape
     u_all_t = np.ascontiguousarray(U.transpose(0, 2, 1).reshape(m * r, s), dtype=X.dtype)
     prod = np.matmul(u_all_t, X).reshape(n, m, r, t)
-    return np.ascontiguousarray(prod.transpose(1, 0, 3, 2), dtype=np.float64).reshape(
-        m, n, t * r
-    )
+    return np.ascontiguousarray(prod.transpose(1, 0, 3, 2), dtype=np.float64).reshape(m, n, t * r)
 
 
 def _scores(A, Z, b):

@@ -44,6 +44,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -464,15 +465,17 @@ class StreamingState:
         capacity = 2 * clf.n_times if capacity is None else int(capacity)
         if capacity < clf.n_times:
             raise ValueError(
-                f"'capacity' must hold at least one window ({clf.n_times} samples), "
-                f"got {capacity}"
+                f"'capacity' must hold at least one window ({clf.n_times} samples), got {capacity}"
             )
         self.capacity = capacity
         self.path = path
         self._n_ch = len(clf.ch_names)
         self._times = _Ring(1, capacity)
-        self._last_nan = -1  # absolute index of the last sample with NaN
-        self._break = 0  # windows must start at or after this index
+        # Recent runs of samples with NaN, [first, last] absolute; recent breaks (index of
+        # the first sample after a discontinuity). Pruned once older than the history.
+        self._nan_runs: deque[list[int]] = deque()
+        self._breaks: deque[int] = deque()
+        self._skipped: deque[list[int]] = deque()  # runs of lost samples, like _nan_runs
         if path == "projected":
             if not hasattr(clf, "_Un"):
                 raise ValueError(
@@ -502,7 +505,11 @@ class StreamingState:
         # Raw picked history: the filter needs the last m - 1 samples before each block.
         self._raw = _Ring(n_pick, max(self._m - 1 + self._BLOCK, 2 * self._BLOCK))
         self._raw.push(np.zeros((self._m - 1, n_pick)))  # zero initial state
-        self._ring = _Ring(n_pick * self._taps.shape[0], self.capacity)  # squared, band-major
+        # Running sums of the squared band signals (band-major columns): a bin's power is a
+        # difference of two rows, so a decision reads n_bins + 1 rows, not the window.
+        self._ring = _Ring(n_pick * self._taps.shape[0], self.capacity)
+        self._csum = np.zeros(n_pick * self._taps.shape[0])
+        self._since_rebase = 0
         self._toeplitz: dict[int, np.ndarray] = {}
         edges = np.asarray(pre._edges)
         self._edges = edges
@@ -541,7 +548,7 @@ class StreamingState:
         start = self.n_pushed
         bad = np.isnan(chunk).any(axis=1)
         if bad.any():
-            self._last_nan = start + int(np.flatnonzero(bad)[-1])
+            self._note_nan(start + np.flatnonzero(bad))
             chunk = np.where(bad[:, None], 0.0, chunk)
         if self.path == "projected":
             self._ring.push(chunk @ self.classifier._Un)
@@ -550,6 +557,29 @@ class StreamingState:
         else:
             self._push_filtered(chunk[:, self._picks])
         self._times.push(np.asarray(timestamps, dtype=np.float64)[:, None])
+        if self._nan_runs or self._breaks or self._skipped:
+            self._prune()
+
+    def _note_nan(self, indices: np.ndarray) -> None:
+        runs = self._nan_runs
+        cuts = np.flatnonzero(np.diff(indices) > 1)
+        for first, last in zip(
+            indices[np.r_[0, cuts + 1]], indices[np.r_[cuts, len(indices) - 1]], strict=True
+        ):
+            if runs and runs[-1][1] + 1 >= first:
+                runs[-1][1] = int(last)
+            else:
+                runs.append([int(first), int(last)])
+        self._prune()
+
+    def _prune(self) -> None:
+        oldest = self.n_pushed - self.capacity
+        while self._nan_runs and self._nan_runs[0][1] < oldest:
+            self._nan_runs.popleft()
+        while self._skipped and self._skipped[0][1] < oldest:
+            self._skipped.popleft()
+        while self._breaks and self._breaks[0] <= oldest:
+            self._breaks.popleft()
 
     def _push_filtered(self, picked: np.ndarray) -> None:
         for i in range(0, picked.shape[0], self._BLOCK):
@@ -562,7 +592,18 @@ class StreamingState:
             n_bands = self._taps.shape[0]
             # (n_bands, h, n_pick) -> (h, n_bands * n_pick): band-major columns.
             power = np.square(y).reshape(n_bands, h, -1).transpose(1, 0, 2).reshape(h, -1)
-            self._ring.push(power)
+            csum = np.cumsum(power, axis=0)
+            csum += self._csum
+            self._csum = csum[-1].copy()
+            self._ring.push(csum)
+            self._since_rebase += h
+        if self._since_rebase >= self.capacity:
+            # Keep the running sums small (their rounding error grows with their size):
+            # subtract the oldest held row from every stored row; differences are unchanged.
+            base = self._ring.view(self._ring.n - self.capacity, self._ring.n)[0].copy()
+            self._ring.data -= base
+            self._csum -= base
+            self._since_rebase = 0
 
     def _toeplitz_for(self, h: int) -> np.ndarray:
         T = self._toeplitz.get(h)
@@ -581,15 +622,19 @@ class StreamingState:
         n = int(n)
         if n <= 0:
             return
+        self.mark_break()
+        self._skipped.append([self.n_pushed, self.n_pushed + n - 1])
         self._ring.skip(n)
         self._times.skip(n)
         if self.path == "filtered":
             self._raw.push(np.zeros((min(n, self._raw.capacity), self._raw.data.shape[1])))
-        self._break = self.n_pushed
+        self.mark_break()
 
     def mark_break(self) -> None:
         """Declare a discontinuity before the next sample (a gap in the stream)."""
-        self._break = self.n_pushed
+        if not self._breaks or self._breaks[-1] != self.n_pushed:
+            self._breaks.append(self.n_pushed)
+        self._prune()
 
     reset = mark_break
 
@@ -650,9 +695,11 @@ class StreamingState:
             return "future"
         if start < 0 or start < n - self.capacity:
             return "unavailable"
-        if start < self._break:
+        if any(start < b < stop for b in self._breaks) or any(
+            first < stop and last >= start for first, last in self._skipped
+        ):
             return "gap"
-        if start <= self._last_nan:
+        if any(first < stop and last >= start for first, last in self._nan_runs):
             return "nan"
         return None
 
@@ -694,8 +741,10 @@ class StreamingState:
         elif self.path == "plain":
             scores = clf.decision_function(view.T, path="plain")
         else:
-            power = view[clf.n_pad :]  # (n_window, n_rows): the window's squared samples
-            sums = np.add.reduceat(power, self._edges[:-1], axis=0)
+            # Running sums just before each bin edge; the first edge is the window's first
+            # sample, whose predecessor is in the warm-up part of the view (n_pad >= 1).
+            csum = view[clf.n_pad - 1 + self._edges]  # (n_bins + 1, n_rows)
+            sums = np.diff(csum, axis=0)
             Z = np.log(np.maximum(sums.T / self._counts, self._tiny))
             pre = clf.model.preprocessor
             X = (Z - pre.row_offset_[:, None]) / (

@@ -212,6 +212,7 @@ class OnlineLoop:
         }
         self._gaps: deque = deque(maxlen=self.max_history)
         self._connected = False
+        self._status: dict = {}
         self._display = None
         self._worker_cpu = 0.0
         self._worker_started = None
@@ -318,7 +319,7 @@ class OnlineLoop:
             if obj is not None:
                 try:
                     obj.stop() if hasattr(obj, "stop") else obj.close()
-                except Exception:  # noqa: BLE001 - closing must not hide the worker's error
+                except Exception:
                     logger.exception("Closing %s failed.", attr.strip("_"))
         self._started = False
         self._raise_if_failed()
@@ -333,7 +334,7 @@ class OnlineLoop:
         try:
             if self._thread is not None:
                 self._stop_event.set()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
     @property
@@ -468,6 +469,7 @@ class OnlineLoop:
             latency = self._latencies.summary(now)
             rate = self._decision_times.rate(now)
             connected = self._connected
+            status = dict(self._status)
             raw = {"data": np.zeros((0, 0), np.float32), "times": np.zeros(0), "ch_names": []}
             if self._display is not None and source is not None:
                 idx, names = self._display_channels(channels, list(source.ch_names))
@@ -487,7 +489,8 @@ class OnlineLoop:
                 n_samples=int(buffer.n_pushed),
                 buffer_fill=buffer.n_available / buffer.capacity,
                 buffer_seconds=buffer.capacity / float(source.sfreq),
-                effective_sfreq=float("nan"),
+                effective_sfreq=status.get("effective_sfreq") or float("nan"),
+                n_reconnects=status.get("n_reconnects", 0),
             )
         wall = (time.monotonic() - started) if started else 0.0
         dropped = {
@@ -567,7 +570,7 @@ class OnlineLoop:
         try:
             with threadpool_limits(limits=1):
                 self._loop()
-        except BaseException as exc:  # noqa: BLE001 - re-raised on the next public call
+        except BaseException as exc:
             logger.exception("The online worker thread failed; the loop stopped.")
             self._error = exc
         finally:
@@ -611,6 +614,8 @@ class OnlineLoop:
         self._last_status = now
         status = self._source.status()
         connected = bool(status.get("connected", True))
+        with self._lock:
+            self._status = status
         if connected != self._connected:
             if connected:
                 logger.info("%s is streaming.", self._stream_label(self._source))
@@ -731,8 +736,8 @@ class OnlineLoop:
         published = local_clock()
         latency = published - decision["window_end"]
         decision.update(
-            window_start_index=stop - state.n_times,
-            window_stop_index=stop,
+            window_start_index=stop - state.n_times + self._offset,
+            window_stop_index=stop + self._offset,
             published=published,
             step_time=step_time,
         )

@@ -19,6 +19,52 @@ import pylsl
 
 logger = logging.getLogger("sblr_rt.stream")
 
+__all__ = ["EEGOutlet", "MarkerOutlet", "PredictionOutlet", "local_clock", "stream_channel_info"]
+
+
+def local_clock() -> float:
+    """Return the LSL clock (:func:`pylsl.local_clock`), in seconds.
+
+    Returns
+    -------
+    now : float
+        The time on the clock every LSL timestamp of this machine refers to.
+    """
+    return pylsl.local_clock()
+
+
+def stream_channel_info(*, source_id: str, timeout: float = 5.0) -> list[dict[str, str]]:
+    """Return the ``desc/channels/channel`` entries of the stream with ``source_id``.
+
+    Parameters
+    ----------
+    source_id : str
+        The stream's ``source_id``.
+    timeout : float
+        Seconds to wait for the stream and its full description.
+
+    Returns
+    -------
+    channels : list of dict
+        One dict per channel with its ``label``, ``unit`` and ``type`` (``""`` where the
+        stream gives none); empty if the stream has no channel description.
+    """
+    _check_str(source_id, "source_id")
+    infos = pylsl.resolve_byprop("source_id", source_id, 1, timeout)
+    if not infos:
+        raise TimeoutError(f"no LSL stream with source_id {source_id!r} within {timeout} s")
+    inlet = pylsl.StreamInlet(infos[0])
+    try:
+        info = inlet.info(timeout=timeout)
+    finally:
+        del inlet
+    channels, out = info.desc().child("channels").child("channel"), []
+    while not channels.empty():
+        out.append({key: channels.child_value(key) for key in ("label", "unit", "type")})
+        channels = channels.next_sibling("channel")
+    return out
+
+
 #: Numeric sample formats an :class:`EEGOutlet` accepts, by numpy dtype name.
 _DTYPES = {
     "float32": pylsl.cf_float32,

@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import atexit
 import collections
 import ctypes
 import dataclasses
@@ -30,6 +31,7 @@ import logging
 import math
 import threading
 import time
+import weakref
 
 import numpy as np
 import pylsl
@@ -162,6 +164,20 @@ def resolve_streams(*, name=None, stype=None, source_id=None, timeout=1.0):
     return sorted(found, key=lambda s: (s.name, s.stype, s.source_id, s.uid))
 
 
+# Readers still running at interpreter exit are stopped before liblsl is torn down.
+_RUNNING = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_running_readers():  # pragma: no cover - exercised at exit
+    for reader in list(_RUNNING):
+        reader._stop_event.set()
+    for reader in list(_RUNNING):
+        thread = reader._thread
+        if thread is not None:
+            thread.join(timeout=1.0)
+
+
 # ----------------------------------------------------------------------------------------
 class _LSLReader:
     """Shared machinery: resolution, inlet life cycle, reader thread, loss and recovery."""
@@ -211,7 +227,19 @@ class _LSLReader:
                 "be restarted, create a new one."
             )
         info = self._resolve_initial()
-        inlet, full_info = self._open_inlet(info, self._timeout)
+        try:
+            inlet, full_info = self._open_inlet(info, self._timeout)
+        except LostError as err:
+            raise RuntimeError(
+                f"LSL stream {StreamDescription.from_info(info)} vanished while connecting."
+            ) from err
+        except RuntimeError as err:  # pylsl's TimeoutError is not the built-in one
+            if type(err).__name__ != "TimeoutError":
+                raise
+            raise TimeoutError(
+                f"LSL stream {StreamDescription.from_info(info)} was found but did not "
+                f"answer within {self._timeout:g} s (open, metadata, clock offset)."
+            ) from err
         try:
             self._configure(full_info)
         except BaseException:
@@ -234,6 +262,7 @@ class _LSLReader:
         self._thread = threading.Thread(
             target=self._run, name=f"sblr-rt {self._kind} reader {self._name}", daemon=True
         )
+        _RUNNING.add(self)
         self._thread.start()
         return self
 
@@ -253,6 +282,7 @@ class _LSLReader:
             if thread.is_alive():  # pragma: no cover - liblsl call stuck
                 logger.error("The %s reader thread did not stop within 10 s.", self._kind)
         self._connected = False
+        _RUNNING.discard(self)
         self._raise_if_failed(clear=True)
 
     def __enter__(self):
@@ -279,6 +309,11 @@ class _LSLReader:
     def name(self) -> str | None:
         """Name of the stream (the resolved one once started)."""
         return self._name
+
+    @property
+    def stype(self) -> str | None:
+        """Type of the stream (the resolved one once started)."""
+        return self._stype
 
     @property
     def source_id(self) -> str | None:
@@ -495,7 +530,7 @@ class _LSLReader:
     def _check_started(self, what):
         if not self._started:
             raise RuntimeError(
-                f"{type(self).__name__}.{what} is known once the stream is resolved; call "
+                f"{type(self).__name__}.{what} needs a resolved stream; call "
                 f"{type(self).__name__}.start() first."
             )
 
@@ -517,6 +552,7 @@ class _LSLReader:
             "connected": self._connected,
             "lost_since": self._lost_since,
             "n_reconnects": self._n_reconnects,
+            "outages": [tuple(event) for event in self._lost_events],
             "refused": self._refusal,
             "running": self._thread is not None and self._thread.is_alive(),
         }
@@ -590,6 +626,8 @@ class LSLSource(_LSLReader):
         self._gap_threshold_arg = gap_threshold
         self.buffer = None
         self._ch_names = None
+        self._ch_units = None
+        self._ch_types = None
         self._sfreq = None
         self._dtype = None
         self._scratch = None
@@ -612,6 +650,18 @@ class LSLSource(_LSLReader):
         """Channel labels from the stream's metadata (``"0"``, ``"1"``, ... if absent)."""
         self._check_started("ch_names")
         return list(self._ch_names)
+
+    @property
+    def ch_units(self) -> list[str]:
+        """Channel units from ``desc/channels/channel/unit`` (``""`` where absent)."""
+        self._check_started("ch_units")
+        return list(self._ch_units)
+
+    @property
+    def ch_types(self) -> list[str]:
+        """Channel types from ``desc/channels/channel/type`` (``""`` where absent)."""
+        self._check_started("ch_types")
+        return list(self._ch_types)
 
     @property
     def sfreq(self) -> float:
@@ -656,7 +706,9 @@ class LSLSource(_LSLReader):
             each gap), ``n_nan_samples`` (samples with at least one NaN), ``sfreq``
             (nominal), ``effective_sfreq`` (from the timestamps of the last ~10 s;
             ``None`` until known), ``lost_since`` (``pylsl.local_clock()`` when the
-            stream was lost, ``None`` while connected), ``n_reconnects``, ``refused``
+            stream was lost, ``None`` while connected), ``n_reconnects``, ``outages``
+            (list of ``(lost_at, back_at)`` in ``local_clock()`` time, ``back_at`` ``None``
+            while lost), ``refused``
             (why a returning stream was refused, or ``None``), ``last_timestamp``,
             ``stalled_for`` (seconds since the last chunk arrived), ``buffer_fill``
             (fraction of the ring buffer holding data), ``name``, ``source_id`` and
@@ -704,6 +756,8 @@ class LSLSource(_LSLReader):
             )
         n_channels = full_info.channel_count()
         self._ch_names = _channel_labels(full_info)
+        self._ch_units = _channel_field(full_info, "unit")
+        self._ch_types = _channel_field(full_info, "type")
         self._sfreq = sfreq
         self._dtype = _FORMAT_DTYPES[fmt]
         capacity = max(1, math.ceil(self._buffer_seconds * sfreq))
@@ -930,7 +984,7 @@ class MarkerSource(_LSLReader):
         -------
         status : dict
             ``connected``, ``n_markers`` (received in total), ``n_pending`` (not yet
-            popped), ``lost_since``, ``n_reconnects``, ``refused``, ``name``,
+            popped), ``lost_since``, ``n_reconnects``, ``outages``, ``refused``, ``name``,
             ``source_id``, ``running``.
         """
         self._raise_if_failed()
@@ -1056,6 +1110,15 @@ def _channel_labels(info) -> list[str]:
             )
         return [str(k) for k in range(n_channels)]
     return labels
+
+
+def _channel_field(info, field) -> list[str]:
+    values = []
+    channel = info.desc().child("channels").child("channel")
+    while not channel.empty() and len(values) < info.channel_count():
+        values.append(channel.child_value(field))
+        channel = channel.next_sibling("channel")
+    return values + [""] * (info.channel_count() - len(values))
 
 
 def _predicate(name, stype, source_id) -> str:

@@ -115,8 +115,8 @@ def test_streaming_equals_step_on_the_same_samples(make_model, case, fast):
     data = rng.standard_normal((n_total, len(clf.ch_names)))
     times = 100.0 + np.arange(n_total) / clf.sfreq
     state = clf.streaming(capacity=clf.n_times + 150)
-    expected_path = "plain" if not fast else (
-        "projected" if model.features == "waveform" else "filtered"
+    expected_path = (
+        "plain" if not fast else ("projected" if model.features == "waveform" else "filtered")
     )
     assert state.path == expected_path
     stops = sorted(rng.choice(np.arange(clf.n_times, n_total + 1), 12, replace=False))
@@ -165,16 +165,19 @@ def test_streaming_nan_and_breaks(make_model):
         assert state.why_not(2 * n) == "nan"
         state.mark_break()
         state.push(data[2 * n : 3 * n + 5], times[2 * n : 3 * n + 5])
-        assert state.why_not(3 * n) == "gap"  # straddles the break
-        assert state.why_not(3 * n + 1) is None
-        # After a break, the window equals the pure step on the same samples exactly.
-        ref = model.decision_function(data[2 * n + 1 : 3 * n + 1].T[None])[0]
-        np.testing.assert_allclose(state.decide(3 * n + 1)["score"], ref, rtol=1e-9)
+        assert state.why_not(3 * n - 1) == "gap"  # straddles the break
+        assert state.why_not(3 * n) is None  # starts right after it
+        # After a break, the window equals the pure step on the same samples.
+        ref = model.decision_function(data[2 * n : 3 * n].T[None])[0]
+        np.testing.assert_allclose(state.decide(3 * n)["score"], ref, rtol=1e-9)
         state.skip(7)
         assert state.n_pushed == 3 * n + 12
         assert state.why_not(3 * n + 12) == "gap"
         with pytest.raises(ValueError, match="cannot be classified: gap"):
             state.decide(3 * n + 12)
+        # The NaN is forgotten once it leaves the history.
+        state.push(np.nan_to_num(data[: 2 * n]), times[: 2 * n] + 100)
+        assert not state._nan_runs and len(state._breaks) <= 1
 
 
 def test_trial_stop_aligns_cues_to_samples(make_model):
@@ -206,7 +209,7 @@ def test_check_stream_info(make_model):
     with pytest.raises(ValueError, match=r"runs at 250 Hz but the model was calibrated at 100"):
         check_stream_info(clf, names, 250.0, stream="EEG stream 'amp'")
     with pytest.raises(ValueError, match=r"lacks 2 of the model's 6 channels: EEG000, EEG005"):
-        check_stream_info(clf, names[1:-1] + ["Cz"], clf.sfreq)
+        check_stream_info(clf, [*names[1:-1], "Cz"], clf.sfreq)
 
 
 def test_streaming_state_rejects_bad_configuration(make_model):

@@ -135,6 +135,8 @@ def test_data_arrive_exactly_in_the_streams_dtype(source_id, fmt, dtype):
     try:
         source.start()
         assert source.ch_names == ["index", "C1", "C2", "C3", "C4"]
+        assert source.ch_units == ["microvolts"] * 5
+        assert source.ch_types == [""] * 5
         assert (source.sfreq, source.n_channels, source.dtype) == (sfreq, 5, np.dtype(dtype))
         assert source.buffer.dtype == np.dtype(dtype)
         assert source.buffer.capacity == 1000
@@ -237,6 +239,8 @@ def test_vanished_stream_keeps_data_reports_gap_and_resumes(source_id, caplog):
         status = source.status()
         assert status["connected"] and status["lost_since"] is None
         assert status["n_reconnects"] == 1
+        ((lost_at, back_at),) = status["outages"]
+        assert lost_at < back_at
         assert status["n_gaps"] == 1
         (t_start, t_stop) = status["gaps"][0]
         assert t_start == before
@@ -332,6 +336,31 @@ def test_marker_source_pops_markers_with_timestamps(source_id, fmt, values):
 
 
 @pytest.mark.lsl
+def test_marker_source_survives_a_vanished_stream(source_id):
+    def outlet():
+        return pylsl.StreamOutlet(pylsl.StreamInfo("cues", "Markers", 1, 0, "string", source_id))
+
+    cues = outlet()
+    markers = MarkerSource(source_id=source_id, timeout=5.0).start()
+    try:
+        assert cues.wait_for_consumers(DEADLINE)
+        cues.push_sample(["before"])
+        got = []
+        _wait(lambda: got.extend(markers.pop()) or got, "the first marker")
+        del cues
+        _wait(lambda: not markers.status()["connected"], "the loss to be noticed")
+        cues = outlet()
+        assert cues.wait_for_consumers(DEADLINE)
+        cues.push_sample(["after"])
+        _wait(lambda: got.extend(markers.pop()) or len(got) >= 2, "the second marker")
+        assert [v for _, v in got] == ["before", "after"]
+        assert markers.status()["n_reconnects"] == 1
+    finally:
+        markers.stop()
+        del cues
+
+
+@pytest.mark.lsl
 def test_markers_align_with_eeg_samples(source_id):
     sfreq = 100.0
     eeg = _eeg_outlet(source_id, n_channels=2, sfreq=sfreq)
@@ -387,3 +416,38 @@ def test_parameters_are_checked():
         resolve_streams(source_id=1)
     with pytest.raises(RuntimeError, match=r"call MarkerSource.start\(\) first"):
         MarkerSource().status()
+
+
+@pytest.mark.lsl
+def test_project_outlets_feed_the_sources(source_id):
+    """The outlets of ``sblr_rt.stream.outlets`` and these sources agree on conventions."""
+    import json
+
+    from sblr_rt.stream import EEGOutlet, MarkerOutlet, PredictionOutlet
+
+    ch_names = ["C3", "Cz", "C4"]
+    eeg = EEGOutlet(name=f"EEG-{source_id}", ch_names=ch_names, sfreq=100.0, source_id=source_id)
+    cues = MarkerOutlet(name=f"cues-{source_id}", source_id=source_id + "-m")
+    predictions = PredictionOutlet(source_id=source_id + "-p")
+    with (
+        LSLSource(source_id=source_id, timeout=5.0) as source,
+        MarkerSource(source_id=source_id + "-m", timeout=5.0) as markers,
+        MarkerSource(source_id=source_id + "-p", timeout=5.0) as decisions,
+    ):
+        assert source.ch_names == ch_names
+        assert source.ch_units == ["volts"] * 3 and source.ch_types == ["EEG"] * 3
+        assert decisions.name == "SBLR-Predictions"
+        assert eeg.wait_for_consumers(DEADLINE) and cues.wait_for_consumers(DEADLINE)
+        assert predictions.wait_for_consumers(DEADLINE)
+        eeg.push_chunk(_samples(0, 30, 3))
+        cues.push("left")
+        predictions.push({"label": "left", "proba": {"left": 0.9, "right": 0.1}})
+        _wait(lambda: source.buffer.n_pushed >= 30, "30 samples")
+        assert_array_equal(source.buffer.latest(30)[0].T, _samples(0, 30, 3))
+        got, decided = [], []
+        _wait(lambda: got.extend(markers.pop()) or got, "the cue")
+        _wait(lambda: decided.extend(decisions.pop()) or decided, "the decision")
+        assert got[0][1] == "left"
+        assert json.loads(decided[0][1])["proba"] == {"left": 0.9, "right": 0.1}
+    for outlet in (eeg, cues, predictions):
+        outlet.close()

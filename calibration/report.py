@@ -1,0 +1,217 @@
+"""The calibration report: a text summary and a PNG figure.
+
+The figure (matplotlib, Agg backend) shows the CV accuracy over the grid (best over the
+l2 penalties for each (mu1, nu1) fraction, and per rank), each spatial factor as a scalp
+map (montage positions from :func:`sblr_rt.montage.layout_2d`, drawn with
+:func:`mne.viz.plot_topomap`; for the bandpower path one map per band) and each temporal
+factor over the epoch's time axis in seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+logger = logging.getLogger("sblr_rt.calibration")
+
+__all__ = ["plot_report", "report_text", "write_report"]
+
+
+def report_text(model, *, top: int = 10) -> str:
+    """Multi-line text report of a calibrated model.
+
+    Parameters
+    ----------
+    model : BCIModel
+        Calibrated model (with ``metadata["selection"]``).
+    top : int
+        Number of best grid points listed.
+
+    Returns
+    -------
+    text : str
+        The report.
+    """
+    lines = [model.summary()]
+    md = model.metadata
+    sel = md.get("selection") or {}
+    if sel:
+        p = sel["params"]
+        mu_max, nu_max = sel.get("l1_penalty_max", [float("nan")] * 2)
+        lines += [
+            "",
+            f"chosen: rank {p['rank']}, mu1 {p['mu1']:.4g} ({sel['best']['mu1_fraction']:g} x "
+            f"{mu_max:.4g}), mu2 {p['mu2']:.4g}, nu1 {p['nu1']:.4g} "
+            f"({sel['best']['nu1_fraction']:g} x {nu_max:.4g}), nu2 {p['nu2']:.4g}",
+            f"search time: {sel['seconds']['total']:.1f} s (n_jobs={sel.get('n_jobs')})",
+            f"training accuracy (optimistic): {md.get('train_accuracy', float('nan')):.3f}",
+            "",
+            f"best {top} grid points (mean +/- std CV accuracy):",
+            "  mu1/max  mu2      nu1/max  nu2      accuracy        collapsed folds",
+        ]
+        order = sorted(sel["grid"], key=lambda g: -g["mean"])[:top]
+        for g in order:
+            lines.append(
+                f"  {g['mu1_fraction']:<8.3g} {g['mu2']:<8.3g} {g['nu1_fraction']:<8.3g} "
+                f"{g['nu2']:<8.3g} {g['mean']:.3f} +/- {g['std']:.3f}  {g['collapsed']}"
+            )
+    ep = md.get("epochs")
+    if ep:
+        lines += [
+            "",
+            f"epochs: {ep['found']} cues found, {ep['used']} used {ep['per_class']}, "
+            f"rejected {sum(ep['rejected'].values())}: {ep['rejected']}",
+        ]
+    if md.get("sources"):
+        lines.append(f"sources: {', '.join(md['sources'])}")
+    return "\n".join(lines) + "\n"
+
+
+def _grid_matrix(sel):
+    f1 = sorted({g["mu1_fraction"] for g in sel["grid"]})
+    f2 = sorted({g["nu1_fraction"] for g in sel["grid"]})
+    M = np.full((len(f1), len(f2)), np.nan)
+    for g in sel["grid"]:
+        i, j = f1.index(g["mu1_fraction"]), f2.index(g["nu1_fraction"])
+        M[i, j] = np.nanmax([M[i, j], g["mean"]])
+    return f1, f2, M
+
+
+def _topomap(ax, values, names, title):
+    from sblr_rt.montage import layout_2d
+
+    found, xy = layout_2d(names)
+    ax.set_title(title, fontsize=8)
+    if len(found) < 3:
+        ax.bar(np.arange(len(values)), values)
+        ax.set_xticks(np.arange(len(names)), names, rotation=90, fontsize=5)
+        return
+    idx = [names.index(n) for n in found]
+    vals = np.asarray(values)[idx]
+    try:
+        import mne
+
+        lim = float(np.max(np.abs(vals))) or 1.0
+        mne.viz.plot_topomap(
+            vals, xy, axes=ax, show=False, sphere=0.5, cmap="RdBu_r", vlim=(-lim, lim),
+            contours=0,
+        )  # fmt: skip
+    except Exception as exc:  # a drawing problem must not lose the calibration
+        logger.warning("scalp map failed (%s); drawing a scatter instead", exc)
+        ax.scatter(xy[:, 0], xy[:, 1], c=vals, cmap="RdBu_r", s=20)
+        ax.set_aspect("equal")
+        ax.axis("off")
+
+
+def plot_report(model, path) -> Path:
+    """Write the report figure as PNG.
+
+    Parameters
+    ----------
+    model : BCIModel
+        Calibrated model.
+    path : str | Path
+        PNG destination.
+
+    Returns
+    -------
+    path : Path
+        The written file.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    pre = model.preprocessor
+    est = model.estimator
+    U, V = est.canonical_factors()
+    if U.ndim == 2:
+        U, V, titles = U[None], V[None], [""]
+    else:
+        titles = [f"{c}: " for c in model.classes]
+    n_prob, _, rank = U.shape
+    n_bands = len(pre.bands) if pre.features == "bandpower" else 1
+    n_cols = max(3, n_bands + 1)
+    n_rows = 1 + n_prob * rank
+    fig = plt.figure(figsize=(3.2 * n_cols, 2.6 * n_rows), layout="constrained")
+    gs = fig.add_gridspec(n_rows, n_cols)
+    sel = model.metadata.get("selection") or {}
+    if sel.get("grid"):
+        ax = fig.add_subplot(gs[0, 0])
+        f1, f2, M = _grid_matrix(sel)
+        im = ax.imshow(M, origin="lower", cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(f2)), [f"{v:g}" for v in f2], fontsize=7)
+        ax.set_yticks(range(len(f1)), [f"{v:g}" for v in f1], fontsize=7)
+        ax.set_xlabel("nu1 / nu1_max")
+        ax.set_ylabel("mu1 / mu1_max")
+        ax.set_title("CV accuracy (best over l2)", fontsize=9)
+        fig.colorbar(im, ax=ax)
+    if sel.get("ranks"):
+        ax = fig.add_subplot(gs[0, 1])
+        r = sel["ranks"]
+        ax.errorbar(
+            [x["rank"] for x in r], [x["mean"] for x in r], [x["std"] for x in r], marker="o"
+        )
+        ax.set_xlabel("rank (no penalty)")
+        ax.set_ylabel("CV accuracy")
+        ax.set_title(f"rank step ({sel.get('cv')} CV)", fontsize=9)
+    ax = fig.add_subplot(gs[0, 2])
+    ax.axis("off")
+    best = sel.get("best", {})
+    ax.text(
+        0,
+        1,
+        f"classes {model.classes}\nfeatures {pre.features}\n"
+        f"rank {est.rank}\nmu1 {est.mu1:.3g} mu2 {est.mu2:.3g}\nnu1 {est.nu1:.3g} "
+        f"nu2 {est.nu2:.3g}\nCV acc {best.get('mean', float('nan')):.3f}",
+        va="top",
+        fontsize=9,
+    )
+    times = pre.times
+    row = 1
+    for p in range(n_prob):
+        for k in range(rank):
+            u = U[p, :, k]
+            for b in range(n_bands):
+                ax = fig.add_subplot(gs[row, b])
+                seg = u[b * len(pre.picks) : (b + 1) * len(pre.picks)]
+                band = (
+                    f" {pre.bands[b][0]:g}-{pre.bands[b][1]:g} Hz" if pre.features == "bandpower"
+                    else ""
+                )  # fmt: skip
+                _topomap(ax, seg, list(pre.picks), f"{titles[p]}spatial {k + 1}{band}")
+            ax = fig.add_subplot(gs[row, n_bands])
+            ax.plot(times, V[p, :, k], marker="." if len(times) < 30 else None)
+            ax.axhline(0, color="0.7", lw=0.5)
+            ax.set_xlabel("time from cue (s)")
+            ax.set_title(f"{titles[p]}temporal {k + 1}", fontsize=8)
+            row += 1
+    path = Path(path)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def write_report(model, prefix) -> tuple[Path, Path]:
+    """Write ``<prefix>.txt`` and ``<prefix>.png``.
+
+    Parameters
+    ----------
+    model : BCIModel
+        Calibrated model.
+    prefix : str | Path
+        Path without extension.
+
+    Returns
+    -------
+    text_path, png_path : Path
+        The written files.
+    """
+    prefix = Path(prefix)
+    text_path = prefix.with_name(prefix.name + ".txt")
+    text_path.write_text(report_text(model))
+    png_path = plot_report(model, prefix.with_name(prefix.name + ".png"))
+    return text_path, png_path

@@ -1,0 +1,447 @@
+"""The main window: Live, Model and Calibrate tabs, the stream chooser, the cue window.
+
+:func:`run` is what ``sblr-rt gui`` calls. Everything that may block (resolving LSL
+streams, connecting, stopping the loop, calibrating) runs in a worker
+(:class:`gui.workers.BackgroundTask`); the GUI thread only polls snapshots.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pyqtgraph as pg
+from PyQt5 import QtCore, QtWidgets
+
+from gui.calibrate_tab import CalibrateTab, _stream_label
+from gui.live import LiveTab
+from gui.model_view import ModelTab
+from gui.workers import BackgroundTask
+
+logger = logging.getLogger("sblr_rt.gui")
+
+#: Tab titles, in order; screenshots are named after them.
+TAB_NAMES = ("Live", "Model", "Calibrate")
+
+
+def configure_pyqtgraph() -> None:
+    """White background, black text: readable on screen, in print and in the README."""
+    pg.setConfigOptions(background="w", foreground="k", antialias=True)
+
+
+def _is_marker(desc) -> bool:
+    return desc.channel_format == "string" or desc.stype.lower() == "markers"
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    """One window for the whole session.
+
+    Parameters
+    ----------
+    model : BCIModel | str | Path | None
+        A model, or a model file to load.
+    stream : str | None
+        Name of an EEG stream to connect to as soon as LSL shows it.
+    markers : str | None
+        Name of a marker stream for trial mode (with ``stream``).
+    hop : float
+        Seconds between sliding-window decisions of the online loop.
+    """
+
+    def __init__(
+        self,
+        *,
+        model=None,
+        stream: str | None = None,
+        markers: str | None = None,
+        hop: float = 0.05,
+    ):
+        super().__init__()
+        configure_pyqtgraph()
+        self.setWindowTitle("sblr-rt dashboard")
+        self.resize(1600, 1000)
+        self.model = None
+        self.model_path: str | None = None
+        self.provider = None
+        self.connected_stream = None
+        self.hop = float(hop)
+        self.paradigm = None
+        self.streams: list = []
+        self._pending_stream = stream
+        self._pending_markers = markers
+        self._tasks: list[BackgroundTask] = []
+
+        self.tabs = QtWidgets.QTabWidget()
+        self.live_tab = LiveTab()
+        self.model_tab = ModelTab()
+        self.calibrate_tab = CalibrateTab()
+        for widget, name in zip(
+            (self.live_tab, self.model_tab, self.calibrate_tab), TAB_NAMES, strict=True
+        ):
+            self.tabs.addTab(widget, name)
+        self.setCentralWidget(self.tabs)
+        self._build_toolbar()
+        self._build_menu()
+        self.calibrate_tab.model_ready.connect(self._on_calibrated)
+        self.calibrate_tab.refresh_requested.connect(self.refresh_streams)
+        self.calibrate_tab.paradigm_requested.connect(self._on_paradigm_requested)
+        self.calibrate_tab.paradigm_stop_requested.connect(self._stop_paradigm)
+        self.live_tab.snapshot_drawn.connect(self._feed_paradigm)
+        self.statusBar().showMessage("Looking for LSL streams…")
+        if model is not None:
+            if isinstance(model, str | Path):
+                self.load_model_file(model)
+            else:
+                self.set_model(model)
+        self.refresh_streams()
+
+    # ---------------------------------------------------------------------------- layout
+    def _build_toolbar(self) -> None:
+        bar = self.addToolBar("Stream")
+        bar.setMovable(False)
+        bar.addWidget(QtWidgets.QLabel(" EEG stream "))
+        self.stream_box = QtWidgets.QComboBox()
+        self.stream_box.setMinimumWidth(320)
+        bar.addWidget(self.stream_box)
+        bar.addWidget(QtWidgets.QLabel("  cues from "))
+        self.marker_box = QtWidgets.QComboBox()
+        self.marker_box.setMinimumWidth(220)
+        self.marker_box.setToolTip(
+            "A marker stream turns on trial mode: a decision at each cue's tmax as well"
+        )
+        bar.addWidget(self.marker_box)
+        self.refresh_button = QtWidgets.QPushButton("Refresh")
+        self.refresh_button.clicked.connect(self.refresh_streams)
+        bar.addWidget(self.refresh_button)
+        self.connect_button = QtWidgets.QPushButton("Connect")
+        self.connect_button.clicked.connect(self._toggle_connection)
+        bar.addWidget(self.connect_button)
+        bar.addSeparator()
+        self.model_label = QtWidgets.QLabel(" no model: traces only ")
+        bar.addWidget(self.model_label)
+
+    def _build_menu(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction("Open model…", self._open_model_dialog)
+        file_menu.addAction("Save screenshots…", self._save_screenshots_dialog)
+        file_menu.addSeparator()
+        file_menu.addAction("Quit", self.close)
+        view = self.menuBar().addMenu("&Paradigm")
+        view.addAction("Open cue window", lambda: self.show_paradigm())
+
+    # ----------------------------------------------------------------------------- model
+    def load_model_file(self, path) -> None:
+        """Load a model file, show it in the Model tab and use it for live decisions."""
+        from sblr_rt.io.model_file import load_model
+
+        self.set_model(load_model(path), path=str(path))
+
+    def set_model(self, model, *, path: str | None = None) -> None:
+        """Use ``model`` from now on (reconnects the live loop if one runs).
+
+        Parameters
+        ----------
+        model : BCIModel
+            The model.
+        path : str | None
+            Its file, for display.
+        """
+        self.model, self.model_path = model, path
+        self.model_tab.set_model(model)
+        if path:
+            info = dict(self.model_tab.summary.info, file=Path(path).name)
+            self.model_tab.set_summary(
+                type(self.model_tab.summary)(**{**self.model_tab.summary.__dict__, "info": info})
+            )
+        name = Path(path).name if path else "calibrated model"
+        classes = ", ".join(getattr(model, "classes", []))
+        self.model_label.setText(f" model: {name} ({classes}) ")
+        if self.connected_stream is not None:
+            self.connect_to(self.connected_stream, self._current_marker())
+
+    def _open_model_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Open model file", "", "sblr-rt models (*.npz);;All files (*)"
+        )
+        if path:
+            try:
+                self.load_model_file(path)
+            except (OSError, ValueError, TypeError, RuntimeError) as exc:
+                QtWidgets.QMessageBox.warning(self, "Cannot open model", str(exc))
+
+    def _on_calibrated(self, model, path: str) -> None:
+        self.set_model(model, path=path or None)
+        self.statusBar().showMessage(f"New model in use: {path}", 10000)
+        if self.connected_stream is None and self.stream_box.currentData() is not None:
+            self.connect_to(self.stream_box.currentData(), self._current_marker())
+        self.tabs.setCurrentWidget(self.live_tab)
+
+    # --------------------------------------------------------------------------- streams
+    def refresh_streams(self) -> None:
+        """Ask LSL what streams exist (in a worker; the lists fill when it answers)."""
+        from sblr_rt.stream import resolve_streams
+
+        self.refresh_button.setEnabled(False)
+        self._tasks.append(
+            BackgroundTask(
+                resolve_streams,
+                timeout=1.0,
+                on_done=self._streams_resolved,
+                on_error=self._streams_failed,
+                parent=self,
+            )
+        )
+
+    def _streams_resolved(self, streams) -> None:
+        self.refresh_button.setEnabled(True)
+        self.streams = list(streams)
+        for box, marker in ((self.stream_box, False), (self.marker_box, True)):
+            current = box.currentData()
+            box.clear()
+            if marker:
+                box.addItem("(none: sliding windows only)", None)
+            for desc in self.streams:
+                if _is_marker(desc) == marker:
+                    box.addItem(_stream_label(desc), desc)
+            for i in range(box.count()):
+                if current is not None and box.itemData(i) == current:
+                    box.setCurrentIndex(i)
+        self.calibrate_tab.set_streams(self.streams)
+        n_eeg = sum(not _is_marker(d) for d in self.streams)
+        self.statusBar().showMessage(
+            f"LSL shows {n_eeg} signal stream(s) and {len(self.streams) - n_eeg} marker stream(s)",
+            5000,
+        )
+        if self._pending_stream is not None:
+            eeg = self._find(self.stream_box, self._pending_stream)
+            markers = self._find(self.marker_box, self._pending_markers)
+            if eeg is not None and (self._pending_markers is None or markers is not None):
+                self._pending_stream = self._pending_markers = None
+                self.connect_to(eeg, markers)
+            else:
+                wanted = ", ".join(
+                    repr(n) for n in (self._pending_stream, self._pending_markers) if n
+                )
+                self.statusBar().showMessage(f"Waiting for LSL stream(s) {wanted}…")
+                QtCore.QTimer.singleShot(1000, self.refresh_streams)
+
+    @staticmethod
+    def _find(box, name):
+        if name is None:
+            return None
+        for i in range(box.count()):
+            desc = box.itemData(i)
+            if desc is not None and desc.name == name:
+                box.setCurrentIndex(i)
+                return desc
+        return None
+
+    def _streams_failed(self, exc) -> None:
+        self.refresh_button.setEnabled(True)
+        self.statusBar().showMessage(f"Could not list LSL streams: {exc}")
+
+    def _current_marker(self):
+        return self.marker_box.currentData()
+
+    def _toggle_connection(self) -> None:
+        if self.provider is not None or self.connected_stream is not None:
+            self.disconnect_stream()
+            return
+        desc = self.stream_box.currentData()
+        if desc is None:
+            self.statusBar().showMessage("No EEG stream to connect to: press Refresh.", 5000)
+            return
+        self.connect_to(desc, self._current_marker())
+
+    def connect_to(self, desc, markers=None) -> None:
+        """Connect the Live tab to a stream (the online loop if a model is loaded).
+
+        Parameters
+        ----------
+        desc : StreamDescription
+            The EEG stream.
+        markers : StreamDescription | None
+            A marker stream: trial mode with decisions at each cue too.
+        """
+        self.disconnect_stream()
+        self.connected_stream = desc
+        self.connect_button.setText("Disconnect")
+        self.statusBar().showMessage(f"Connecting to {desc.name}…")
+        self._tasks.append(
+            BackgroundTask(
+                self._make_provider,
+                desc,
+                markers,
+                self.model,
+                on_done=self._connected,
+                on_error=self._connect_failed,
+                parent=self,
+            )
+        )
+
+    def _make_provider(self, desc, markers, model):
+        # runs in a worker: resolving and opening inlets may take seconds
+        if model is None:
+            from gui.providers import SourceProvider
+
+            return SourceProvider(name=desc.name, source_id=desc.source_id).start()
+        from sblr_rt.online.loop import OnlineLoop
+
+        kwargs = {}
+        if markers is not None:
+            kwargs = dict(
+                mode="trial",
+                marker_stream=markers.name,
+                marker_source_id=markers.source_id,
+            )
+        loop = OnlineLoop(
+            model, stream=desc.name, source_id=desc.source_id, hop=self.hop, **kwargs
+        )
+        loop.start()
+        return loop
+
+    def _connected(self, provider) -> None:
+        if self.connected_stream is None:  # disconnected meanwhile
+            self._stop_provider(provider)
+            return
+        self.provider = provider
+        classes = getattr(self.model, "classes", None) if self.model is not None else None
+        self.live_tab.set_provider(provider, classes=classes)
+        what = "classifying" if self.model is not None else "showing traces of"
+        self.statusBar().showMessage(f"Connected: {what} {self.connected_stream.name}", 5000)
+
+    def _connect_failed(self, exc) -> None:
+        self.connected_stream = None
+        self.connect_button.setText("Connect")
+        self.statusBar().showMessage(f"Could not connect: {exc}")
+        QtWidgets.QMessageBox.warning(self, "Could not connect", str(exc))
+
+    def disconnect_stream(self) -> None:
+        """Stop polling and stop the loop or source (in a worker)."""
+        provider, self.provider = self.provider, None
+        self.connected_stream = None
+        self.live_tab.set_provider(None)
+        self.connect_button.setText("Connect")
+        if provider is not None:
+            self._stop_provider(provider)
+
+    def _stop_provider(self, provider) -> None:
+        self._tasks.append(BackgroundTask(provider.stop, parent=self))
+
+    # -------------------------------------------------------------------------- paradigm
+    def show_paradigm(self, config=None):
+        """Open (or raise) the cue window; return it."""
+        from gui.paradigm import ParadigmWindow
+
+        if self.paradigm is None:
+            self.paradigm = ParadigmWindow(config)
+            self.paradigm.marker_sent.connect(self._paradigm_marker)
+        elif config is not None and not self.paradigm.running:
+            self.paradigm.config = config
+        self.paradigm.show()
+        self.paradigm.raise_()
+        return self.paradigm
+
+    def _on_paradigm_requested(self, config, start: bool) -> None:
+        window = self.show_paradigm(config)
+        window.feedback_enabled = self.calibrate_tab.p_feedback.isChecked()
+        if start:
+            if window.running:
+                window.stop()
+            window.start(config)
+            QtCore.QTimer.singleShot(1500, self.refresh_streams)
+
+    def _stop_paradigm(self) -> None:
+        if self.paradigm is not None:
+            self.paradigm.stop()
+
+    def _paradigm_marker(self, value: str, flip: float) -> None:
+        self.calibrate_tab.paradigm_status.setText(
+            f"last marker sent: '{value}' at LSL time {flip:.3f} on stream "
+            f"'{self.paradigm.marker_name}'"
+        )
+
+    def _feed_paradigm(self, snapshot: dict) -> None:
+        if self.paradigm is None or not self.paradigm.feedback_enabled:
+            return
+        decisions = [d for d in snapshot.get("decisions") or [] if not d.get("trial")]
+        if decisions:
+            self.paradigm.set_feedback(decisions[-1].get("proba"))
+
+    # ------------------------------------------------------------------------ screenshots
+    def _save_screenshots_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Screenshot base name", "dashboard.png", "PNG (*.png)"
+        )
+        if path:
+            from gui.screenshot import save_screenshots
+
+            paths = save_screenshots(self, path)
+            self.statusBar().showMessage("Saved " + ", ".join(str(p) for p in paths), 10000)
+
+    def closeEvent(self, event):
+        """Stop the loop and close the cue window with the main window."""
+        self.live_tab.set_provider(None)
+        provider, self.provider = self.provider, None
+        if provider is not None:
+            try:
+                provider.stop()
+            except Exception:
+                logger.exception("stopping the live provider failed")
+        if self.paradigm is not None:
+            self.paradigm.close()
+        super().closeEvent(event)
+
+
+def run(
+    *,
+    model=None,
+    stream: str | None = None,
+    markers: str | None = None,
+    screenshot=None,
+    hop: float = 0.05,
+    settle=3.0,
+) -> int:
+    """Open the dashboard (or render screenshots and return).
+
+    Parameters
+    ----------
+    model : str | Path | BCIModel | None
+        Model (file) to show and to classify with.
+    stream : str | None
+        EEG stream name to connect to at start.
+    markers : str | None
+        Marker stream name: trial mode, with a decision at each cue as well.
+    screenshot : str | Path | None
+        Render each tab to ``<stem>-<tab>.png`` (and the cue window) and exit.
+    hop : float
+        Seconds between decisions of the online loop.
+    settle : float
+        With ``screenshot`` and ``stream``: seconds of live data to wait for first.
+
+    Returns
+    -------
+    code : int
+        Exit code.
+    """
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["sblr-rt gui"])
+    window = MainWindow(model=model, stream=stream, markers=markers, hop=hop)
+    if screenshot is not None:
+        from gui.screenshot import save_screenshots, wait_for_live
+
+        window.show()
+        deadline = time.monotonic() + 3.0
+        while not window.refresh_button.isEnabled() and time.monotonic() < deadline:
+            app.processEvents()
+            time.sleep(0.02)
+        if stream is not None:
+            wait_for_live(window, timeout=max(10.0, settle + 8.0), settle=settle)
+        paths = save_screenshots(window, screenshot)
+        for path in paths:
+            logger.info("wrote %s", path)
+        window.close()
+        app.processEvents()
+        return 0
+    window.show()
+    return int(app.exec_())

@@ -1,0 +1,129 @@
+"""Snapshot providers for the Live tab besides the online loop itself.
+
+The Live tab polls any object with ``snapshot(channels=None) -> dict`` in the format of
+:meth:`sblr_rt.online.loop.OnlineLoop.snapshot`. With a model, that is the loop; without
+one, :class:`SourceProvider` shows the traces of a bare :class:`~sblr_rt.stream.LSLSource`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+logger = logging.getLogger("sblr_rt.gui")
+
+
+class SourceProvider:
+    """Traces and stream status of an LSL EEG stream, without classification.
+
+    Parameters
+    ----------
+    name : str | None
+        Stream name.
+    source_id : str | None
+        Its ``source_id``.
+    stype : str | None
+        Its type.
+    display_sfreq : float
+        Rate of the traces handed to the dashboard (every k-th sample).
+    display_seconds : float
+        Seconds of traces handed to the dashboard.
+    timeout : float
+        Seconds :meth:`start` waits for the stream.
+    """
+
+    def __init__(
+        self,
+        *,
+        name=None,
+        source_id=None,
+        stype="EEG",
+        display_sfreq: float = 100.0,
+        display_seconds: float = 10.0,
+        timeout: float = 5.0,
+    ):
+        from sblr_rt.stream import LSLSource
+
+        self.display_sfreq = float(display_sfreq)
+        self.display_seconds = float(display_seconds)
+        self.source = LSLSource(
+            name=name,
+            stype=stype,
+            source_id=source_id,
+            timeout=timeout,
+            buffer_seconds=max(30.0, self.display_seconds),
+        )
+
+    def start(self) -> SourceProvider:
+        """Resolve the stream and start reading (blocks up to ``timeout``: use a worker)."""
+        self.source.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop reading."""
+        self.source.stop()
+
+    def snapshot(self, channels=None, *, n_decisions=None) -> dict:
+        """Return the stream's state and recent samples (no decisions).
+
+        Parameters
+        ----------
+        channels : list of str | None
+            Channels to return; all when None.
+        n_decisions : int | None
+            Ignored (no decisions here).
+
+        Returns
+        -------
+        snapshot : dict
+            Keys ``time``, ``stream``, ``raw``, ``gaps``, ``n_gaps`` as in
+            ``OnlineLoop.snapshot()``.
+        """
+        from sblr_rt.online.loop import local_clock
+
+        source = self.source
+        status = source.status()
+        ch_names = list(source.ch_names)
+        sfreq = float(source.sfreq)
+        step = max(1, round(sfreq / self.display_sfreq)) if sfreq > 0 else 1
+        buffer = source.buffer
+        n = min(buffer.n_available, int(self.display_seconds * (sfreq or self.display_sfreq)))
+        idx = list(range(len(ch_names)))
+        if channels is not None:
+            where = {c: i for i, c in enumerate(ch_names)}
+            idx = [where[c] for c in channels if c in where]
+        if n >= 2:
+            data, times = buffer.latest(n)
+            start = (n - 1) % step
+            data = np.asarray(data[idx, start::step], dtype=np.float32)
+            times = np.asarray(times[start::step], float)
+        else:
+            data, times = np.zeros((len(idx), 0), np.float32), np.zeros(0)
+        return {
+            "time": local_clock(),
+            "running": bool(status.get("running", True)),
+            "error": None,
+            "stream": {
+                "name": status.get("name") or source.name,
+                "source_id": status.get("source_id"),
+                "sfreq": sfreq,
+                "n_channels": len(ch_names),
+                "ch_names": ch_names,
+                "connected": bool(status.get("connected")),
+                "n_samples": int(status.get("n_samples", 0)),
+                "buffer_fill": float(status.get("buffer_fill", 0.0)),
+                "effective_sfreq": status.get("effective_sfreq") or float("nan"),
+            },
+            "raw": {
+                "data": data,
+                "times": times,
+                "ch_names": [ch_names[i] for i in idx],
+                "sfreq": sfreq / step,
+            },
+            "decisions": [],
+            "trials": [],
+            "cues": [],
+            "gaps": list(status.get("gaps") or [])[-20:],
+            "n_gaps": int(status.get("n_gaps", 0)),
+        }

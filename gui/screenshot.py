@@ -1,0 +1,133 @@
+"""Render the dashboard's tabs (and the cue window) to PNG files, offscreen or not."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from PyQt5 import QtWidgets
+
+logger = logging.getLogger("sblr_rt.gui")
+
+
+def _process_events(seconds: float) -> None:
+    app = QtWidgets.QApplication.instance()
+    deadline = time.monotonic() + seconds
+    while True:
+        app.processEvents()
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.01)
+
+
+def wait_for_live(window, *, timeout: float = 10.0, settle: float = 3.0) -> bool:
+    """Let the event loop run until the Live tab draws data, then ``settle`` seconds more.
+
+    Parameters
+    ----------
+    window : gui.app.MainWindow
+        The dashboard.
+    timeout : float
+        Longest wait for the first snapshot with samples.
+    settle : float
+        Seconds of live drawing after that (so the traces and the timeline fill).
+
+    Returns
+    -------
+    ok : bool
+        Whether live data arrived.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        _process_events(0.05)
+        snap = window.live_tab.last_snapshot
+        raw = (snap or {}).get("raw") or {}
+        if getattr(raw.get("data"), "size", 0):
+            _process_events(settle)
+            return True
+    logger.warning("no live data within %.1f s; the Live screenshot shows no traces", timeout)
+    return False
+
+
+def screenshot_paths(path, names) -> list[Path]:
+    """``FILE.png`` -> ``FILE-live.png``, ``FILE-model.png``, ... for the given names."""
+    path = Path(path)
+    suffix = path.suffix or ".png"
+    return [path.with_name(f"{path.stem}-{name.lower()}{suffix}") for name in names]
+
+
+def save_screenshots(window, path, *, paradigm: bool = True) -> list[Path]:
+    """Save one PNG per tab, and one of the cue window showing a cue with feedback.
+
+    Parameters
+    ----------
+    window : gui.app.MainWindow
+        The dashboard (shown, possibly offscreen).
+    path : str | Path
+        Base name: ``dash.png`` gives ``dash-live.png``, ``dash-model.png``,
+        ``dash-calibrate.png`` (and ``dash-paradigm.png``).
+    paradigm : bool
+        Also render the cue window.
+
+    Returns
+    -------
+    paths : list of Path
+        Files written.
+    """
+    from gui.app import TAB_NAMES
+
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"the folder of the screenshot path does not exist: {path.parent}")
+    names = list(TAB_NAMES) + (["Paradigm"] if paradigm else [])
+    targets = screenshot_paths(path, names)
+    written = []
+    current = window.tabs.currentIndex()
+    for index, target in enumerate(targets[: len(TAB_NAMES)]):
+        window.tabs.setCurrentIndex(index)
+        _process_events(0.15)
+        if not window.grab().save(str(target)):
+            raise OSError(f"could not write {target}")
+        written.append(target)
+    window.tabs.setCurrentIndex(current)
+    if paradigm:
+        written.append(_paradigm_screenshot(window, targets[-1]))
+    return written
+
+
+def _paradigm_screenshot(window, target: Path) -> Path:
+    from gui.paradigm import ParadigmWindow
+    from gui.schedule import ParadigmConfig, TrialEvent
+
+    classes = tuple(getattr(window.model, "classes", None) or ("left", "right"))
+    try:
+        config = ParadigmConfig(classes=classes)
+    except ValueError:
+        config = ParadigmConfig()
+    cue_window = ParadigmWindow(config, publish=False)
+    cue_window.resize(800, 500)
+    label = config.classes[-1]
+    # the imagery phase with feedback, the cue symbol drawn on top as at the cue
+    cue_window.phase = TrialEvent(0.0, "imagery", "imagery", 3, label, 3.0)
+    proba = {c: 0.1 / max(1, len(config.classes) - 1) for c in config.classes}
+    proba[label] = 0.9
+    cue_window.set_feedback(proba, enabled=True)
+    cue_window.show()
+    _process_events(0.1)
+    image = cue_window.grab()
+    cue_window.phase = TrialEvent(0.0, "cue", label, 3, label, 1.25)
+    cue_window.repaint()
+    cue = cue_window.grab()
+    from PyQt5 import QtGui
+
+    both = QtGui.QPixmap(image.width() * 2 + 10, image.height())
+    both.fill(QtGui.QColor("white"))
+    painter = QtGui.QPainter(both)
+    painter.drawPixmap(0, 0, cue)
+    painter.drawPixmap(image.width() + 10, 0, image)
+    painter.end()
+    cue_window.close()
+    if not both.save(str(target)):
+        raise OSError(f"could not write {target}")
+    return target

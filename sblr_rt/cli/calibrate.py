@@ -1,0 +1,174 @@
+"""``sblr-rt calibrate``: labelled epochs -> selected, trained, saved model and report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _cv(value: str):
+    if value.lower() == "loo":
+        return "loo"
+    try:
+        k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--cv must be an integer >= 2 or 'loo', got {value!r}"
+        ) from None
+    if k < 2:
+        raise argparse.ArgumentTypeError(f"--cv must be an integer >= 2 or 'loo', got {value!r}")
+    return k
+
+
+def _classes(value: str):
+    """``A,B`` (marker values) or ``T1=fists,T2=feet`` (marker -> label)."""
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if len(items) < 2:
+        raise argparse.ArgumentTypeError(f"--classes needs at least two values, got {value!r}")
+    if all("=" in v for v in items):
+        return {k.strip(): lab.strip() for k, lab in (v.split("=", 1) for v in items)}
+    if any("=" in v for v in items):
+        raise argparse.ArgumentTypeError("--classes: use either A,B or A=a,B=b, not both")
+    return items
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``calibrate`` sub-command.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The top-level sub-parsers.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        The sub-command's parser.
+    """
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="calibrate a model from a stream or recordings",
+        description=(
+            "Cut labelled epochs around the cues of a live stream (recorded to disk while it "
+            "runs) or of recordings (several files are concatenated runs), reject bad epochs, "
+            "select rank and penalties by cross-validation as in the paper, train, and save "
+            "the model file plus a report (text and PNG)."
+        ),
+    )
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--stream", metavar="NAME", help="LSL EEG stream to record from")
+    src.add_argument(
+        "--recording",
+        metavar="FILE",
+        action="append",
+        help="recording file (repeat for several runs)",
+    )
+    parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
+    parser.add_argument("--config", metavar="FILE.toml", help="calibration configuration")
+    parser.add_argument(
+        "--classes",
+        type=_classes,
+        help="marker values that are classes, A,B,... or A=label,B=label (default: all)",
+    )
+    parser.add_argument("--tmin", type=float, help="window start after the cue (s)")
+    parser.add_argument("--tmax", type=float, help="window end after the cue (s)")
+    parser.add_argument("--features", choices=("waveform", "bandpower"), help="feature path")
+    parser.add_argument("--cv", type=_cv, help="folds (K) or 'loo' (default 5)")
+    parser.add_argument(
+        "--search",
+        choices=("fast", "paper", "none"),
+        help="penalty grid: fast (6x6x5, default), paper (6x5x6x5), none",
+    )
+    parser.add_argument("--n-jobs", type=int, help="parallel workers (default: all cores)")
+    parser.add_argument(
+        "--report",
+        metavar="PREFIX",
+        help="report files PREFIX.txt and PREFIX.png (default: next to the model)",
+    )
+    parser.add_argument("--no-report", action="store_true", help="write no report")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    live = parser.add_argument_group("live stream")
+    live.add_argument("--marker-stream", metavar="NAME", help="marker stream (default: any)")
+    live.add_argument(
+        "--duration", type=float, default=300.0, help="seconds to record (default 300)"
+    )
+    live.add_argument("--n-trials", type=int, help="stop after this many class cues")
+    live.add_argument(
+        "--record-to", metavar="FILE", help="where to save the recording (default: next to MODEL)"
+    )
+    live.add_argument("--timeout", type=float, default=10.0, help="seconds to find the streams")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _report_prefix(out: Path) -> Path:
+    name = out.name
+    for suffix in (".npz", ".sblr"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return out.with_name(name + ".report")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run calibration with the parsed arguments.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments.
+
+    Returns
+    -------
+    code : int
+        0 on success.
+    """
+    from calibration import calibrate
+    from calibration.progress import TerminalProgress
+    from calibration.report import report_text, write_report
+
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise FileNotFoundError(f"--out: folder {out.parent} does not exist")
+    overrides = {
+        "classes": args.classes,
+        "tmin": args.tmin,
+        "tmax": args.tmax,
+        "features": args.features,
+        "cv": args.cv,
+        "search": args.search,
+        "n_jobs": args.n_jobs,
+    }
+    progress = None if args.no_progress else TerminalProgress(sys.stderr)
+    if args.stream:
+        from calibration.live import record_session
+
+        record_to = Path(args.record_to) if args.record_to else _report_prefix(out).with_suffix("")
+        recordings = [
+            record_session(
+                args.stream,
+                marker_stream=args.marker_stream,
+                duration=args.duration,
+                n_trials=args.n_trials,
+                classes=args.classes,
+                path=record_to,
+                timeout=args.timeout,
+                progress=sys.stderr if not args.no_progress else None,
+            )
+        ]
+    else:
+        for f in args.recording:
+            if not Path(f).exists():
+                raise FileNotFoundError(f"--recording: file not found: {f}")
+        recordings = args.recording
+    model = calibrate(recordings, config=args.config, progress=progress, **overrides)
+    model.save(out)
+    print(f"model written to {out}")
+    if not args.no_report:
+        prefix = Path(args.report) if args.report else _report_prefix(out)
+        text_path, png_path = write_report(model, prefix)
+        print(report_text(model))
+        print(f"report written to {text_path} and {png_path}")
+    else:
+        print(model.summary())
+    return 0

@@ -1,0 +1,105 @@
+"""``sblr-rt gui``: the Qt dashboard (Live, Model, Calibrate tabs and the cue window)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``gui`` sub-command.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The top-level sub-parsers.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        The sub-command's parser.
+    """
+    parser = subparsers.add_parser(
+        "gui",
+        help="open the dashboard: live traces and decisions, learned factors, calibration",
+        description=(
+            "Open one window with three tabs. Live: scrolling traces, the decision "
+            "timeline and the loop's status (latency, gaps, dropped windows). Model: each "
+            "rank component's spatial factor as a scalp map and a channel bar chart, its "
+            "temporal factor, W = U V^T, the CV grid and the objective trace. Calibrate: "
+            "record a stream (the cue window publishes the markers) or pick files, "
+            "calibrate with a progress bar, then classify live with the new model. "
+            "With --screenshot, render every tab to PNG and exit."
+        ),
+    )
+    parser.add_argument("--model", default=None, help="model file to show and classify with")
+    parser.add_argument(
+        "--stream", default=None, help="EEG stream name to connect to when LSL shows it"
+    )
+    parser.add_argument(
+        "--markers",
+        default=None,
+        help="marker stream name: trial mode, a decision at each cue as well (with --stream)",
+    )
+    parser.add_argument(
+        "--hop",
+        type=float,
+        default=0.05,
+        help="seconds between sliding-window decisions (default 0.05)",
+    )
+    parser.add_argument(
+        "--screenshot",
+        metavar="FILE.png",
+        default=None,
+        help="render each tab offscreen to FILE-live.png, FILE-model.png, "
+        "FILE-calibrate.png and FILE-paradigm.png, then exit",
+    )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=4.0,
+        help="with --screenshot and --stream: seconds of live data before the shot",
+    )
+    parser.set_defaults(func=main)
+    return parser
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the command.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments.
+
+    Returns
+    -------
+    code : int
+        Exit code.
+    """
+    import os
+
+    if args.model is not None and not Path(args.model).is_file():
+        raise FileNotFoundError(f"--model: no such file: {args.model}")
+    if args.screenshot is not None:
+        if not Path(args.screenshot).parent.resolve().is_dir():
+            raise FileNotFoundError(
+                f"--screenshot: the folder does not exist: {Path(args.screenshot).parent}"
+            )
+        # render without a display unless the user chose a platform
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if args.markers is not None and args.stream is None:
+        raise ValueError("--markers needs --stream (the EEG stream the cues belong to)")
+    if not args.hop > 0:
+        raise ValueError(f"--hop must be > 0 seconds, got {args.hop}")
+
+    from gui.app import run
+
+    return run(
+        model=args.model,
+        stream=args.stream,
+        markers=args.markers,
+        screenshot=args.screenshot,
+        hop=args.hop,
+        settle=args.settle,
+    )

@@ -1,0 +1,107 @@
+"""``sblr-rt record``: record an LSL EEG stream and its markers to a FIF file."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``record`` sub-command.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The top-level sub-parsers.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        The sub-command's parser.
+    """
+    parser = subparsers.add_parser(
+        "record",
+        help="record an LSL EEG stream and markers to FIF",
+        description=(
+            "Record an EEG stream and a marker stream with their LSL timestamps. Data go to "
+            "a sidecar folder OUT.rec as they arrive (flushed every second, so a killed "
+            "process loses at most the last second); on Ctrl-C, SIGTERM or --duration the "
+            "recording is written as OUT (FIF, markers as annotations). Convert the sidecar "
+            "of a killed recording with --recover OUT.rec."
+        ),
+    )
+    parser.add_argument("--out", help="output .fif file")
+    parser.add_argument("--stream", default=None, help="EEG stream name (default: any EEG)")
+    parser.add_argument("--source-id", default=None, help="EEG stream source_id")
+    parser.add_argument(
+        "--markers",
+        default=None,
+        metavar="NAME",
+        help="marker stream name (default: STREAM-Markers, else the only Markers stream)",
+    )
+    parser.add_argument("--no-markers", action="store_true", help="record EEG only")
+    parser.add_argument("--duration", type=float, default=None, help="seconds to record")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to find streams")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
+    parser.add_argument(
+        "--recover", metavar="SIDECAR", default=None, help="convert SIDECAR (OUT.rec) to FIF"
+    )
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Record (or recover) with the parsed arguments.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments.
+
+    Returns
+    -------
+    code : int
+        0 on success.
+    """
+    import signal
+    import time
+
+    from sblr_rt.record import Recorder, recover
+
+    if args.recover is not None:
+        out = recover(args.recover, args.out, overwrite=args.overwrite)
+        print(f"wrote {out}", flush=True)
+        return 0
+    if args.out is None:
+        raise ValueError("'--out' is required to record, got none")
+    if args.duration is not None and not args.duration > 0:
+        raise ValueError(f"'--duration' must be > 0 seconds, got {args.duration}")
+
+    def _terminate(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    recorder = Recorder(
+        args.out,
+        name=args.stream,
+        source_id=args.source_id,
+        marker_name=args.markers,
+        markers=not args.no_markers,
+        timeout=args.timeout,
+        overwrite=args.overwrite,
+    )
+    recorder.start()
+    print(f"recording to {recorder.sidecar} (Ctrl-C to stop)", flush=True)
+    try:
+        deadline = None if args.duration is None else time.monotonic() + args.duration
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(
+                0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
+            )
+            recorder.status()  # re-raises a failure of the writer
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        out = recorder.stop()
+    print(f"wrote {out}: {recorder.n_samples} samples, {recorder.n_markers} markers", flush=True)
+    return 0

@@ -1,0 +1,104 @@
+"""``sblr-rt simulate``: stream simulated 118-channel motor-imagery EEG and cues on LSL."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``simulate`` sub-command.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The top-level sub-parsers.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        The sub-command's parser.
+    """
+    parser = subparsers.add_parser(
+        "simulate",
+        help="stream simulated EEG and cue markers on LSL",
+        description=(
+            "Stream a simulated EEG source (Berlin 118-channel cap by default) with a cue "
+            "paradigm: an EEG stream NAME (type EEG, volts) and a marker stream "
+            "NAME-Markers (type Markers, one class name per cue). Runs until --duration or "
+            "Ctrl-C."
+        ),
+    )
+    parser.add_argument("--name", default="SBLR-Sim", help="EEG stream name")
+    parser.add_argument("--source-id", default="sblr-sim", help="EEG stream source_id")
+    parser.add_argument("--sfreq", type=float, default=1000.0, help="sampling rate in Hz")
+    parser.add_argument("--n-channels", type=int, default=118, help="number of channels")
+    parser.add_argument(
+        "--classes", nargs="+", default=["left", "right"], help="class names (2 or more)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
+    parser.add_argument(
+        "--duration", type=float, default=None, help="seconds to stream (default: forever)"
+    )
+    parser.add_argument("--first-cue", type=float, default=2.0, help="time of the first cue (s)")
+    parser.add_argument(
+        "--trial-duration", type=float, default=4.0, help="imagery period after a cue (s)"
+    )
+    parser.add_argument(
+        "--iti",
+        type=float,
+        nargs=2,
+        default=(2.0, 3.0),
+        metavar=("MIN", "MAX"),
+        help="rest after the imagery period, drawn uniformly (s)",
+    )
+    parser.add_argument("--chunk-ms", type=float, default=10.0, help="push period in ms")
+    parser.add_argument(
+        "--wait-for-consumers",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="wait up to S seconds for an inlet before starting",
+    )
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the simulator with the parsed arguments.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments.
+
+    Returns
+    -------
+    code : int
+        0 on success.
+    """
+    from sblr_rt.sim import run_simulator
+
+    if args.chunk_ms <= 0:
+        raise ValueError(f"'--chunk-ms' must be > 0, got {args.chunk_ms}")
+    print(
+        f"simulating {args.n_channels} channels at {args.sfreq:g} Hz on LSL stream "
+        f"{args.name!r} (source_id {args.source_id!r}), cues on {args.name + '-Markers'!r}; "
+        "Ctrl-C to stop",
+        flush=True,
+    )
+    n = run_simulator(
+        name=args.name,
+        source_id=args.source_id,
+        duration=args.duration,
+        chunk_seconds=args.chunk_ms / 1000.0,
+        wait_for_consumers=args.wait_for_consumers,
+        sfreq=args.sfreq,
+        n_channels=args.n_channels,
+        classes=args.classes,
+        seed=args.seed,
+        first_cue=args.first_cue,
+        trial_duration=args.trial_duration,
+        iti=tuple(args.iti),
+    )
+    print(f"streamed {n} samples", flush=True)
+    return 0

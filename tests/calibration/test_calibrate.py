@@ -1,0 +1,216 @@
+"""Calibration on the shipped recordings: epochs, rejection, selection, model, CLI, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibration import calibrate, load_config, make_splits, paper_param_grid, penalty_grid
+from calibration.config import CalibrationConfig
+from calibration.epochs import extract_epochs
+from calibration.report import report_text, write_report
+from sblr_rt.io.model_file import load_model
+from sblr_rt.io.recordings import Recording, read_recording
+from sblr_rt.preprocessing import Preprocessor
+
+SMALL = dict(ranks=(1, 2), l1_fractions=(0.0, 0.05), l2_values=(0.0, 0.1), n_jobs=1)
+
+
+def _raw_epochs(model, rec, onsets):
+    start = np.asarray(onsets) + round(model.tmin * model.sfreq) - model.n_pad
+    return np.stack([rec.data[:, s : s + model.n_times_raw] for s in start])
+
+
+def test_epoched_file_waveform(bcicomp2003_path, tmp_path):
+    model = calibrate(bcicomp2003_path, cv=3, **SMALL)
+    sel = model.metadata["selection"]
+    assert model.classes == ["0", "1"]
+    assert model.features == "waveform"
+    assert (model.tmin, model.tmax) == (0.0, 0.5)  # the whole trial by default
+    assert sel["best"]["mean"] > 0.7  # the competition data are well separable
+    assert len(sel["grid"]) == 2 * 2 * 2  # fast search: mu1 x nu1 x (mu2 = nu2)
+    assert [r["rank"] for r in sel["ranks"]] == [1, 2]
+    assert model.metadata["epochs"]["used"] == 216
+    # The model classifies raw epochs exactly as cut from the recording.
+    rec = read_recording(bcicomp2003_path)
+    onsets = np.round(rec.marker_times * rec.sfreq).astype(int)
+    raw = _raw_epochs(model, rec, onsets)
+    pred = model.predict(raw)
+    truth = np.asarray(rec.marker_values)
+    assert np.mean(pred == truth) == pytest.approx(model.metadata["train_accuracy"])
+    path = tmp_path / "m.sblr.npz"
+    model.save(path)
+    loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.decision_function(raw), model.decision_function(raw))
+    txt, png = write_report(loaded, tmp_path / "report")
+    assert "CV accuracy" in txt.read_text() and png.stat().st_size > 10_000
+
+
+def test_physionet_bandpower_two_runs(physionet_dir):
+    files = [physionet_dir / "S001R06.edf", physionet_dir / "S001R10.edf"]
+    model = calibrate(
+        files,
+        classes={"T1": "fists", "T2": "feet"},
+        tmin=0.5,
+        tmax=3.5,
+        features="bandpower",
+        picks=("C3", "Cz", "C4", "FC3", "FCz", "FC4", "CP3", "CPz", "CP4"),
+        cv=3,
+        search="none",
+        ranks=(1,),
+        n_jobs=1,
+    )
+    assert model.classes == ["fists", "feet"]
+    assert model.preprocessor.n_rows == 9 * 2
+    assert model.metadata["epochs"]["per_class"] == {"fists": 14, "feet": 16}
+    # Offline features of the calibration equal the model's own path on raw epochs.
+    rec = read_recording(files[1])
+    keep = [i for i, v in enumerate(rec.marker_values) if v in ("T1", "T2")]
+    onsets = np.round(rec.marker_times[keep] * rec.sfreq).astype(int)
+    raw = _raw_epochs(model, rec, onsets)
+    assert set(model.predict(raw)) <= {"fists", "feet"}
+    assert model.predict_proba(raw).shape == (len(keep), 2)
+    assert "fists" in report_text(model)
+
+
+def _synthetic_recording(n_trials=24, sfreq=100.0, seed=0):
+    rng = np.random.default_rng(seed)
+    n = int((n_trials * 2 + 2) * sfreq)
+    data = rng.standard_normal((4, n))
+    times = np.arange(n_trials) * 2.0 + 1.0
+    values = ["a" if k % 2 else "b" for k in range(n_trials)]
+    for t, v in zip(times, values, strict=True):
+        s = int(t * sfreq)
+        data[1, s : s + 50] += 2.0 if v == "a" else -2.0
+    return Recording(
+        data=data,
+        sfreq=sfreq,
+        ch_names=["C3", "Cz", "C4", "Pz"],
+        marker_times=times,
+        marker_values=values,
+        source="synthetic",
+        unit="uV",
+    )
+
+
+def test_rejection_is_counted():
+    rec = _synthetic_recording()
+    s = [int(t * rec.sfreq) for t in rec.marker_times]
+    rec.data[0, s[0] + 10] = np.nan
+    rec.data[2, s[1] : s[1] + 100] = 0.0  # flat over the whole window
+    rec.data[3, s[2] + 5 : s[2] + 15] = rec.data[3].max() + 1.0  # clipped at the rail
+    rec.data[1, s[3] + 20] = 500.0  # beyond the threshold
+    pre = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=1.0)
+    ep = extract_epochs([rec], pre, None, reject=100.0, flat=0.0, clip_run=5)
+    assert ep.rejected == {"edge": 0, "nan": 1, "flat": 1, "clipped": 1, "amplitude": 1}
+    assert len(ep.y) == 20 and ep.n_found == 24
+    # A window reaching beyond the recording is an edge rejection.
+    late = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=3.5)
+    assert extract_epochs([rec], late, None).rejected["edge"] >= 1
+
+
+def test_bad_input_messages(physionet_dir):
+    rec = _synthetic_recording()
+    with pytest.raises(ValueError, match=r"do not match the class map.*'left'"):
+        calibrate(rec, classes=["left", "right"], **SMALL)
+    with pytest.raises(ValueError, match="too few epochs per class"):
+        calibrate(_synthetic_recording(n_trials=6), cv=5, **SMALL)
+    with pytest.raises(ValueError, match=r"missing from .*\['T7'\]"):
+        calibrate(rec, picks=("C3", "T7"), **SMALL)
+    with pytest.raises(ValueError, match="no usable epoch"):
+        calibrate(rec, tmin=0.0, tmax=200.0, **SMALL)
+    with pytest.raises(ValueError, match="'cv'"):
+        CalibrationConfig(cv=1)
+    with pytest.raises(ValueError, match="l1_fractions"):
+        CalibrationConfig(l1_fractions=(0.0, 1.0))
+    with pytest.raises(FileNotFoundError):
+        calibrate(physionet_dir / "missing.edf")
+
+
+def test_loo_and_multiclass():
+    rec = _synthetic_recording(n_trials=18)
+    rec.marker_values = [["a", "b", "c"][k % 3] for k in range(18)]
+    model = calibrate(rec, tmax=1.0, cv="loo", search="none", ranks=(1,), n_jobs=1)
+    assert model.metadata["selection"]["n_splits"] == 18
+    assert model.classes == ["a", "b", "c"]
+    assert model.estimator.spatial_.shape[0] == 3
+
+
+def test_config_from_toml(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text(
+        'features = "bandpower"\ntmin = 0.5\n[classes]\nT1 = "fists"\nT2 = "feet"\n'
+        '[selection]\ncv = 3\nsearch = "paper"\n[rejection]\nreject = 1e-4\n'
+    )
+    cfg = load_config(path, tmax=3.0)
+    assert cfg.features == "bandpower" and cfg.cv == 3 and cfg.search == "paper"
+    assert cfg.class_map == {"T1": "fists", "T2": "feet"} and cfg.tmax == 3.0
+    assert cfg.reject == 1e-4
+    path.write_text("speed = 3\n")
+    with pytest.raises(ValueError, match="unknown configuration keys \\['speed'\\]"):
+        load_config(path)
+
+
+def test_grids_and_splits():
+    paper = penalty_grid("paper", CalibrationConfig().l1_fractions, CalibrationConfig().l2_values)
+    assert len(paper) == 25 and sum(len(p) for _, p in paper) == 6 * 5 * 6 * 5
+    fast = penalty_grid("fast", CalibrationConfig().l1_fractions, CalibrationConfig().l2_values)
+    assert sum(len(p) for _, p in fast) == 6 * 6 * 5
+    # Warm-start order: from the largest penalties down, neighbours adjacent.
+    path = paper[0][1]
+    assert path[0] == (0.4, 0.4) and path[-1][0] == 0.0
+    grid = paper_param_grid(2.0, 3.0)
+    assert len(grid["mu1"]) == 6 and len(grid["mu2"]) == 5 and max(grid["nu1"]) < 3.0
+    y = np.repeat([0, 1], 10)
+    assert len(make_splits(y, 5)) == 5 and len(make_splits(y, "loo")) == 20
+
+
+def test_estimator_in_grid_search_cv(bcicomp2003_path):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    from sblr_rt.model import SparseBilinearLogisticRegression, l1_penalty_max
+
+    rec = read_recording(bcicomp2003_path)
+    pre = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=0.5)
+    ep = extract_epochs([rec], pre, None)
+    X = pre.fit_scaling(ep.Z).scale(ep.Z)[:120]
+    y = ep.y[:120]
+    mu1_max, nu1_max = l1_penalty_max(X, y)
+    grid = paper_param_grid(mu1_max, nu1_max, l1_fractions=(0.0, 0.05), l2_values=(0.0,))
+    search = GridSearchCV(
+        SparseBilinearLogisticRegression(), grid, cv=StratifiedKFold(3), n_jobs=1
+    ).fit(X, y)
+    assert search.best_score_ > 0.6
+
+
+def test_cli_calibrate_and_inspect(bcicomp2003_path, tmp_path, capsys):
+    from sblr_rt.cli import main
+
+    out = tmp_path / "m.sblr.npz"
+    code = main(
+        [
+            "calibrate",
+            "--recording",
+            str(bcicomp2003_path),
+            "--out",
+            str(out),
+            "--cv",
+            "3",
+            "--search",
+            "none",
+            "--n-jobs",
+            "1",
+            "--no-progress",
+        ]
+    )
+    assert code == 0 and out.exists()
+    assert (tmp_path / "m.report.txt").exists() and (tmp_path / "m.report.png").exists()
+    capsys.readouterr()
+    assert main(["inspect", str(out), "--channels"]) == 0
+    text = capsys.readouterr().out
+    assert "classes: ['0', '1']" in text and "C3" in text
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(out.read_bytes()[:100])
+    assert main(["inspect", str(bad)]) == 1
+    assert "truncated" in capsys.readouterr().err or True
+    assert main(["calibrate", "--recording", str(tmp_path / "none.edf"), "--out", str(out)]) == 1

@@ -1,0 +1,147 @@
+"""Fixtures of the dashboard tests: a real model fitted on simulated EEG, fake snapshots."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+SIM_CLASSES = ("left", "right")
+
+
+def simulated_model(
+    *, n_channels=16, sfreq=100.0, tmin=0.5, tmax=1.5, features="waveform", rank=2, seed=0
+):
+    """A BCIModel fitted on epochs of the project's simulator (no LSL, about 1 s)."""
+    from sblr_rt.model import SparseBilinearLogisticRegression
+    from sblr_rt.pipeline import BCIModel
+    from sblr_rt.preprocessing import Preprocessor
+    from sblr_rt.sim import Simulator
+
+    sim = Simulator(
+        sfreq=sfreq,
+        n_channels=n_channels,
+        classes=SIM_CLASSES,
+        seed=seed,
+        first_cue=0.5,
+        trial_duration=1.5,
+        iti=(0.5, 1.0),
+    )
+    data, markers = sim.read(int(120 * sfreq))
+    pre = Preprocessor(ch_names=sim.ch_names, sfreq=sfreq, tmin=tmin, tmax=tmax, features=features)
+    start, stop = round(tmin * sfreq) - pre.n_pad, round(tmax * sfreq)
+    keep = [(s, c) for s, c in markers if s + start >= 0 and s + stop <= len(data)]
+    raw = np.stack([data[s + start : s + stop].T for s, _ in keep])
+    y = np.array([SIM_CLASSES.index(c) for _, c in keep])
+    Z = pre.fit(raw).transform(raw)
+    est = SparseBilinearLogisticRegression(
+        rank=rank, mu1=0.005, nu1=0.0005, random_state=0, max_iter=300, tol=1e-2
+    ).fit(Z, y)
+    metadata = {
+        "selection": {
+            "rank": rank,
+            "ranks": [{"rank": r, "mean": 0.7 + 0.05 * r, "std": 0.05} for r in (1, 2)],
+            "grid": [
+                {
+                    "mu1_fraction": a,
+                    "mu2": 0.0,
+                    "nu1_fraction": b,
+                    "nu2": 0.0,
+                    "mean": 0.8 - a - b,
+                    "std": 0.05,
+                }
+                for a in (0.0, 0.05, 0.1)
+                for b in (0.0, 0.02, 0.05, 0.1)
+            ],
+            "best": {
+                "mu1_fraction": 0.0,
+                "mu2": 0.0,
+                "nu1_fraction": 0.0,
+                "nu2": 0.0,
+                "mean": 0.8,
+                "std": 0.05,
+            },
+        },
+        "objective": np.asarray(est.objective_).tolist(),
+    }
+    return BCIModel(preprocessor=pre, estimator=est, classes=list(SIM_CLASSES), metadata=metadata)
+
+
+@pytest.fixture(scope="session")
+def sim_model():
+    return simulated_model()
+
+
+@pytest.fixture(scope="session")
+def sim_model_file(tmp_path_factory, sim_model):
+    path = tmp_path_factory.mktemp("models") / "sim.sblr.npz"
+    sim_model.save(path)
+    return path
+
+
+class FakeSnapshots:
+    """A stand-in for OnlineLoop.snapshot(): same keys, synthetic content."""
+
+    def __init__(self, ch_names, *, classes=SIM_CLASSES, connected=True, seconds=10.0):
+        self.ch_names = list(ch_names)
+        self.classes = list(classes)
+        self.connected = connected
+        self.seconds = seconds
+        self.calls = []
+        self.rng = np.random.default_rng(0)
+
+    def snapshot(self, channels=None, *, n_decisions=None):
+        self.calls.append(channels)
+        now = time.monotonic()
+        names = list(channels) if channels is not None else self.ch_names
+        n = int(self.seconds * 100)
+        last = now - (3.0 if not self.connected else 0.01)
+        times = last - np.arange(n)[::-1] / 100.0
+        data = self.rng.normal(size=(len(names), n)).astype(np.float32) * 1e-5
+        decisions = []
+        for t in np.arange(now - self.seconds, last, 0.05):
+            p = 1 / (1 + np.exp(-np.sin(t)))
+            decisions.append(
+                {
+                    "label": self.classes[int(p > 0.5)],
+                    "window_end": float(t),
+                    "trial": False,
+                    "cue": None,
+                    "proba": {self.classes[0]: 1 - p, self.classes[1]: p},
+                }
+            )
+        cue_t = now - 4.0
+        trials = [
+            {
+                "label": "right",
+                "window_end": cue_t + 1.5,
+                "trial": True,
+                "cue": "right",
+                "proba": {"left": 0.2, "right": 0.8},
+            }
+        ]
+        return {
+            "time": now,
+            "running": True,
+            "error": None,
+            "stream": {
+                "name": "Fake-EEG",
+                "sfreq": 100.0,
+                "n_channels": len(self.ch_names),
+                "ch_names": self.ch_names,
+                "connected": self.connected,
+                "buffer_fill": 0.5,
+                "effective_sfreq": 100.0,
+            },
+            "raw": {"data": data, "times": times, "ch_names": names},
+            "decisions": decisions,
+            "trials": trials,
+            "cues": [(cue_t, "right")],
+            "step_time": {"p50": 4e-5, "p99": 9e-5},
+            "latency": {"p50": 1e-3, "p99": 2e-3},
+            "decisions_per_second": 20.0,
+            "gaps": [(now - 6.0, now - 5.5)],
+            "n_gaps": 1,
+            "dropped": {"gap": 3, "nan": 0, "behind": 0, "trials": 0, "total": 3},
+        }

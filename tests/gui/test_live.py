@@ -1,0 +1,150 @@
+"""The Live tab: traces, decision timeline and status from the loop's snapshot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .conftest import FakeSnapshots
+
+pytestmark = pytest.mark.gui
+
+CH = [f"C{i}" for i in range(1, 7)] + ["Cz", "CPz", "Pz", "Oz"]
+
+
+@pytest.fixture
+def live_tab(qtbot):
+    from gui.app import configure_pyqtgraph
+    from gui.live import LiveTab
+
+    configure_pyqtgraph()
+    tab = LiveTab()
+    qtbot.addWidget(tab)
+    tab.resize(1200, 800)
+    tab.show()
+    return tab
+
+
+def test_draws_traces_decisions_and_status_from_a_snapshot(live_tab):
+    fake = FakeSnapshots(CH)
+    live_tab.set_provider(fake, classes=["left", "right"])
+    live_tab.refresh()  # the channel list fills from the first snapshot
+    live_tab.select_channels(["C3", "Cz", "C4"])
+    live_tab.refresh()
+    assert fake.calls[-1] == ["C3", "C4", "Cz"]  # in stream order
+    snap = live_tab.last_snapshot
+    x, y = live_tab.trace_curve.getData()
+    # min/max decimation to about one point per pixel column, never more points than sent
+    n = x.size // 3
+    assert x.size == 3 * n and 100 < n <= snap["raw"]["times"].size
+    # one row per channel, stacked from the top, newest sample at the right near 0 s
+    rows = np.round(y.reshape(3, -1).mean(axis=1))
+    np.testing.assert_array_equal(rows, [2, 1, 0])
+    assert -0.1 < x.max() <= 0
+    decisions = [d for d in snap["decisions"]]
+    t, p = live_tab.proba_curves["right"].getData()
+    np.testing.assert_allclose(t, [d["window_end"] - snap["time"] for d in decisions])
+    np.testing.assert_allclose(p, [d["proba"]["right"] for d in decisions])
+    (trial,) = live_tab.trial_points.data
+    assert trial["data"] == "right"
+    assert trial["y"] == pytest.approx(0.8)
+    status = live_tab.status.text()
+    for text in ("Fake-EEG", "20.0 decisions/s", "40 µs", "2.0 ms", "gaps 1", "dropped windows 3"):
+        assert text in status
+    assert live_tab.banner.isHidden()
+    assert not live_tab.stream_lost
+
+
+def test_a_vanished_stream_is_shown(live_tab):
+    fake = FakeSnapshots(CH, connected=False)
+    live_tab.set_provider(fake)
+    live_tab.refresh()
+    assert live_tab.stream_lost
+    assert not live_tab.banner.isHidden()
+    assert "vanished" in live_tab.banner.text()
+    assert "LOST" in live_tab.status.text()
+    # the time since the last sample is shaded as a gap
+    shown = [r for r in live_tab._gap_regions if r.isVisible()]
+    assert any(r.getRegion()[1] == 0.0 for r in shown)
+    fake.connected = True
+    live_tab.refresh()
+    assert live_tab.banner.isHidden()
+
+
+def test_a_failed_loop_is_shown_and_polling_stops(live_tab):
+    class Broken:
+        def snapshot(self, channels=None):
+            raise RuntimeError("worker died: boom")
+
+    live_tab.set_provider(Broken())
+    live_tab.refresh()
+    assert "boom" in live_tab.banner.text()
+    assert not live_tab.timer.isActive()
+
+
+def test_redraw_of_118_channels_is_measured(live_tab):
+    """Not a timing assertion: the frame time is recorded for the benchmark figures."""
+    names = [f"E{i}" for i in range(118)]
+    fake = FakeSnapshots(names)
+    live_tab.set_provider(fake)
+    live_tab.refresh()
+    live_tab.select_channels(names)
+    for _ in range(3):
+        live_tab.refresh()
+    x, _ = live_tab.trace_curve.getData()
+    assert x.size % 118 == 0 and x.size >= 118 * 200
+    assert len(live_tab.frame_times) == 4
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_timeline_receives_decisions_from_a_live_loop(qtbot, live_tab, sim_model, source_id):
+    from sblr_rt.online.loop import OnlineLoop
+    from sblr_rt.sim import run_simulator
+
+    from .conftest import SIM_CLASSES
+
+    name = f"GuiSim-{source_id[-12:]}"
+    player = run_simulator(
+        name=name,
+        source_id=source_id,
+        sfreq=100.0,
+        n_channels=16,
+        classes=SIM_CLASSES,
+        first_cue=0.5,
+        trial_duration=1.5,
+        iti=(0.5, 1.0),
+        background=True,
+    )
+    loop = OnlineLoop(
+        sim_model,
+        stream=name,
+        source_id=source_id,
+        mode="trial",
+        marker_stream=f"{name}-Markers",
+        marker_source_id=f"{source_id}-markers",
+        hop=0.05,
+        outlet=False,
+        timeout=10.0,
+    )
+    try:
+        loop.start()
+        live_tab.set_provider(loop, classes=sim_model.classes)
+        qtbot.waitUntil(lambda: bool((live_tab.last_snapshot or {}).get("trials")), timeout=20_000)
+        snap = live_tab.last_snapshot
+        assert snap["stream"]["name"] == name and snap["stream"]["connected"]
+        for label in sim_model.classes:
+            t, p = live_tab.proba_curves[label].getData()
+            assert t.size > 0 and np.all((p >= 0) & (p <= 1))
+        assert len(live_tab.trial_points.data) >= 1
+        assert any(line.isVisible() for line in live_tab._cue_lines)
+        assert "decisions/s" in live_tab.status.text()
+
+        # the stream vanishes: the tab says so
+        player.stop()
+        qtbot.waitUntil(lambda: live_tab.stream_lost, timeout=20_000)
+        assert "vanished" in live_tab.banner.text()
+    finally:
+        live_tab.set_provider(None)
+        loop.stop()
+        player.stop()

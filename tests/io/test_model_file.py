@@ -1,0 +1,193 @@
+"""Model file: round trip without pickle, atomic write, refusal of bad files."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from sblr_rt.io.model_file import FORMAT_VERSION, load_model, read_header, save_model
+from sblr_rt.model import SparseBilinearLogisticRegression
+from sblr_rt.pipeline import BCIModel
+from sblr_rt.preprocessing import Preprocessor
+
+CH = ["Fz", "C3", "Cz", "C4", "Pz", "Oz"]
+
+
+def _model(features="waveform", n_classes=2, rank=1):
+    rng = np.random.default_rng(0)
+    pre = Preprocessor(
+        ch_names=CH,
+        sfreq=100.0,
+        tmin=0.0,
+        tmax=1.0,
+        picks=["C3", "Cz", "C4", "Pz"],
+        features=features,
+        l_freq=8.0 if features == "waveform" else None,
+        h_freq=30.0 if features == "waveform" else None,
+        n_times=20 if features == "waveform" else 4,
+    )
+    n = 30 * n_classes
+    y = np.arange(n) % n_classes
+    raw = rng.standard_normal((n, len(CH), pre.n_times_raw))
+    raw[:, 1, pre.n_pad :] += 0.8 * y[:, None] * np.sin(np.arange(pre.n_window) * 1.2)
+    est = SparseBilinearLogisticRegression(rank=rank, mu1=1e-3, nu2=0.01).fit(
+        pre.fit(raw).transform(raw), y
+    )
+    classes = ["left", "right", "feet"][:n_classes]
+    model = BCIModel(
+        preprocessor=pre,
+        estimator=est,
+        classes=classes,
+        metadata={"selection": {"best": {"mean": 0.9}}, "note": "é"},
+    )
+    return model, raw
+
+
+@pytest.mark.parametrize(
+    ("features", "n_classes", "rank"),
+    [("waveform", 2, 1), ("bandpower", 2, 2), ("waveform", 3, 2)],
+)
+def test_round_trip(tmp_path, features, n_classes, rank):
+    model, raw = _model(features, n_classes, rank)
+    path = tmp_path / "m.sblr.npz"
+    model.save(path)
+    loaded = load_model(path)
+    assert loaded.classes == model.classes
+    assert loaded.ch_names == CH and loaded.sfreq == 100.0
+    assert loaded.metadata["note"] == "é"
+    assert loaded.metadata["format_version"] == FORMAT_VERSION
+    np.testing.assert_array_equal(loaded.decision_function(raw), model.decision_function(raw))
+    np.testing.assert_array_equal(loaded.predict_proba(raw), model.predict_proba(raw))
+    assert list(loaded.predict(raw)) == list(model.predict(raw))
+    assert set(model.predict(raw)) <= set(model.classes)
+    assert loaded.estimator.get_params()["rank"] == rank
+    labels, proba = loaded.labels_from_scores(loaded.decision_function(raw))
+    np.testing.assert_allclose(proba, model.predict_proba(raw), rtol=1e-12)
+    assert list(labels) == list(model.predict(raw))
+    # Only our file remains: the temporary file was renamed.
+    assert [p.name for p in tmp_path.iterdir()] == ["m.sblr.npz"]
+    with np.load(path, allow_pickle=False) as npz:
+        assert "header" in npz.files
+
+
+def test_native_factors_match(tmp_path):
+    model, raw = _model()
+    U, V, b = model.native_factors()
+    scores = np.einsum("cr,ect,tr->e", U, raw, V) + b
+    np.testing.assert_allclose(scores, model.decision_function(raw), rtol=1e-9, atol=1e-9)
+
+
+def test_truncated_file_refused(tmp_path):
+    model, _ = _model()
+    path = tmp_path / "m.npz"
+    save_model(model, path)
+    blob = path.read_bytes()
+    for cut in (len(blob) // 2, len(blob) - 30, 10):
+        bad = tmp_path / f"cut{cut}.npz"
+        bad.write_bytes(blob[:cut])
+        with pytest.raises(ValueError, match=r"truncated|not an sblr-rt model|corrupt"):
+            load_model(bad)
+
+
+def _rewrite(path, out, edit_header=None, edit_arrays=None):
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    header = json.loads(arrays["header"].tobytes())
+    if edit_header:
+        edit_header(header)
+    if edit_arrays:
+        edit_arrays(arrays)
+    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(out, **arrays)
+
+
+def test_newer_version_refused(tmp_path):
+    model, _ = _model()
+    path = tmp_path / "m.npz"
+    save_model(model, path)
+    newer = tmp_path / "newer.npz"
+    _rewrite(path, newer, edit_header=lambda h: h.update(format_version=FORMAT_VERSION + 1))
+    with pytest.raises(ValueError, match=r"newer|version 2.*upgrade"):
+        load_model(newer)
+
+
+def test_mismatched_arrays_refused(tmp_path):
+    model, _ = _model()
+    path = tmp_path / "m.npz"
+    save_model(model, path)
+    bad = tmp_path / "bad.npz"
+    _rewrite(path, bad, edit_arrays=lambda a: a.update({"est/spatial": np.zeros((3, 1))}))
+    with pytest.raises(ValueError, match="mismatched array 'est/spatial'"):
+        load_model(bad)
+
+    def both(a):
+        a["est/spatial"] = np.zeros((3, 1))
+
+    def fix_header(h):
+        h["arrays"]["est/spatial"]["shape"] = [3, 1]
+
+    bad2 = tmp_path / "bad2.npz"
+    _rewrite(path, bad2, edit_header=fix_header, edit_arrays=both)
+    with pytest.raises(ValueError, match=r"mismatched model.*spatial"):
+        load_model(bad2)
+    extra = tmp_path / "extra.npz"
+    _rewrite(path, extra, edit_arrays=lambda a: a.update({"est/other": np.ones(2)}))
+    with pytest.raises(ValueError, match="mismatched arrays"):
+        load_model(extra)
+
+
+def test_not_a_model_refused(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(ValueError, match="not an sblr-rt model file"):
+        load_model(text)
+    other = tmp_path / "other.npz"
+    np.savez(other, x=np.ones(3))
+    with pytest.raises(ValueError, match="not an sblr-rt model file"):
+        load_model(other)
+    wrong = tmp_path / "wrong.npz"
+    np.savez(wrong, header=np.frombuffer(b'{"format": "something"}', dtype=np.uint8))
+    with pytest.raises(ValueError, match="not an sblr-rt model file"):
+        read_header(wrong)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("header.npy", b"garbage")
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(buf.getvalue())
+    with pytest.raises(ValueError, match="sblr-rt model file"):
+        load_model(junk)
+    with pytest.raises(FileNotFoundError):
+        load_model(tmp_path / "missing.npz")
+
+
+def test_failed_save_leaves_nothing(tmp_path):
+    model, _ = _model()
+    model.metadata["bad"] = object()  # not JSON-serialisable
+    path = tmp_path / "m.npz"
+    with pytest.raises(TypeError):
+        save_model(model, path)
+    assert list(tmp_path.iterdir()) == []
+    # An existing file is left untouched by a failed save.
+    good, _ = _model()
+    save_model(good, path)
+    before = path.read_bytes()
+    with pytest.raises(TypeError):
+        save_model(model, path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+
+
+def test_bci_model_input_checks():
+    model, raw = _model()
+    with pytest.raises(ValueError, match=r"n_times_raw|warm-up"):
+        model.predict(raw[:, :, model.n_pad :])
+    with pytest.raises(ValueError, match="n_epochs"):
+        model.predict(raw[0])
+    with pytest.raises(ValueError, match="classes"):
+        BCIModel(preprocessor=model.preprocessor, estimator=model.estimator, classes=["a"])
+    assert "BCIModel" in repr(model)
+    assert "classes" in model.summary()

@@ -1,0 +1,29 @@
+"""scikit-learn's common estimator checks for the estimator and the baselines."""
+
+from __future__ import annotations
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sblr_rt.baselines import (
+    BilinearLogisticRegression,
+    SparseLogisticRegression,
+    VectorizedLogisticRegression,
+)
+from sblr_rt.model import SparseBilinearLogisticRegression
+
+# The common checks feed 2-D X (n_samples, n_features); the estimators read it as
+# (n_epochs, n_channels=n_features, n_times=1), as MNE's decoders do (np.atleast_3d).
+
+
+@parametrize_with_checks(
+    [
+        SparseBilinearLogisticRegression(),
+        SparseBilinearLogisticRegression(mu1=1e-4, nu2=1e-3, multi_class="multinomial"),
+        BilinearLogisticRegression(),
+        VectorizedLogisticRegression(),
+        SparseLogisticRegression(),
+        SparseLogisticRegression(solver="liblinear"),
+    ]
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

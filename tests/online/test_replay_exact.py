@@ -1,0 +1,140 @@
+"""A real recording replayed through LSL into the online loop gives the offline decisions.
+
+PhysioNet S001 run 6 (imagined both fists / both feet, 64 channels at 160 Hz) is played by
+:mod:`sblr_rt.replay` at 8 x real time into two loops at once, one per feature path, in
+trial mode. Each trial decision must sit where the offline epoching puts the cue's window
+and equal the offline :class:`~sblr_rt.pipeline.BCIModel` on the same samples.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+from sblr_rt.io.recordings import read_recording
+from sblr_rt.model import SparseBilinearLogisticRegression
+from sblr_rt.online import OnlineLoop
+from sblr_rt.pipeline import BCIModel
+from sblr_rt.preprocessing import Preprocessor
+from sblr_rt.replay import replay
+
+DEADLINE = 60.0
+SPEED = 8.0
+DURATION = 64.0  # seconds of data streamed (about 7 classified cues)
+CLASSES = ["T1", "T2"]
+
+
+def _epochs(rec, pre):
+    """Offline epochs by the BCIModel convention; returns (epochs, onsets, labels)."""
+    off = round(pre.tmin * pre.sfreq) - pre.n_pad
+    onsets, labels = [], []
+    for t, value in zip(rec.marker_times, rec.marker_values, strict=True):
+        onset = round(float(t) * rec.sfreq)
+        if (
+            value in CLASSES
+            and onset + off >= 0
+            and onset + off + pre.n_times_raw <= rec.n_samples
+        ):
+            onsets.append(onset)
+            labels.append(CLASSES.index(value))
+    epochs = np.stack([rec.data[:, o + off : o + off + pre.n_times_raw] for o in onsets])
+    return epochs, np.array(onsets), np.array(labels)
+
+
+def _train(rec, features):
+    kwargs = {"l_freq": 1.0, "h_freq": 30.0} if features == "waveform" else {}
+    pre = Preprocessor(
+        ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.5, tmax=2.5, features=features, **kwargs
+    )
+    epochs, _, y = _epochs(rec, pre)
+    X = pre.fit(epochs).transform(epochs)
+    est = SparseBilinearLogisticRegression(rank=2, mu2=1e-2, nu2=1e-2, max_iter=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    return BCIModel(preprocessor=pre, estimator=est, classes=CLASSES)
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, source_id):
+    rec = read_recording(physionet_dir / "S001R06.edf")
+    models = {f: _train(rec, f) for f in ("waveform", "bandpower")}
+    player = replay(
+        rec,
+        name="exact-replay",
+        source_id=source_id,
+        speed=SPEED,
+        duration=DURATION,
+        dtype="float64",
+        wait_for_consumers=DEADLINE,
+    )
+    loops = {
+        f: OnlineLoop(
+            m,
+            source_id=source_id,
+            mode="trial",
+            hop=1.0,
+            marker_source_id=f"{source_id}-markers",
+            outlet_source_id=f"{source_id}-{f}-pred",
+            timeout=DEADLINE,
+        )
+        for f, m in models.items()
+    }
+    n_streamed = round(DURATION * rec.sfreq)
+    try:
+        for loop in loops.values():
+            loop.start()
+        player.start()
+        assert player.wait(DEADLINE + DURATION / SPEED), "the replay did not finish"
+        deadline = time.monotonic() + DEADLINE
+        expected = None
+        decisions = {f: [] for f in loops}
+        while time.monotonic() < deadline:
+            for f, loop in loops.items():
+                decisions[f].extend(loop.pop_decisions())
+            snaps = {f: loop.snapshot() for f, loop in loops.items()}
+            if all(s["stream"]["n_samples"] >= n_streamed for s in snaps.values()):
+                expected = expected or snaps
+                if all(
+                    s["n_trial_decisions"] + s["dropped"]["trials"] >= 6 for s in snaps.values()
+                ):
+                    time.sleep(0.5)  # let the last trial windows complete
+                    break
+            time.sleep(0.05)
+        for f, loop in loops.items():
+            decisions[f].extend(loop.pop_decisions())
+            snaps[f] = loop.snapshot()
+    finally:
+        for loop in loops.values():
+            loop.stop()
+        player.stop()
+
+    for f, model in models.items():
+        pre = model.preprocessor
+        epochs, onsets, _ = _epochs(rec, pre)
+        stop_offset = round(pre.tmax * pre.sfreq)
+        inside = onsets + stop_offset <= n_streamed
+        trials = [d for d in decisions[f] if d["trial"]]
+        assert snaps[f]["n_gaps"] == 0 and snaps[f]["dropped"]["trials"] == 0, snaps[f]
+        assert len(trials) == int(inside.sum()) >= 6, (f, len(trials))
+        offline = model.decision_function(epochs[inside])
+        rate = rec.sfreq * SPEED
+        for d, onset, score in zip(trials, onsets[inside], offline, strict=True):
+            # The window is where offline epoching puts it ...
+            stop = round((d["window_end"] - player.t_start) * rate) + 1
+            assert stop == onset + stop_offset, (f, stop, onset)
+            assert d["cue"] in CLASSES
+            # ... and the score equals the offline model on those samples.
+            np.testing.assert_allclose(d["score"], score, rtol=1e-7, atol=1e-9)
+        labels = model.predict(epochs[inside]).tolist()
+        assert [d["label"] for d in trials] == labels
+        cues = [
+            v
+            for t, v in zip(rec.marker_times, rec.marker_values, strict=True)
+            if v in CLASSES and round(t * rec.sfreq) + stop_offset <= n_streamed
+        ]
+        assert [d["cue"] for d in trials] == cues

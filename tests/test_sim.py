@@ -1,0 +1,143 @@
+"""The simulator: deterministic generator, paradigm, patterns, and the LSL process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+import pylsl
+import pytest
+from scipy import signal
+
+from sblr_rt.montage import BERLIN_118
+from sblr_rt.sim import Simulator, simulator_channels
+
+
+def test_deterministic_and_chunk_invariant():
+    a, ma = Simulator(sfreq=250.0, n_channels=32, seed=7).read(5000)
+    sim = Simulator(sfreq=250.0, n_channels=32, seed=7)
+    rng = np.random.default_rng(0)
+    parts, markers, n = [], [], 0
+    while n < 5000:
+        k = int(min(rng.integers(0, 97), 5000 - n))
+        d, m = sim.read(k)
+        parts.append(d)
+        markers += m
+        n += k
+    np.testing.assert_array_equal(np.concatenate(parts), a)
+    assert markers == ma and sim.n_read == 5000
+    b, mb = Simulator(sfreq=250.0, n_channels=32, seed=8).read(5000)
+    assert not np.allclose(a, b) and mb != ma
+
+
+def test_channels_and_amplitude():
+    sim = Simulator(sfreq=200.0, seed=0)
+    assert sim.ch_names == list(BERLIN_118)
+    data, _ = sim.read(4000)
+    assert data.shape == (4000, 118) and data.dtype == np.float64
+    assert 3e-6 < data.std() < 3e-5  # volts, EEG-like
+    assert {"C3", "Cz", "C4"} <= set(simulator_channels(3))
+    assert simulator_channels(120)[-2:] == ["EEG119", "EEG120"]
+    d, _ = Simulator(sfreq=100.0, n_channels=120, seed=0).read(100)
+    assert d.shape == (100, 120) and np.all(np.isfinite(d))
+
+
+def test_paradigm_balanced_and_timed():
+    kwargs = dict(sfreq=100.0, n_channels=8, classes=["left", "right", "feet"], seed=3,
+                  first_cue=1.0, trial_duration=2.0, iti=(1.0, 1.5))  # fmt: skip
+    sim = Simulator(**kwargs)
+    _, markers = sim.read(100 * 300)
+    samples = np.array([m[0] for m in markers])
+    assert samples[0] == 100
+    gaps = np.diff(samples) / 100.0
+    assert gaps.min() >= 3.0 - 1e-9 and gaps.max() <= 3.5 + 1e-9
+    counts = Counter(v for _, v in markers[:24])  # two complete blocks of 12
+    assert counts == {"left": 8, "right": 8, "feet": 8}
+    _, again = Simulator(**kwargs).read(100 * 300)
+    assert again == markers
+
+
+def test_class_patterns_erd_and_slow_potential():
+    sfreq = 250.0
+    sim = Simulator(sfreq=sfreq, n_channels=32, seed=11, erd=0.6)
+    data, markers = sim.read(int(240 * sfreq))
+    ch = sim.ch_names
+    sos = signal.butter(4, [9, 13], "bandpass", fs=sfreq, output="sos")
+    mu = signal.sosfiltfilt(sos, data, axis=0) ** 2
+    lowpass = signal.sosfiltfilt(signal.butter(2, 3, fs=sfreq, output="sos"), data, axis=0)
+    c3, c4 = ch.index("C3"), ch.index("C4")
+    ratio, slow = {}, {}
+    for cls in ("left", "right"):
+        starts = [s for s, v in markers if v == cls and s + 4 * sfreq < len(data)]
+        during = np.mean([mu[s + 250 : s + 1000] for s in starts], axis=(0, 1))
+        before = np.mean([mu[s - 375 : s] for s in starts], axis=(0, 1))
+        ratio[cls] = during / before
+        slow[cls] = np.mean([lowpass[s + 150 : s + 250].mean(0) - lowpass[s - 100 : s].mean(0)
+                             for s in starts], axis=0)  # fmt: skip
+    # left hand imagery -> mu drop over the right motor cortex (C4), right -> C3
+    assert ratio["left"][c4] < 0.6 * ratio["left"][c3]
+    assert ratio["right"][c3] < 0.6 * ratio["right"][c4]
+    # slow negative potential with the same lateralisation
+    assert slow["left"][c4] < slow["left"][c3] - 1e-6
+    assert slow["right"][c3] < slow["right"][c4] - 1e-6
+
+
+def test_argument_errors():
+    with pytest.raises(ValueError, match="'classes'"):
+        Simulator(classes=["left"])
+    with pytest.raises(ValueError, match="'sfreq'"):
+        Simulator(sfreq=10)
+    with pytest.raises(ValueError, match="'n_channels'"):
+        Simulator(n_channels=0)
+    with pytest.raises(ValueError, match="'iti'"):
+        Simulator(iti=(3, 1))
+
+
+@pytest.mark.lsl
+def test_simulate_process_streams_the_generator(source_id):
+    args = dict(sfreq=500.0, n_channels=16, seed=5, first_cue=0.3, trial_duration=0.5,
+                iti=(0.3, 0.3))  # fmt: skip
+    cmd = [sys.executable, "-m", "sblr_rt.cli", "simulate", "--source-id", source_id,
+           "--name", "test-sim", "--sfreq", "500", "--n-channels", "16", "--seed", "5",
+           "--first-cue", "0.3", "--trial-duration", "0.5", "--iti", "0.3", "0.3",
+           "--duration", "2", "--wait-for-consumers", "60"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        eeg_info = pylsl.resolve_byprop("source_id", source_id, 1, 60.0)
+        mrk_info = pylsl.resolve_byprop("source_id", source_id + "-markers", 1, 30.0)
+        assert eeg_info and mrk_info, proc.stderr.read() if proc.poll() is not None else ""
+        eeg = pylsl.StreamInlet(eeg_info[0], processing_flags=pylsl.proc_ALL)
+        mrk = pylsl.StreamInlet(mrk_info[0], processing_flags=pylsl.proc_ALL)
+        info = eeg.info(timeout=10.0)
+        assert info.get_channel_labels() == simulator_channels(16)
+        assert info.nominal_srate() == 500.0 and info.type() == "EEG"
+        mrk.open_stream(timeout=10.0)
+        eeg.open_stream(timeout=10.0)
+        samples, stamps, cues = [], [], []
+        deadline = time.monotonic() + 60
+        while len(stamps) < 1000 and time.monotonic() < deadline:
+            chunk, ts = eeg.pull_chunk(timeout=0.2)
+            samples += chunk
+            stamps += ts
+            m, mts = mrk.pull_chunk(timeout=0.0)
+            cues += [(t, v[0]) for v, t in zip(m, mts, strict=True)]
+        time.sleep(0.2)
+        m, mts = mrk.pull_chunk(timeout=1.0)
+        cues += [(t, v[0]) for v, t in zip(m, mts, strict=True)]
+        del eeg, mrk
+        assert len(stamps) == 1000
+        expected, expected_cues = Simulator(**args).read(1000)
+        np.testing.assert_allclose(np.array(samples), expected.astype(np.float32), rtol=1e-6)
+        stamps = np.array(stamps)
+        np.testing.assert_allclose(np.diff(stamps), 1 / 500.0, atol=1e-4)
+        assert [v for _, v in cues] == [v for _, v in expected_cues]
+        for (t, _), (index, _) in zip(cues, expected_cues, strict=True):
+            assert abs(t - stamps[index]) < 1e-3
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
