@@ -32,6 +32,19 @@ def make_data(n=210, s=118, t=100, seed=0):
     return X, y
 
 
+def _cpu_seconds():
+    import psutil
+
+    proc = psutil.Process()
+    total = sum(proc.cpu_times()[:2])
+    for child in proc.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            pass
+    return total
+
+
 def main():
     from threadpoolctl import threadpool_info
 
@@ -65,13 +78,21 @@ def main():
     n_points = {"paper": 6 * 5 * 6 * 5, "fast": 6 * 6 * 5}[args.search]
     n_fits = (len(cfg.ranks) + n_points) * args.cv
     t0 = time.perf_counter()
+    cpu0 = _cpu_seconds()
     _, report, _ = select(X, y, config=cfg, center=False)
     dt = time.perf_counter() - t0
+    cpu = _cpu_seconds() - cpu0
+    load = os.getloadavg()[0]
     b = report["best"]
     print(
         f"selection time: {dt:.1f} s for {n_fits} fits (+ the final fit) "
         f"= {1e3 * dt / n_fits:.1f} ms/fit; rank step {report['seconds']['rank']:.1f} s, "
         f"grid {report['seconds']['grid']:.1f} s; target < 60 s"
+    )
+    print(
+        f"CPU time (this process + joblib workers): {cpu:.1f} s = {cpu / 2:.1f} s of wall "
+        f"time on 2 idle cores; load average at the end {load:.1f} (other work on the "
+        "machine slows the wall-clock figure)"
     )
     print(
         f"chosen: rank {report['rank']}, mu1 {b['mu1_fraction']:g} x max, mu2 {b['mu2']:g}, "

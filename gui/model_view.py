@@ -36,6 +36,8 @@ POSITIVE = "#B2182B"
 NEGATIVE = "#2166AC"
 ZERO = "#888888"
 
+_SHORT = {"mu1": "μ1", "nu1": "ν1", "mu2": "μ2", "nu2": "ν2", "mu1_fraction": "μ1/μ1,max"}
+_SHORT["nu1_fraction"] = "ν1/ν1,max"
 _PARAM_NAMES = {
     "mu1": "μ1 (l1 on U)",
     "nu1": "ν1 (l1 on V)",
@@ -340,10 +342,9 @@ class ModelTab(QtWidgets.QWidget):
         for r in rows:
             i, j = a_vals.index(r[a]), b_vals.index(r[b])
             grid[i, j] = np.nanmax([grid[i, j], r["score"]])
-        extra = ", ".join(f"{k} = {_format_value(v)}" for k, v in fixed.items())
-        title = "CV accuracy" + (f" at {extra}" if extra else "") + " (★ = chosen)"
-        title += self._rank_note()
-        plot = self.overview_widget.addPlot(title=title)
+        extra = ", ".join(f"{_SHORT.get(k, k)} = {_format_value(v)}" for k, v in fixed.items())
+        notes = ([f"at {extra}"] if extra else []) + self._rank_note()
+        plot = self._plot_with_notes("CV accuracy (★ = chosen)", notes)
         image = pg.ImageItem(axisOrder="row-major")
         image.setImage(grid)
         image.setRect(QtCore.QRectF(-0.5, -0.5, len(b_vals), len(a_vals)))
@@ -372,18 +373,24 @@ class ModelTab(QtWidgets.QWidget):
         self.cv_image = image
         self.cv_plot = plot
 
-    def _rank_note(self) -> str:
+    def _rank_note(self) -> list[str]:
         ranks = self.summary.ranks
         chosen = self.summary.chosen.get("rank")
         if not ranks:
-            return f"<br>at rank {chosen}" if chosen is not None else ""
+            return [f"at rank {chosen}"] if chosen is not None else []
         tried = ", ".join(f"r={r['rank']}: {r['mean']:.2f}" for r in ranks)
-        return f"<br>rank {chosen} chosen with zero penalties ({tried})"
+        return [f"rank {chosen} chosen first, with zero penalties ({tried})"]
+
+    def _plot_with_notes(self, title: str, notes: list[str]) -> pg.PlotItem:
+        # a title of one line keeps its height; the notes get their own label row below
+        plot = self.overview_widget.addPlot(title=title)
+        if notes:
+            self.overview_widget.nextRow()
+            self.overview_widget.addLabel("<br>".join(notes), size="8pt")
+        return plot
 
     def _cv_line(self, rows, key, chosen) -> None:
-        plot = self.overview_widget.addPlot(
-            title="CV accuracy per candidate (★ = chosen)" + self._rank_note()
-        )
+        plot = self._plot_with_notes("CV accuracy per candidate (★ = chosen)", self._rank_note())
         if key is None:
             xs = np.arange(len(rows), dtype=float)
             plot.setLabel("bottom", "candidate")

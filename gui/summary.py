@@ -275,16 +275,29 @@ def _model_axis(model, n_times: int) -> tuple[np.ndarray, str]:
 
 
 #: Keys of a CV row that are results, not hyper-parameters.
-RESULT_KEYS = ("score", "std", "mean", "collapsed", "group", "step", "folds", "scores")
+RESULT_KEYS = (
+    "score",
+    "std",
+    "mean",
+    "collapsed",
+    "unbounded",
+    "group",
+    "step",
+    "folds",
+    "scores",
+)
 
 
 def _cv_results(model) -> tuple[list[dict], dict]:
     selection = _first_attr(model, ("selection",))
     if isinstance(selection, Mapping) and "grid" in selection:
         # calibration.selection.select's report: penalties grid at the chosen rank
-        rows = [dict(r, score=float(r["mean"])) for r in selection["grid"]]
         best = selection.get("best") or {}
         chosen = {k: v for k, v in best.items() if k not in RESULT_KEYS}
+        rows = [
+            {**{k: r.get(k) for k in chosen}, "score": float(r["mean"]), "std": r.get("std")}
+            for r in selection["grid"]
+        ]
         if "rank" in selection:
             chosen["rank"] = selection["rank"]
         return rows, chosen

@@ -167,7 +167,13 @@ class Recorder:
         self._eeg = eeg
         try:
             desc = eeg.description
-            units = [c.get("unit", "") for c in stream_channel_info(source_id=desc.source_id)]
+            units = []
+            if desc.source_id:
+                info = stream_channel_info(source_id=desc.source_id, timeout=self.timeout)
+                units = [c.get("unit", "") for c in info]
+            if len(units) != eeg.n_channels or not all(units):
+                logger.warning("%s declares no unit for every channel; assuming microvolts", desc)
+                units = [u or "microvolts" for u in units] or ["microvolts"] * eeg.n_channels
             if self.record_markers:
                 self._markers = self._open_markers(MarkerSource, desc.name)
             self.sidecar.mkdir(parents=True)

@@ -4,8 +4,10 @@ Supported formats, chosen by file extension:
 
 - ``.fif`` (also ``.fif.gz``), ``.edf``, ``.bdf``, ``.gdf`` through MNE-Python. Data are in
   volts. Annotations become markers (except ``BAD``/``EDGE`` ones), at the sample their
-  onset falls on. PhysioNet EDF channel names such as ``Fc5.`` are standardised to 10-10
-  labels (``FC5``) with :func:`mne.datasets.eegbci.standardize`.
+  onset falls on; without annotations, trigger-channel events do (values: event codes).
+  Trigger (``stim``) channels are left out of the data. PhysioNet EDF channel names such
+  as ``Fc5.`` are standardised to 10-10 labels (``FC5``) with
+  :func:`mne.datasets.eegbci.standardize`.
 - ``.xdf`` (LabRecorder) through :func:`pyxdf.load_xdf`: the EEG stream (type ``EEG``,
   else the regularly sampled numeric stream with most channels) and every marker stream
   (string or irregular streams), merged in time. Units as stored (``desc`` metadata).
@@ -13,8 +15,10 @@ Supported formats, chosen by file extension:
 
   * continuous, as competition III data sets IVa/IVb: ``cnt`` (n_samples, n_channels),
     ``mrk.pos`` (1-based sample index of each cue), ``mrk.y`` (label, NaN when unknown),
-    optional ``mrk.className``, ``nfo.clab``, ``nfo.fs``. Integer ``cnt`` is stored in
-    0.1 uV steps and is converted to uV as the competition documents.
+    optional ``mrk.className`` (or ``nfo.classes``, with -1/+1 labels as in competition IV
+    data set 1), ``nfo.clab``, ``nfo.fs``; a label becomes its class name when known.
+    Integer ``cnt`` is stored in 0.1 uV steps and is converted to uV as the competition
+    documents.
   * epoched, as competition 2003 data set IV: ``x_train`` (n_times, n_channels,
     n_trials), ``y_train`` (n_trials,), ``clab``. Trials are concatenated; one marker at
     each trial's first sample carries its label; ``epoch_length`` is n_times. The rate is
@@ -289,25 +293,42 @@ def recording_from_raw(raw, *, source="") -> Recording:
     Returns
     -------
     recording : Recording
-        Data (n_channels, n_samples) in volts; markers from the annotations, except
-        ``BAD``/``EDGE`` ones.
+        Data (n_channels, n_samples) in volts without trigger (``stim``) channels; markers
+        from the annotations, except ``BAD``/``EDGE`` ones, or, when there is no other
+        annotation, from the events of the trigger channels (value: the event code).
     """
+    import mne
+
+    sfreq = raw.info["sfreq"]
     ann = raw.annotations
     keep = [
         i for i, desc in enumerate(ann.description) if not desc.upper().startswith(("BAD", "EDGE"))
     ]
     # Raw.annotations onsets include first_samp / sfreq; count them from the first sample
-    onsets = ann.onset[keep] - raw.first_time
-    samples = np.round(onsets * raw.info["sfreq"]).astype(np.int64)
+    samples = np.round((ann.onset[keep] - raw.first_time) * sfreq).astype(np.int64)
+    values = [ann.description[i] for i in keep]
+    stim = [raw.ch_names[i] for i in mne.pick_types(raw.info, meg=False, stim=True)]
+    if stim:
+        if not keep:  # trigger channel events become the markers
+            try:
+                events = mne.find_events(
+                    raw, stim_channel=stim, shortest_event=1, consecutive=True, verbose="error"
+                )
+            except ValueError as exc:
+                logger.warning("no events read from trigger channels %s: %s", stim, exc)
+                events = np.zeros((0, 3), dtype=np.int64)
+            samples = events[:, 0] - raw.first_samp
+            values = [str(code) for code in events[:, 2]]
+        raw = raw.copy().drop_channels(stim)
     inside = (samples >= 0) & (samples < raw.n_times)
     if not inside.all():
-        logger.warning("%d annotations outside the data were dropped", int((~inside).sum()))
+        logger.warning("%d markers outside the data were dropped", int((~inside).sum()))
     return Recording(
         data=raw.get_data(),
         sfreq=raw.info["sfreq"],
         ch_names=list(raw.ch_names),
-        marker_times=samples[inside] / raw.info["sfreq"],
-        marker_values=[ann.description[i] for i, ok in zip(keep, inside, strict=True) if ok],
+        marker_times=samples[inside] / sfreq,
+        marker_values=[v for v, ok in zip(values, inside, strict=True) if ok],
         source=str(source),
         unit="V",
     )
@@ -501,10 +522,16 @@ def _read_mat_continuous(path: Path, mat: dict) -> Recording:
                 f"'{path}': 'mrk.y' must have one label per 'mrk.pos' ({pos.size}), got {y.size}"
             )
         names = _mat_get(mrk, "className")
+        if names is None:
+            names = _mat_get(nfo, "classes")  # BCI competition IV data set 1
         names = _mat_strings(names) if names is not None else None
+        # labels are 1-based class indices, or -1/+1 for two classes (competition IV 1)
+        signed = names is not None and len(names) == 2 and set(y[~np.isnan(y)]) <= {-1, 1}
         for label in y:
             if np.isnan(label):
                 values.append("unlabeled")
+            elif signed:
+                values.append(names[0] if label < 0 else names[1])
             elif names and float(label).is_integer() and 1 <= label <= len(names):
                 values.append(names[int(label) - 1])
             else:

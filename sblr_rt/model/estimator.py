@@ -29,10 +29,12 @@ __all__ = [
 
 
 class ZeroTrapWarning(UserWarning):
-    """An l1 penalty is large enough to collapse the factors to zero.
+    """The penalties collapse, or are likely to collapse, the factors to zero.
 
     Zero is a stationary point of the bilinear objective that the solver never leaves:
     once U (or V) is zero, the gradient with respect to the other factor vanishes too.
+    Raised at the start of ``fit`` when an l1 penalty reaches the gradient sup-norm of
+    :func:`l1_penalty_max`, and at the end when the fitted factors are all zero.
     """
 
 
@@ -268,10 +270,21 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
+    Choices the paper leaves open: the step parameters start at ``L^0 = L_min``, so the
+    first iteration searches upwards for the smallest passing step (a large ``L^0`` would
+    take tiny steps and stop early on the relative-change rule); the sufficient-decrease
+    test is evaluated in its equivalent Bregman form (see :mod:`sblr_rt.model.datafit`),
+    exact even for steps at rounding level. Each iteration makes two passes over X (``X V``
+    for the U-block, ``X^T U`` for the V-block); backtracking trials reuse them.
+
     Input of dtype float32 is not copied to float64: the products ``X V`` and ``X^T U``
-    (two passes over X per iteration) run in float32, while factors, scores, losses and
-    gradients are float64, so the sufficient-decrease tests keep full precision.
-    BLAS runs single-threaded inside ``fit`` (small products are much slower threaded).
+    run in float32, while factors, scores, losses and gradients are float64, so the
+    sufficient-decrease tests keep full precision. BLAS runs single-threaded inside ``fit``
+    and ``decision_function`` (small products are much slower threaded on few cores).
+
+    Zero is a stationary point that the solver never leaves. A :class:`ZeroTrapWarning` is
+    raised at the start when ``mu1`` or ``nu1`` is at least the sup-norm of the matching
+    gradient (:func:`l1_penalty_max`), and after the fit when the factors collapsed.
 
     Examples
     --------

@@ -101,6 +101,15 @@ class OnlineLoop:
     max_history : int
         Number of decisions, trial decisions and cues kept for :meth:`snapshot`.
 
+    Notes
+    -----
+    Hops are counted in samples (``round(hop * sfreq)``), so a replay at accelerated speed
+    gets one decision per ``hop`` seconds of *stream* time. When the samples of several
+    hops arrive at once, only the latest window is classified (the others are counted as
+    ``dropped["behind"]`` in :meth:`snapshot`). While the worker runs, BLAS is limited to
+    one thread (:func:`threadpoolctl.threadpool_limits` acts on the whole process): on
+    small products a multi-threaded OpenBLAS is many times slower and jittery.
+
     Examples
     --------
     >>> from sblr_rt import load_model  # doctest: +SKIP
@@ -251,11 +260,11 @@ class OnlineLoop:
             buffer_seconds=self.buffer_seconds,
         )
         source.start()
+        markers = None
         try:
             self._pick = check_stream_info(
                 clf, list(source.ch_names), float(source.sfreq), stream=self._stream_label(source)
             )
-            markers = None
             if self.mode == "trial":
                 markers = MarkerSource(
                     name=self.marker_stream,
@@ -270,9 +279,12 @@ class OnlineLoop:
                 kwargs["source_id"] = self.outlet_source_id or f"sblr-rt-{self.outlet_name}"
                 outlet = PredictionOutlet(**kwargs)
         except BaseException:
-            source.stop()
-            if "markers" in locals() and markers is not None:
-                markers.stop()
+            for started in (markers, source):
+                if started is not None:
+                    try:
+                        started.stop()
+                    except Exception:
+                        logger.exception("Stopping %r failed.", started)
             raise
         self._source, self._markers, self._outlet = source, markers, outlet
         self._reset_stats()
@@ -416,42 +428,49 @@ class OnlineLoop:
                 ``name``, ``source_id``, ``sfreq`` (nominal), ``n_channels``,
                 ``ch_names``, ``connected`` (bool), ``n_samples`` (received since start),
                 ``buffer_fill`` (fraction of the raw ring buffer in use, 0-1),
-                ``buffer_seconds``, ``effective_sfreq`` (from the source, or NaN).
+                ``buffer_seconds``, ``effective_sfreq`` (from the timestamps, NaN until
+                known), ``n_reconnects``.
             ``raw`` : dict
                 ``data`` ndarray float32 (n_selected, n_display), the latest samples
                 decimated (every k-th sample, no anti-alias filter) to ``sfreq``;
-                ``times`` ndarray (n_display,) their LSL timestamps; ``ch_names``.
+                ``times`` ndarray (n_display,) their LSL timestamps; ``ch_names``;
+                ``sfreq`` (the display rate).
             ``decisions`` : list of dict
                 Recent decisions, oldest first: ``label``, ``proba`` ({label: p}),
                 ``score``, ``window_end`` (LSL timestamp of the window's last sample),
-                ``trial``, ``cue``, ``published`` (LSL clock time when pushed).
+                ``trial``, ``cue``, ``published`` (LSL clock time when pushed),
+                ``step_time`` (s), ``window_start_index``/``window_stop_index``.
             ``trials`` : list of dict
                 Recent trial decisions (same keys).
             ``cues`` : list of (float, str)
-                Recent markers received: LSL timestamp and value.
+                Recent markers received (all values, not only cues): LSL timestamp and
+                value. ``n_cues`` : int, markers received in total.
             ``step_time`` : dict
                 Seconds spent per decision over the last ``history_seconds``: ``n``,
                 ``p50``, ``p99``, ``max``, ``mean`` (NaN when empty).
             ``latency`` : dict
                 End-to-end latency inside the loop, from ``window_end`` to the push on the
-                outlet, same keys.
+                outlet (seconds), same keys.
             ``decisions_per_second`` : float
                 Over the last ``history_seconds``.
             ``n_decisions``, ``n_trial_decisions`` : int
                 Totals since start.
             ``gaps`` : list of (float, float)
-                Recent gaps in the stream (last timestamp before, first after);
-                ``n_gaps`` : int total.
+                Recent gaps in the stream (timestamps of the last sample before and the
+                first after); ``n_gaps`` : int, total.
             ``dropped`` : dict
-                Windows given no decision: ``gap`` (window held a gap or straddled a
-                reconnection), ``nan`` (window held NaN samples), ``behind`` (the loop
-                skipped hops to catch up), ``trials`` (trial windows not classifiable),
-                ``total``.
+                Windows given no decision: ``gap`` (the window held a gap),
+                ``nan`` (it held samples with NaN), ``behind`` (hops skipped because
+                samples of several hops arrived at once, or the loop was late: only the
+                latest window is classified), ``trials`` (trial windows that could not
+                be classified), ``total``.
             ``n_nan_samples`` : int
-                Samples with NaN received. ``n_overruns`` : int, times the loop fell
-                so far behind that the raw buffer overwrote samples it had not read.
+                Samples received with NaN in one of the model's channels.
+            ``n_overruns`` : int
+                Times the loop fell so far behind that the raw buffer overwrote samples
+                it had not read (those samples are skipped, like a gap).
             ``worker_cpu`` : float
-                CPU seconds used by the worker thread per second of wall time since start.
+                CPU seconds used by the worker thread per wall second since start.
         """
         self._raise_if_failed()
         now = local_clock()

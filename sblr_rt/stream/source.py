@@ -193,6 +193,7 @@ class _LSLReader:
         self._thread = None
         self._stop_event = threading.Event()
         self._inlet = None
+        self._resolved_info = None
         self._description = None
         self._started = False
         self._error = None
@@ -245,6 +246,7 @@ class _LSLReader:
         except BaseException:
             _destroy(inlet)
             raise
+        self._resolved_info = info
         self._description = StreamDescription.from_info(full_info)
         self._name = self._description.name
         self._stype = self._description.stype
@@ -510,6 +512,7 @@ class _LSLReader:
             return
         with self._state_lock:
             self._inlet = inlet
+            self._resolved_info = infos[0]
             self._connected = True
             self._n_reconnects += 1
             self._refusal = None
@@ -585,6 +588,12 @@ class LSLSource(_LSLReader):
     gap_threshold : float | None
         A jump between consecutive timestamps larger than this (seconds) is recorded as a
         gap even when the stream was not lost. Default ``max(0.1, 10 / sfreq)``.
+    stall_timeout : float | None
+        After this many seconds without data from a stream that is still there, the inlet
+        is reopened (``None``: never). liblsl's dejitter assumes a regular stream and
+        would otherwise spread a pause over the following seconds of timestamps (a 1 s
+        pause at 100 Hz comes out as ~30 ms steps for seconds); a fresh inlet restarts
+        them exactly, so the pause shows as one gap.
 
     Attributes
     ----------
@@ -618,12 +627,18 @@ class LSLSource(_LSLReader):
         timeout=5.0,
         buffer_seconds=30.0,
         gap_threshold=None,
+        stall_timeout=1.0,
     ):
         super().__init__(name=name, stype=stype, source_id=source_id, timeout=timeout)
         self._buffer_seconds = _check_positive_float(buffer_seconds, "buffer_seconds")
         if gap_threshold is not None:
             gap_threshold = _check_positive_float(gap_threshold, "gap_threshold")
         self._gap_threshold_arg = gap_threshold
+        if stall_timeout is not None:
+            stall_timeout = _check_positive_float(stall_timeout, "stall_timeout")
+        self._stall_timeout = stall_timeout
+        self._stall_reopened = False
+        self._n_stalls = 0
         self.buffer = None
         self._ch_names = None
         self._ch_units = None
@@ -710,7 +725,8 @@ class LSLSource(_LSLReader):
             (list of ``(lost_at, back_at)`` in ``local_clock()`` time, ``back_at`` ``None``
             while lost), ``refused``
             (why a returning stream was refused, or ``None``), ``last_timestamp``,
-            ``stalled_for`` (seconds since the last chunk arrived), ``buffer_fill``
+            ``stalled_for`` (seconds since the last chunk arrived), ``n_stalls``
+            (times the inlet was reopened after ``stall_timeout``), ``buffer_fill``
             (fraction of the ring buffer holding data), ``name``, ``source_id`` and
             ``running`` (whether the reader thread is alive).
 
@@ -728,6 +744,7 @@ class LSLSource(_LSLReader):
                 n_gaps=len(self._gaps),
                 gaps=list(self._gaps),
                 n_nan_samples=self._n_nan_samples,
+                n_stalls=self._n_stalls,
                 sfreq=self._sfreq,
                 effective_sfreq=self._effective_sfreq(),
                 last_timestamp=self._last_timestamp,
@@ -827,14 +844,38 @@ class LSLSource(_LSLReader):
                 timeout=0.0, max_samples=self._max_pull, dest_obj=scratch
             )
             if not timestamps:
+                self._check_stall()
                 self._stop_event.wait(0.001)
                 return
         n_samples = len(timestamps)
         if n_samples == 0:
+            self._check_stall()
             return
         timestamps = np.asarray(timestamps, dtype=np.float64)
         chunk = scratch[:n_samples].copy()
         self._handle_chunk(chunk, timestamps)
+
+    def _check_stall(self):
+        if self._stall_timeout is None or self._last_arrival is None or self._stall_reopened:
+            return
+        silent = pylsl.local_clock() - self._last_arrival
+        if silent < self._stall_timeout:
+            return
+        old, self._inlet = self._inlet, None
+        _destroy(old)
+        self._stall_reopened = True
+        logger.warning(
+            "No data from LSL stream %r for %.1f s; reopening the inlet so that timestamps "
+            "restart exactly when data resumes.",
+            self._name,
+            silent,
+        )
+        try:
+            self._inlet, _ = self._open_inlet(self._resolved_info, timeout=1.0)
+        except RuntimeError:  # pylsl's LostError, TimeoutError: the outlet is gone
+            self._on_lost()
+        with self._state_lock:
+            self._n_stalls += 1
 
     def _handle_chunk(self, chunk, timestamps):
         now = pylsl.local_clock()
@@ -859,6 +900,7 @@ class LSLSource(_LSLReader):
                         "Timestamps of %r went back by %.3f s.", self._name, float(-jump)
                     )
             self._pending_gap = False
+            self._stall_reopened = False
             self._n_nan_samples += n_nan
             self._n_chunks += 1
             self._last_timestamp = float(timestamps[-1])

@@ -68,6 +68,10 @@ def test_bci_competition_iii_continuous(tmp_path):
     rec = read_recording(path)
     assert rec.marker_values == ["-1", "1"]
     np.testing.assert_allclose(rec.data, cnt.T)
+    # competition IV data set 1 style: class names in nfo.classes, labels -1/+1
+    nfo["classes"] = np.array([["left", "foot"]], dtype=object)
+    scipy.io.savemat(path, {"cnt": cnt, "mrk": mrk, "nfo": nfo})
+    assert read_recording(path).marker_values == ["left", "foot"]
 
 
 def _make_raw(n_times=500, first_samp=0, annotations=True):
@@ -227,3 +231,17 @@ def test_recording_validation():
         marker_values=["b", "a"],
     )  # fmt: skip
     assert rec.marker_values == ["a", "b"]  # sorted by time
+
+
+def test_fif_stim_channel_events_become_markers(tmp_path):
+    info = mne.create_info(["C3", "C4", "STI 014"], 100.0, ["eeg", "eeg", "stim"])
+    data = np.zeros((3, 500))
+    data[:2] = np.random.default_rng(0).standard_normal((2, 500)) * 1e-5
+    data[2, [50, 51, 52, 300]] = [3, 3, 3, 7]
+    raw = mne.io.RawArray(data, info, verbose="error")
+    path = tmp_path / "stim_raw.fif"
+    raw.save(path, verbose="error")
+    rec = read_recording(path)
+    assert rec.ch_names == ["C3", "C4"]  # trigger channel left out
+    assert rec.marker_values == ["3", "7"]
+    np.testing.assert_array_equal(rec.marker_samples, [50, 300])

@@ -16,6 +16,7 @@ import time
 import numpy as np
 import pylsl
 import pytest
+import threadpoolctl
 
 from sblr_rt.online import OnlineClassifier, OnlineLoop
 from sblr_rt.stream.outlets import EEGOutlet, MarkerOutlet
@@ -313,6 +314,8 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
             _wait(lambda: loop.snapshot()["n_decisions"] >= 10, "10 decisions")
             snap = loop.snapshot(channels=["EEG002", 0], n_decisions=3)
             assert loop.running
+            blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+            assert all(i["num_threads"] == 1 for i in blas), blas  # limited while running
         poller.join(DEADLINE)
     finally:
         del eeg

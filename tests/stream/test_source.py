@@ -201,6 +201,30 @@ def test_effective_rate_differs_from_nominal(source_id):
     del outlet
 
 
+@pytest.mark.lsl
+def test_paused_stream_gives_one_clean_gap(source_id):
+    sfreq = 100.0
+    outlet = _eeg_outlet(source_id, n_channels=2, sfreq=sfreq)
+    with LSLSource(source_id=source_id, timeout=5.0, stall_timeout=0.3) as source:
+        _wait_consumer(outlet)
+        t0 = pylsl.local_clock()
+        outlet.push_chunk(_samples(0, 50, 2), (t0 + np.arange(50) / sfreq).tolist())
+        _wait(lambda: source.buffer.n_pushed >= 50, "50 samples")
+        _wait(lambda: source.status()["n_stalls"] == 1, "the inlet to be reopened")
+        t1 = t0 + 2.0  # the device paused for 1.5 s
+        outlet.push_chunk(_samples(50, 100, 2), (t1 + np.arange(100) / sfreq).tolist())
+        _wait(lambda: source.buffer.n_pushed >= 150, "150 samples")
+        status = source.status()
+        assert status["connected"] and status["n_reconnects"] == 0
+        window, timestamps = source.buffer.latest(150)
+        assert_array_equal(window[0], np.arange(150))
+        assert status["gaps"] == [(timestamps[49], timestamps[50])]
+        assert timestamps[50] - timestamps[49] == pytest.approx(1.51, abs=1e-3)
+        # without a fresh inlet, liblsl's dejitter would spread the pause over these
+        assert np.allclose(np.diff(timestamps[50:]), 1 / sfreq, atol=1e-4)
+    del outlet
+
+
 # -- vanishing streams ---------------------------------------------------------------------
 @pytest.mark.lsl
 def test_vanished_stream_keeps_data_reports_gap_and_resumes(source_id, caplog):

@@ -1,0 +1,358 @@
+"""``sblr-rt demo``: the whole product on real data, with no hardware and no arguments.
+
+1. Calibrate on the first runs of a shipped recording (markers from the file), printing the
+   search's progress, the selected hyper-parameters and the cross-validated accuracy.
+2. Replay the remaining run as LSL streams from a separate process (accelerated), run the
+   online loop on it in trial mode through LSL, and print every trial decision, the running
+   accuracy and the latency.
+3. Open the dashboard when a display is present; otherwise write its screenshots, the
+   calibration report and a summary to a folder, and name it.
+
+``--simulated`` does the same on the simulated 118-channel source: calibration on a
+recording of the simulator (the same deterministic generator the LSL source runs), then the
+online loop on the live simulator process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+#: The shipped PhysioNet runs: 5 and 9 executed, 6 and 10 imagined, both fists vs both feet.
+PHYSIONET_CALIBRATION = ("S001R05.edf", "S001R06.edf", "S001R09.edf")
+PHYSIONET_ONLINE = "S001R10.edf"
+PHYSIONET_CLASSES = {"T1": "fists", "T2": "feet"}
+
+
+def _recordings_dir() -> Path:
+    """Return the shipped ``recordings/`` folder (source checkout) or fail clearly."""
+    env = os.environ.get("SBLR_RT_RECORDINGS")
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[2] / "recordings")
+    candidates.append(Path.cwd() / "recordings")
+    for path in candidates:
+        if (path / "physionet-eegmmidb-S001").is_dir():
+            return path
+    raise FileNotFoundError(
+        "the demo needs the sample recordings shipped in the repository's recordings/ "
+        "folder; set SBLR_RT_RECORDINGS to that folder. Looked in: "
+        + ", ".join(str(p) for p in candidates)
+    )
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``sblr-rt demo``."""
+    parser = subparsers.add_parser(
+        "demo",
+        help="calibrate and classify a real recording end to end (no hardware needed)",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "--simulated", action="store_true", help="use the simulated 118-channel source"
+    )
+    parser.add_argument(
+        "--speed", type=float, default=10.0, help="replay speed factor (default 10)"
+    )
+    parser.add_argument(
+        "--features",
+        choices=("waveform", "bandpower"),
+        default="bandpower",
+        help="feature path (default bandpower: motor imagery changes power, not waveforms)",
+    )
+    parser.add_argument(
+        "--search",
+        choices=("fast", "paper"),
+        default="fast",
+        help="hyper-parameter search: the fast default or the paper's full grid",
+    )
+    parser.add_argument("--cv", default="5", help="folds, or 'loo' (default 5)")
+    parser.add_argument(
+        "--out", default="demo-output", help="folder for the model, report and screenshots"
+    )
+    parser.add_argument(
+        "--no-gui", action="store_true", help="never open a window; write screenshots instead"
+    )
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="seconds of the online run to stream (default: all of it)",
+    )
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def _calibrate_physionet(args, out: Path):
+    from calibration import calibrate
+    from calibration.progress import TerminalProgress
+
+    folder = _recordings_dir() / "physionet-eegmmidb-S001"
+    files = [folder / f for f in PHYSIONET_CALIBRATION]
+    _say(
+        "[1/3] Calibration on PhysioNet eegmmidb S001 runs 5, 6, 9 "
+        "(executed and imagined: both fists vs both feet), markers from the EDF annotations"
+    )
+    model = calibrate(
+        files,
+        classes=PHYSIONET_CLASSES,
+        features=args.features,
+        search=args.search,
+        cv=args.cv,
+        progress=TerminalProgress(sys.stderr),
+    )
+    return model, folder / PHYSIONET_ONLINE
+
+
+def _calibrate_simulated(args, out: Path):
+    from calibration import calibrate
+    from calibration.progress import TerminalProgress
+    from sblr_rt.io.recordings import Recording
+    from sblr_rt.sim import Simulator, simulator_channels
+
+    sfreq, seconds = 1000.0, 240.0
+    _say(
+        f"[1/3] Calibration on {seconds:.0f} s of the simulated 118-channel source at "
+        f"{sfreq:.0f} Hz (seed 0, classes left/right), the generator the LSL simulator runs"
+    )
+    sim = Simulator(sfreq=sfreq, n_channels=118, classes=["left", "right"], seed=0)
+    data, markers = sim.read(int(seconds * sfreq))
+    recording = Recording(
+        data=np.ascontiguousarray(data.T, dtype=np.float64),
+        sfreq=sfreq,
+        ch_names=simulator_channels(118),
+        marker_times=np.array([m[0] / sfreq for m in markers]),
+        marker_values=[m[1] for m in markers],
+        source="simulator seed 0",
+    )
+    model = calibrate(
+        recording,
+        classes=["left", "right"],
+        features=args.features,
+        search=args.search,
+        cv=args.cv,
+        progress=TerminalProgress(sys.stderr),
+    )
+    return model, None
+
+
+def _print_selection(model) -> None:
+    sel = model.metadata.get("selection", {})
+    best = sel.get("best_params") or sel.get("best") or {}
+    score = sel.get("best_score")
+    epochs = model.metadata.get("epochs", {})
+    _say(f"      epochs used {epochs.get('used')} {epochs.get('per_class')}, ")
+    _say(f"      rejected {epochs.get('rejected')}")
+    _say(f"      selected {json.dumps(best, default=float)}")
+    if score is not None:
+        _say(f"      cross-validated accuracy {float(score):.3f}")
+    _say(f"      calibration took {model.metadata.get('seconds', float('nan')):.1f} s")
+
+
+def _start_source(args, recording_path, tag: str):
+    """Start the replay (or simulator) in its own process; return (proc, name, source_id)."""
+    name = f"SBLR-Demo-{tag}"
+    source_id = f"sblr-demo-{tag}"
+    cmd = [sys.executable, "-m", "sblr_rt.cli"]
+    if recording_path is not None:
+        cmd += [
+            "replay",
+            str(recording_path),
+            "--speed",
+            str(args.speed),
+            "--name",
+            name,
+            "--source-id",
+            source_id,
+            "--wait-for-consumers",
+            "30",
+        ]
+        if args.duration is not None:
+            cmd += ["--duration", str(args.duration)]
+    else:
+        duration = args.duration if args.duration is not None else 60.0
+        cmd += [
+            "simulate",
+            "--name",
+            name,
+            "--source-id",
+            source_id,
+            "--seed",
+            "1",
+            "--duration",
+            str(duration),
+            "--wait-for-consumers",
+            "30",
+        ]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+    return proc, name, source_id
+
+
+def _online(args, model, recording_path) -> dict:
+    from sblr_rt.online import OnlineLoop
+
+    tag = uuid.uuid4().hex[:8]
+    what = (
+        f"PhysioNet S001 run 10 (imagined fists vs feet), replayed at x{args.speed:g}"
+        if recording_path is not None
+        else "the simulated source (live process)"
+    )
+    _say(f"[2/3] Online classification through LSL of {what}")
+    proc, name, source_id = _start_source(args, recording_path, tag)
+    results = {"correct": 0, "total": 0, "decisions": []}
+    class_map = PHYSIONET_CLASSES if recording_path is not None else {}
+    loop = OnlineLoop(
+        model,
+        stream=name,
+        source_id=source_id,
+        mode="trial",
+        hop=0.25,
+        marker_source_id=f"{source_id}-markers",
+        cues=list(class_map) or None,
+        outlet_name=f"SBLR-Predictions-{tag}",
+        timeout=30.0,
+    )
+    try:
+        with loop:
+            while True:
+                for d in loop.pop_decisions():
+                    if not d.get("trial"):
+                        continue
+                    truth = class_map.get(d["cue"], d["cue"])
+                    ok = str(d["label"]) == str(truth)
+                    results["total"] += 1
+                    results["correct"] += ok
+                    results["decisions"].append(d)
+                    p = max(d["proba"].values())
+                    _say(
+                        f"      trial {results['total']:2d}: cue {truth!s:>6} -> "
+                        f"{d['label']!s:>6} (p={p:.2f}) {'ok' if ok else '--'}   running "
+                        f"accuracy {results['correct'] / results['total']:.2f}"
+                    )
+                if proc.poll() is not None:
+                    time.sleep(1.0)  # let the last windows through the buffer
+                    for d in loop.pop_decisions():
+                        if d.get("trial"):
+                            truth = class_map.get(d["cue"], d["cue"])
+                            results["total"] += 1
+                            results["correct"] += str(d["label"]) == str(truth)
+                            results["decisions"].append(d)
+                    break
+                time.sleep(0.05)
+            snap = loop.snapshot()
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    results["latency"] = snap.get("latency")
+    results["step_time"] = snap.get("step_time")
+    results["snapshot"] = {k: snap.get(k) for k in ("n_decisions", "gaps", "dropped")}
+    return results
+
+
+def _screenshots(model_path: Path, out: Path) -> list[Path]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    target = out / "dashboard.png"
+    cmd = [sys.executable, "-m", "sblr_rt.cli", "gui", "--model", str(model_path)]
+    cmd += ["--screenshot", str(target)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        _say(f"      (dashboard screenshots failed: {done.stderr.strip()[-300:]})")
+        return []
+    return sorted(out.glob("dashboard*.png"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo with the parsed arguments."""
+    from calibration.report import write_report
+
+    t0 = time.perf_counter()
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    if args.simulated:
+        model, recording_path = _calibrate_simulated(args, out)
+    else:
+        model, recording_path = _calibrate_physionet(args, out)
+    _print_selection(model)
+    model_path = out / "model.sblr.npz"
+    model.save(model_path)
+    text_path, png_path = write_report(model, out / "calibration")
+
+    results = _online(args, model, recording_path)
+    total, correct = results["total"], results["correct"]
+    accuracy = correct / total if total else float("nan")
+    n_classes = len(model.classes)
+    _say(
+        f"      {total} trial decisions, accuracy {accuracy:.2f} "
+        f"(chance {1 / n_classes:.2f} for {n_classes} balanced classes)"
+    )
+    lat = results.get("latency") or {}
+    step = results.get("step_time") or {}
+    if lat:
+        _say(
+            "      end-to-end latency (window end -> decision) "
+            + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in lat.items() if _is_number(v))
+        )
+    if step:
+        _say(
+            "      step time "
+            + ", ".join(f"{k} {v * 1e6:.0f} us" for k, v in step.items() if _is_number(v))
+        )
+
+    _say("[3/3] Dashboard")
+    has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if has_display and not args.no_gui and os.environ.get("QT_QPA_PLATFORM") != "offscreen":
+        _say(f"      opening the dashboard on {model_path}")
+        subprocess.Popen([sys.executable, "-m", "sblr_rt.cli", "gui", "--model", str(model_path)])
+        shots = []
+    else:
+        shots = _screenshots(model_path, out)
+    summary = {
+        "data": "simulated" if args.simulated else "physionet-eegmmidb S001",
+        "features": args.features,
+        "trials": total,
+        "correct": correct,
+        "accuracy": accuracy,
+        "chance": 1 / n_classes,
+        "cv_accuracy": model.metadata.get("selection", {}).get("best_score"),
+        "latency": lat,
+        "step_time": step,
+        "seconds": time.perf_counter() - t0,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_jsonable))
+    _say(f"\nWrote to {out}:")
+    for path in (model_path, text_path, png_path, out / "summary.json", *shots):
+        _say(f"  {path.name}")
+    _say(f"Demo finished in {summary['seconds']:.0f} s.\n")
+    _say("Next:")
+    _say("  live session:  sblr-rt calibrate --stream YOUR-EEG --out my.sblr.npz")
+    _say("                 sblr-rt run --model my.sblr.npz --stream YOUR-EEG")
+    _say("  your own file: sblr-rt replay FILE --speed 1   (then calibrate/run as above)")
+    _say(f"  dashboard:     sblr-rt gui --model {model_path}")
+    return 0
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float | np.floating) and np.isfinite(value)
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
