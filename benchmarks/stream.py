@@ -1,20 +1,24 @@
 """Latency and CPU cost of the LSL input path (issue 3, "Measure").
 
-A simulated ``n_channels`` x ``sfreq`` float32 EEG source runs in another process and
-stamps the newest sample of every chunk with ``pylsl.local_clock()`` when it pushes it.
-An :class:`sblr_rt.stream.LSLSource` reads it here. The age of the newest sample at the
-moment it becomes readable in the ring buffer (``local_clock()`` in a listener, which the
-reader calls right after ``RingBuffer.push``) is measured against
+A simulated ``n_channels`` x ``sfreq`` float32 EEG source runs in another process, stamps
+sample ``k`` with ``t0 + k / sfreq`` (an ideal amplifier clock started at
+``pylsl.local_clock()``) and pushes every ``--chunk-ms`` the samples whose time has come,
+writing the sample index into channel 0 and the push time into channel 1. An
+:class:`sblr_rt.stream.LSLSource` reads it in this process. For the newest sample of each
+push, the moment it becomes readable in the ring buffer (``local_clock()`` in a listener,
+which the reader calls right after ``RingBuffer.push``) is compared with
 
-* its LSL timestamp, clock-corrected and dejittered, as consumers see it (the figure of
-  the issue's target: p99 < 5 ms), and
-* the sender's push time, written into channel 1 (transport plus reader only, without the
-  effect of dejittering the sender's scheduling jitter).
+* its LSL timestamp, clock-corrected and dejittered as consumers see it: the figure of the
+  issue's target (p99 < 5 ms); it splits into
+* the sender's lateness (push time - timestamp: the sender's own scheduling), and
+* transport plus reader (readable - push time).
 
 The reader thread's CPU time (psutil, per thread) over the run gives its share of one core
-(target < 5 %). Run ``python benchmarks/stream.py --help``; defaults: 118 channels,
-1000 Hz then 2048 Hz, 60 s each, 10 ms chunks, the
-minimal outlet below; ``--source simulate`` uses ``sblr-rt simulate`` instead.
+(target < 5 %). ``python benchmarks/stream.py --help``; defaults: 118 channels, 1000 Hz
+then 2048 Hz, 60 s each, 10 ms chunks. ``--source simulate`` reads ``sblr-rt simulate``
+instead (same clock; its pushes cannot be told apart, so only the age per chunk read is
+printed, which partial reads of a push inflate). ``--chunk-ms 1 --min-pull-interval
+0.004`` shows the latency/CPU trade-off for a sender pushing every sample.
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ SENDER = textwrap.dedent(
 )
 
 
-def run(n_channels, sfreq, duration, chunk_ms, kind):
+def run(n_channels, sfreq, duration, chunk_ms, kind, min_pull_interval=0.0):
     source_id = f"sblr-bench-{uuid.uuid4().hex[:10]}"
     t_ref = pylsl.local_clock()
     if kind == "simulate":  # the project's simulator (ideal clock on local_clock too)
@@ -106,7 +110,12 @@ def run(n_channels, sfreq, duration, chunk_ms, kind):
         with lock:
             calls.append((now, pushed, timestamps))
 
-    source = LSLSource(source_id=source_id, timeout=30.0, buffer_seconds=10.0)
+    source = LSLSource(
+        source_id=source_id,
+        timeout=30.0,
+        buffer_seconds=10.0,
+        min_pull_interval=min_pull_interval,
+    )
     try:
         source.start()
         source.add_listener(listener)
@@ -148,7 +157,7 @@ def run(n_channels, sfreq, duration, chunk_ms, kind):
         ages_ts = np.array([now - ts[-1] for now, _, ts in calls])
     print(
         f"\n{n_channels} channels x {sfreq:g} Hz from {kind!r}, {chunk_ms:g} ms chunks, "
-        f"{wall:.1f} s measured"
+        f"min_pull_interval {1000 * min_pull_interval:g} ms, {wall:.1f} s measured"
     )
     print(f"  samples read: {n1 - n0} (expected ~{sfreq * wall:.0f}); chunks read: "
           f"{sizes.size}, samples/chunk median {np.median(sizes):.0f}, "
@@ -201,13 +210,23 @@ def main(argv=None):
         help="'outlet': a minimal pylsl outlet writing sample index and push time into "
         "channels 0-1 (decomposes the age); 'simulate': `sblr-rt simulate`",
     )
+    parser.add_argument(
+        "--min-pull-interval", type=float, default=0.0, help="LSLSource's, in seconds"
+    )
     args = parser.parse_args(argv)
     print(f"pylsl {pylsl.__version__}, liblsl {pylsl.library_version()}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")  # fmt: skip
     blas = [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
     print(f"BLAS: {blas} (the reader does no BLAS work)")
     results = [
-        run(args.n_channels, sfreq, args.duration, args.chunk_ms, args.source)
+        run(
+            args.n_channels,
+            sfreq,
+            args.duration,
+            args.chunk_ms,
+            args.source,
+            args.min_pull_interval,
+        )
         for sfreq in args.sfreq
     ]
     print("\nTargets: p99 < 5 ms, reader CPU < 5 % of one core")

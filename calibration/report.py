@@ -155,6 +155,7 @@ def plot_report(model, path) -> Path:
         ax.errorbar(
             [x["rank"] for x in r], [x["mean"] for x in r], [x["std"] for x in r], marker="o"
         )
+        ax.set_xticks([x["rank"] for x in r])
         ax.set_xlabel("rank (no penalty)")
         ax.set_ylabel("CV accuracy")
         ax.set_title(f"rank step ({sel.get('cv')} CV)", fontsize=9)

@@ -221,6 +221,9 @@ def _run_path(X, y, rank, l2pair, l1path, est_params, *, stop=None, evaluate=Non
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", ZeroTrapWarning)
+        # Overflow/log(0) notes of the solver at nearly separable points; the CV score
+        # of such a point says what matters.
+        warnings.simplefilter("ignore", RuntimeWarning)
         for k, (f_mu, f_nu) in enumerate(l1path):
             params = dict(
                 rank=rank,

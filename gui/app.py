@@ -8,6 +8,7 @@ streams, connecting, stopping the loop, calibrating) runs in a worker
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from PyQt5 import QtCore, QtWidgets
 from gui.calibrate_tab import CalibrateTab, _stream_label
 from gui.live import LiveTab
 from gui.model_view import ModelTab
+from gui.widgets import notify
 from gui.workers import BackgroundTask
 
 logger = logging.getLogger("sblr_rt.gui")
@@ -168,13 +170,16 @@ class MainWindow(QtWidgets.QMainWindow):
             try:
                 self.load_model_file(path)
             except (OSError, ValueError, TypeError, RuntimeError) as exc:
-                QtWidgets.QMessageBox.warning(self, "Cannot open model", str(exc))
+                notify(self, "Cannot open model", str(exc))
 
     def _on_calibrated(self, model, path: str) -> None:
         self.set_model(model, path=path or None)
         self.statusBar().showMessage(f"New model in use: {path}", 10000)
-        if self.connected_stream is None and self.stream_box.currentData() is not None:
-            self.connect_to(self.stream_box.currentData(), self._current_marker())
+        if self.connected_stream is None:
+            # classify the stream just recorded, else the one chosen in the toolbar
+            desc = self.calibrate_tab.recorded_stream or self.stream_box.currentData()
+            if desc is not None:
+                self.connect_to(desc, self._current_marker())
         self.tabs.setCurrentWidget(self.live_tab)
 
     # --------------------------------------------------------------------------- streams
@@ -315,7 +320,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.connected_stream = None
         self.connect_button.setText("Connect")
         self.statusBar().showMessage(f"Could not connect: {exc}")
-        QtWidgets.QMessageBox.warning(self, "Could not connect", str(exc))
+        self.live_tab.banner.setText(f"Could not connect: {exc}")
+        self.live_tab.banner.show()
+        notify(self, "Could not connect", str(exc))
 
     def disconnect_stream(self) -> None:
         """Stop polling and stop the loop or source (in a worker)."""
@@ -337,6 +344,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.paradigm is None:
             self.paradigm = ParadigmWindow(config)
             self.paradigm.marker_sent.connect(self._paradigm_marker)
+            # publish the marker stream at once, so it can be chosen for recording
+            self.paradigm.open_outlet()
+            QtCore.QTimer.singleShot(1000, self.refresh_streams)
         elif config is not None and not self.paradigm.running:
             self.paradigm.config = config
         self.paradigm.show()
@@ -350,7 +360,6 @@ class MainWindow(QtWidgets.QMainWindow):
             if window.running:
                 window.stop()
             window.start(config)
-            QtCore.QTimer.singleShot(1500, self.refresh_streams)
 
     def _stop_paradigm(self) -> None:
         if self.paradigm is not None:
@@ -384,14 +393,26 @@ class MainWindow(QtWidgets.QMainWindow):
         """Stop the loop and close the cue window with the main window."""
         self.live_tab.set_provider(None)
         provider, self.provider = self.provider, None
-        if provider is not None:
-            try:
-                provider.stop()
-            except Exception:
-                logger.exception("stopping the live provider failed")
+        recorder, self.calibrate_tab.recorder = self.calibrate_tab.recorder, None
+        stoppers = [obj.stop for obj in (provider, recorder) if obj is not None]
+        if stoppers:
+            # stop in a thread and wait a bounded time: closing never hangs on LSL
+            thread = threading.Thread(target=_stop_all, args=(stoppers,), daemon=True)
+            thread.start()
+            thread.join(timeout=5.0)
+            if thread.is_alive():
+                logger.warning("the live stream did not stop within 5 s; closing anyway")
         if self.paradigm is not None:
             self.paradigm.close()
         super().closeEvent(event)
+
+
+def _stop_all(stoppers) -> None:
+    for stop in stoppers:
+        try:
+            stop()
+        except Exception:
+            logger.exception("stopping %s failed", stop)
 
 
 def run(

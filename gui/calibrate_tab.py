@@ -18,13 +18,15 @@ from pathlib import Path
 from PyQt5 import QtCore, QtWidgets
 
 from gui.schedule import ParadigmConfig, load_paradigm_config
+from gui.widgets import notify
 from gui.workers import BackgroundTask
 
 logger = logging.getLogger("sblr_rt.gui")
 
 
 def _stream_label(desc) -> str:
-    return f"{desc.name} ({desc.stype}, {desc.n_channels} ch @ {desc.sfreq:g} Hz)"
+    rate = f"{desc.sfreq:g} Hz" if desc.sfreq > 0 else "irregular"
+    return f"{desc.name} ({desc.stype}, {desc.n_channels} ch @ {rate})"
 
 
 class CalibrateTab(QtWidgets.QWidget):
@@ -50,6 +52,7 @@ class CalibrateTab(QtWidgets.QWidget):
         self.streams: list = []
         self.recorder = None
         self.recording = None
+        self.recorded_stream = None
         self.model = None
         self.model_path: str | None = None
         self.task: BackgroundTask | None = None
@@ -205,7 +208,10 @@ class CalibrateTab(QtWidgets.QWidget):
         pbuttons.addWidget(stop)
         pform.addRow(pbuttons)
         self.paradigm_status = QtWidgets.QLabel(
-            "Markers go out on the LSL stream 'SBLR-Paradigm' (choose it above to record)."
+            "To calibrate on a live stream: open the cue window (it publishes the marker "
+            "stream 'SBLR-Paradigm'), choose the EEG stream and 'SBLR-Paradigm' on the left, "
+            "press 'Start recording', then 'Start run'; when the run ends, 'Stop recording' "
+            "and 'Calibrate'."
         )
         self.paradigm_status.setWordWrap(True)
         pform.addRow(self.paradigm_status)
@@ -247,12 +253,11 @@ class CalibrateTab(QtWidgets.QWidget):
         if self.recorder is None:
             eeg, markers = self.eeg_box.currentData(), self.marker_box.currentData()
             if eeg is None or markers is None:
-                QtWidgets.QMessageBox.information(
-                    self, "Choose streams", "Choose an EEG stream and a marker stream first."
-                )
+                notify(self, "Choose streams", "Choose an EEG stream and a marker stream first.")
                 return
             from gui.recorder import StreamRecorder
 
+            self.recorded_stream = eeg
             recorder = StreamRecorder(
                 name=eeg.name,
                 source_id=eeg.source_id,
@@ -318,6 +323,7 @@ class CalibrateTab(QtWidgets.QWidget):
             if not paths:
                 raise ValueError("'Recording file(s)' is empty: choose at least one file")
             recordings = paths
+            self.recorded_stream = None  # nothing live to switch to but the toolbar's
         else:
             if self.recording is None:
                 raise RuntimeError(
@@ -347,7 +353,7 @@ class CalibrateTab(QtWidgets.QWidget):
         try:
             recordings, kwargs = self.calibration_arguments()
         except (ValueError, RuntimeError) as exc:
-            QtWidgets.QMessageBox.information(self, "Cannot calibrate yet", str(exc))
+            notify(self, "Cannot calibrate yet", str(exc))
             return
         out = self.out_edit.text().strip() or self._default_model_path()
         self.calibrate_button.setEnabled(False)
@@ -451,7 +457,7 @@ class CalibrateTab(QtWidgets.QWidget):
         try:
             config = load_paradigm_config(path)
         except (OSError, ValueError, TypeError) as exc:
-            QtWidgets.QMessageBox.warning(self, "Cannot load", str(exc))
+            notify(self, "Cannot load", str(exc))
             return
         self.p_classes.setText(", ".join(config.classes))
         self.p_trials.setValue(config.n_trials_per_class)
@@ -468,7 +474,7 @@ class CalibrateTab(QtWidgets.QWidget):
         try:
             config = self.paradigm_config()
         except (ValueError, TypeError) as exc:
-            QtWidgets.QMessageBox.warning(self, "Paradigm settings", str(exc))
+            notify(self, "Paradigm settings", str(exc))
             return
         self.paradigm_requested.emit(config, start)
 

@@ -200,7 +200,9 @@ class LiveTab(QtWidgets.QWidget):
         self.timeline.hideButtons()
         self.timeline.setXLink(self.trace_plot)
         self.timeline.showGrid(x=True, y=True, alpha=0.2)
-        self.legend = self.timeline.addLegend(offset=(10, 5), colCount=4)
+        self.legend = self.timeline.addLegend(
+            offset=(10, 5), colCount=4, brush=pg.mkBrush(255, 255, 255, 210), pen=pg.mkPen("#999")
+        )
         self.chance_line = pg.InfiniteLine(
             pos=0.5, angle=0, pen=pg.mkPen("#999999", style=QtCore.Qt.DotLine)
         )
@@ -232,6 +234,7 @@ class LiveTab(QtWidgets.QWidget):
             self._selected = None
             self._ch_names = []
             self._scale = None
+            self.last_snapshot = None
         self.provider = provider
         self.last_error = None
         self._classes = [str(c) for c in classes] if classes is not None else []
@@ -352,16 +355,21 @@ class LiveTab(QtWidgets.QWidget):
             return
         n_ch = data.shape[0]
         width = max(200, int(self.trace_plot.vb.width() or 800))
-        data, times = minmax_decimate(data, times, width // 2)
+        # a min/max pair per 2 pixel columns; more when rows are only a few pixels tall,
+        # where finer detail cannot be seen and every segment costs paint time
+        per_pair = 2 if n_ch <= 32 else (4 if n_ch <= 64 else 6)
+        data, times = minmax_decimate(data, times, width // per_pair)
         data = data.astype(np.float64, copy=False)
+        # centre on the mean, scale by the mean absolute deviation of every 4th sample:
+        # cheap, and smoothed over frames below
         if np.isfinite(data).all():
-            centred = data - np.median(data, axis=1, keepdims=True)
-            spread = np.mean(np.abs(centred), axis=1)
+            centred = data - data.mean(axis=1, keepdims=True)
+            spread = np.abs(centred[:, ::4]).mean(axis=1)
         else:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                centred = data - np.nanmedian(data, axis=1, keepdims=True)
-                spread = np.nanmean(np.abs(centred), axis=1)
+                centred = data - np.nanmean(data, axis=1, keepdims=True)
+                spread = np.nanmean(np.abs(centred[:, ::4]), axis=1)
         spread = spread[np.isfinite(spread) & (spread > 0)]
         # mean absolute deviation ~ 0.8 sigma: 2.5 of them per channel spacing
         target = float(np.median(spread)) * 2.5 if spread.size else 1.0

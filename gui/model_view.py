@@ -29,6 +29,7 @@ from gui.widgets import (
     channel_ticks,
     class_color,
     diverging_cmap,
+    notify,
     symmetric_limit,
 )
 
@@ -155,7 +156,7 @@ class ModelTab(QtWidgets.QWidget):
             try:
                 self.load_file(path)
             except (OSError, ValueError, TypeError, RuntimeError) as exc:
-                QtWidgets.QMessageBox.warning(self, "Cannot open model", str(exc))
+                notify(self, "Cannot open model", str(exc))
 
     def _on_score_changed(self, index: int) -> None:
         if index >= 0 and self.summary is not None:

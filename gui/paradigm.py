@@ -124,10 +124,7 @@ class ParadigmWindow(QtWidgets.QWidget):
         """
         if config is not None:
             self.config = config
-        if self.publish and self._outlet is None:
-            from sblr_rt.stream.outlets import MarkerOutlet
-
-            self._outlet = MarkerOutlet(name=self.marker_name, source_id=self.marker_source_id)
+        self.open_outlet()
         self.log = []
         self.events = build_schedule(self.config)
         self.scheduler = TrialScheduler(self.events)
@@ -143,6 +140,13 @@ class ParadigmWindow(QtWidgets.QWidget):
             self._show(end)
             self.scheduler = None
             self.finished.emit()
+
+    def open_outlet(self) -> None:
+        """Open the LSL marker outlet now (so a recorder can connect before the run)."""
+        if self.publish and self._outlet is None:
+            from sblr_rt.stream.outlets import MarkerOutlet
+
+            self._outlet = MarkerOutlet(name=self.marker_name, source_id=self.marker_source_id)
 
     def close_outlet(self) -> None:
         """Close the LSL marker outlet."""

@@ -67,10 +67,15 @@ class StreamRecorder:
             ``connected``.
         """
         new = self.markers.pop()
+        buffer = self.source.buffer
+        first = self._first or 0
+        n = buffer.n_pushed - first
+        # a marker inlet may deliver markers sent before the recording: skip those
+        t_first = buffer.get(first, first + 1)[1][0] if n > 0 else float("inf")
+        half = 0.5 / float(self.source.sfreq)
         with self._lock:
             self._marker_log.extend((float(t), str(v)) for t, v in new)
-            counts = Counter(v for _, v in self._marker_log)
-        n = self.source.buffer.n_pushed - (self._first or 0)
+            counts = Counter(v for t, v in self._marker_log if t >= t_first - half)
         return {
             "seconds": n / float(self.source.sfreq),
             "n_markers": sum(counts.values()),

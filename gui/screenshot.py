@@ -6,7 +6,7 @@ import logging
 import time
 from pathlib import Path
 
-from PyQt5 import QtWidgets
+from PyQt5 import QtCore, QtWidgets
 
 logger = logging.getLogger("sblr_rt.gui")
 
@@ -121,11 +121,23 @@ def _paradigm_screenshot(window, target: Path) -> Path:
     cue = cue_window.grab()
     from PyQt5 import QtGui
 
-    both = QtGui.QPixmap(image.width() * 2 + 10, image.height())
+    caption = 28
+    both = QtGui.QPixmap(image.width() * 2 + 10, image.height() + caption)
     both.fill(QtGui.QColor("white"))
     painter = QtGui.QPainter(both)
-    painter.drawPixmap(0, 0, cue)
-    painter.drawPixmap(image.width() + 10, 0, image)
+    painter.drawPixmap(0, caption, cue)
+    painter.drawPixmap(image.width() + 10, caption, image)
+    font = painter.font()
+    font.setPointSize(11)
+    painter.setFont(font)
+    painter.setPen(QtGui.QColor("black"))
+    for x, text in (
+        (0, f"cue window: the cue '{label}' over the fixation cross"),
+        (image.width() + 10, "imagery period with feedback from live decisions (online mode)"),
+    ):
+        painter.drawText(
+            QtCore.QRect(x, 0, image.width(), caption), int(QtCore.Qt.AlignCenter), text
+        )
     painter.end()
     cue_window.close()
     if not both.save(str(target)):

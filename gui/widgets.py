@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PyQt5 import QtCore, QtGui
+from PyQt5 import QtCore, QtGui, QtWidgets
 
 #: Colours of classes, in class order (colour-blind safe, Okabe-Ito).
 CLASS_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
@@ -154,6 +154,28 @@ class RotatedLabelAxis(pg.AxisItem):
             rect = QtCore.QRectF(-length, -metrics.height() / 2, length, metrics.height())
             p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
             p.restore()
+
+
+def notify(parent, title: str, text: str) -> QtWidgets.QMessageBox:
+    """Show a message without blocking: no nested event loop, so timers keep running.
+
+    Parameters
+    ----------
+    parent : QWidget
+        Parent window.
+    title, text : str
+        The message.
+
+    Returns
+    -------
+    box : QMessageBox
+        The (non-modal) box, already shown.
+    """
+    box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Warning, title, text, parent=parent)
+    box.setModal(False)
+    box.setAttribute(QtCore.Qt.WA_DeleteOnClose)
+    box.show()
+    return box
 
 
 def channel_ticks(ch_names, max_labels: int = 40) -> list[tuple[float, str]]:

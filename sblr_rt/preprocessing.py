@@ -16,13 +16,17 @@ paths:
 
 Causal filtering and exactness
 ------------------------------
-All filters are causal FIR filters applied by one engine (:func:`scipy.signal.lfilter`
-in transposed direct form, always with an explicit state). :meth:`Preprocessor.
-filter_continuous` (a whole recording) and :class:`StreamingFilter` (chunk by chunk,
-state kept between chunks) therefore give *bit-identical* numbers. Because the filter has
-a finite impulse response of ``n_pad = numtaps - 1`` samples, the output no longer
-depends on the initial state once ``n_pad`` samples have been seen: a stream joined at
-any time gives exactly the offline numbers after that warm-up.
+All filters are causal FIR filters applied by one engine (:func:`scipy.signal.lfilter`,
+always with an explicit state). :meth:`Preprocessor.filter_continuous` (a whole
+recording) and :class:`StreamingFilter` (chunk by chunk, state kept between chunks) give
+the same numbers to floating-point rounding (relative 1e-15: for an FIR filter SciPy
+convolves each chunk and adds the carried partial sums, so a chunk boundary changes the
+order of a few additions). Because the filter has a finite impulse response of
+``n_pad = numtaps - 1`` samples, the output no longer depends on the initial state once
+``n_pad`` samples have been seen: a stream joined at any time gives the offline numbers
+after that warm-up, and :meth:`Preprocessor.filter_epochs` (zero state, padded epoch)
+equals windows cut from :meth:`Preprocessor.filter_continuous` bit for bit. No IIR
+filter is offered: its state would never be forgotten exactly.
 
 A raw *epoch* handed to :meth:`Preprocessor.transform` (and to
 :class:`sblr_rt.pipeline.BCIModel`) therefore carries ``n_pad`` samples of pre-padding
@@ -128,8 +132,8 @@ class StreamingFilter:
     """Causal FIR filtering chunk by chunk, keeping the filter state between chunks.
 
     Picks the model's channels (by index) and applies each FIR filter of the
-    preprocessor to them; filtering a signal in pieces gives bit-identical numbers to
-    filtering it at once (:meth:`Preprocessor.filter_continuous` uses this very object).
+    preprocessor to them; filtering a signal in pieces gives the numbers of filtering it
+    at once, to rounding (:meth:`Preprocessor.filter_continuous` uses this very object).
 
     Parameters
     ----------
@@ -458,6 +462,15 @@ class Preprocessor:
         return self.tmin + idx / self.sfreq
 
     @property
+    def bin_edges(self) -> np.ndarray:
+        """Bandpower path: sample edges of the time bins in the window, (n_times + 1,)."""
+        if self.features != "bandpower":
+            raise ValueError(
+                f"'bin_edges' exists for the bandpower path only, got {self.features!r}"
+            )
+        return self._edges.copy()
+
+    @property
     def window_times(self) -> np.ndarray:
         """Time of each raw window sample relative to the cue, shape (n_window,)."""
         return self.tmin + np.arange(self.n_window) / self.sfreq
@@ -486,8 +499,8 @@ class Preprocessor:
         Returns
         -------
         filtered : ndarray, shape (n_filtered, n_samples)
-            Bit-identical to feeding the same samples to :meth:`make_streaming_filter`'s
-            filter in chunks of any size.
+            Equal (to rounding) to feeding the same samples to
+            :meth:`make_streaming_filter`'s filter in chunks of any size.
         """
         return self.make_streaming_filter().process(data)
 

@@ -453,7 +453,7 @@ def recover(sidecar, out=None, *, overwrite: bool = False) -> Path:
             "effective_sfreq": (
                 float((len(ts) - 1) / (ts[-1] - ts[0])) if ts[-1] > ts[0] else None
             ),
-            "units": units,
+            "units": units[0] if len(set(units)) == 1 else units,
         }
     )
     raw = mne.io.RawArray((data.astype(np.float64) * scale).T, info, verbose="error")

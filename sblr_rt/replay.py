@@ -132,7 +132,8 @@ class StreamPlayer:
     Parameters
     ----------
     reader : RecordingReader | sblr_rt.sim.Simulator
-        Anything with ``ch_names``, ``sfreq`` and ``read(n)`` as :class:`RecordingReader`.
+        Anything with ``ch_names``, ``sfreq``, ``n_read`` and ``read(n)`` as
+        :class:`RecordingReader`.
     name : str
         EEG stream name; the marker stream is ``name + "-Markers"``.
     source_id : str
@@ -271,8 +272,11 @@ class StreamPlayer:
                         stamps = t0 + np.arange(self.n_pushed, self.n_pushed + n) / rate
                         self._eeg.push_chunk(data, stamps)
                     if self._marker_outlet is not None:
+                        # reader indices are absolute in the reader; place them in the chunk
+                        first = self.reader.n_read - n
                         for index, value in cues:
-                            self._marker_outlet.push(value, t0 + index / rate)
+                            stamp = t0 + (self.n_pushed + index - first) / rate
+                            self._marker_outlet.push(value, stamp)
                             self.n_markers += 1
                     self.n_pushed += n
                     if n < requested:

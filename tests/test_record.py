@@ -15,7 +15,7 @@ import pytest
 
 from sblr_rt.io import Recording, read_recording
 from sblr_rt.record import Recorder, read_sidecar, recover, sidecar_path
-from sblr_rt.replay import RecordingReader, StreamPlayer
+from sblr_rt.replay import RecordingReader, StreamPlayer, replay
 from sblr_rt.stream.outlets import local_clock
 
 SFREQ = 250.0
@@ -66,6 +66,25 @@ def test_replay_record_round_trip(tmp_path, source_id):
     np.testing.assert_array_equal(back.data, rec.data)
     np.testing.assert_array_equal(back.marker_samples, rec.marker_samples)
     assert back.marker_values == rec.marker_values
+    # and the recorded file replays (a second pass through LSL) to the same thing again
+    again_out = tmp_path / "again_raw.fif"
+    player = replay(out, source_id=source_id + "-2", speed=8.0, dtype="float64",
+                    wait_for_consumers=60.0)  # fmt: skip
+    recorder = Recorder(again_out, source_id=source_id + "-2",
+                        marker_source_id=source_id + "-2-markers")  # fmt: skip
+    try:
+        recorder.start()
+        player.start()
+        _wait(lambda: recorder.n_samples >= 1500 and recorder.n_markers >= len(rec.marker_values),
+              60, "the recorded samples of the second pass")  # fmt: skip
+        recorder.stop()
+    finally:
+        player.stop()
+    again = read_recording(again_out)
+    np.testing.assert_array_equal(again.data, rec.data)
+    assert list(zip(again.marker_samples, again.marker_values, strict=True)) == list(
+        zip(rec.marker_samples, rec.marker_values, strict=True)
+    )
 
 
 @pytest.mark.lsl
@@ -79,11 +98,18 @@ def test_killed_recorder_recovers_and_sigterm_closes(tmp_path, source_id):
     try:
         for out in (killed, closed):
             cmd = [sys.executable, "-m", "sblr_rt.cli", "record", "--out", str(out),
-                   "--source-id", source_id, "--markers", "rt-live-Markers"]  # fmt: skip
+                   "--source-id", source_id,
+                   "--markers-source-id", source_id + "-markers"]  # fmt: skip
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
         ts_files = [sidecar_path(p) / "eeg_ts.bin" for p in (killed, closed)]
-        _wait(lambda: all(f.exists() and f.stat().st_size >= 8 * 600 for f in ts_files),
-              90, "2.4 s of recorded samples")  # fmt: skip
+
+        def recorded():
+            for proc in procs:
+                if proc.poll() is not None:
+                    raise AssertionError(f"recorder exited: {proc.stderr.read().decode()}")
+            return all(f.exists() and f.stat().st_size >= 8 * 600 for f in ts_files)
+
+        _wait(recorded, 90, "2.4 s of recorded samples")
         procs[0].send_signal(signal.SIGKILL)
         t_kill = local_clock()
         procs[1].send_signal(signal.SIGTERM)

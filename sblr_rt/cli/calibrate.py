@@ -95,7 +95,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     live.add_argument("--n-trials", type=int, help="stop after this many class cues")
     live.add_argument(
-        "--record-to", metavar="FILE", help="where to save the recording (default: next to MODEL)"
+        "--record-to",
+        metavar="FILE.fif",
+        help="where to save the recording (default: <MODEL stem>_raw.fif next to MODEL)",
     )
     live.add_argument("--timeout", type=float, default=10.0, help="seconds to find the streams")
     parser.set_defaults(func=run)
@@ -143,7 +145,11 @@ def run(args: argparse.Namespace) -> int:
     if args.stream:
         from calibration.live import record_session
 
-        record_to = Path(args.record_to) if args.record_to else _report_prefix(out).with_suffix("")
+        record_to = (
+            Path(args.record_to)
+            if args.record_to
+            else _report_prefix(out).with_name(_report_prefix(out).stem + "_raw.fif")
+        )
         recordings = [
             record_session(
                 args.stream,

@@ -38,6 +38,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="NAME",
         help="marker stream name (default: STREAM-Markers, else the only Markers stream)",
     )
+    parser.add_argument(
+        "--markers-source-id", default=None, metavar="ID", help="marker stream source_id"
+    )
     parser.add_argument("--no-markers", action="store_true", help="record EEG only")
     parser.add_argument("--duration", type=float, default=None, help="seconds to record")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to find streams")
@@ -85,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         name=args.stream,
         source_id=args.source_id,
         marker_name=args.markers,
+        marker_source_id=args.markers_source_id,
         markers=not args.no_markers,
         timeout=args.timeout,
         overwrite=args.overwrite,

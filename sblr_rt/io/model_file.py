@@ -6,7 +6,8 @@ holding
 - ``header``: the UTF-8 bytes of a JSON object (as a ``uint8`` array) with ``format``
   (``"sblr-rt-model"``), ``format_version``, ``software_version``, ``created``,
   ``classes``, ``preprocessor`` (its constructor parameters: channel names and order,
-  sampling rate, window, feature path, filters, time grid, scaling), ``estimator``
+  sampling rate, window, feature path, filters, time grid, scaling), ``window`` (derived
+  sample counts and the model's time grid in seconds, informational), ``estimator``
   (hyper-parameters), ``metadata`` (hyper-parameters tried and chosen with their CV
   scores, epoch and rejection counts...) and ``arrays``: the name, shape and dtype of
   every other member, so that mismatched arrays are detected;
@@ -130,6 +131,17 @@ def save_model(model, path) -> Path:
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "classes": list(model.classes),
         "preprocessor": model.preprocessor.get_config(),
+        # Derived, for readers that do not run sblr-rt (ignored when loading).
+        "window": {
+            "tmin": model.tmin,
+            "tmax": model.tmax,
+            "sfreq": model.sfreq,
+            "n_pad": model.n_pad,
+            "n_window": model.n_window,
+            "n_times_raw": model.n_times_raw,
+            "time_grid": model.preprocessor.times.tolist(),
+            "row_names": model.preprocessor.row_names,
+        },
         "estimator": {
             "class": type(est).__name__,
             "params": {k: getattr(est, k) for k in _EST_PARAMS if hasattr(est, k)},

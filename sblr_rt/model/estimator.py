@@ -7,6 +7,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
@@ -19,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .datafit import Logistic, Multinomial
 from .factors import canonical_factors, spatial_patterns
 from .penalties import ElasticNet
-from .solver import bcpd, single_threaded_blas, svd_init
+from .solver import bcpd, single_threaded_blas, svd_init, x_times_v
 
 __all__ = [
     "SparseBilinearLogisticRegression",
@@ -130,6 +131,33 @@ def _start(x_mean, D, rank, init, random_state):
     return np.repeat(U0[None], m, axis=0), np.repeat(V0[None], m, axis=0)
 
 
+def _ray_scale(X, datafit, U0, V0, pen_u, pen_v):
+    """Return c >= 0 minimising F(c U0, c V0, 0) on a log grid refined by Brent's method.
+
+    Unit-norm factors aligned with the class difference can give scores in the hundreds
+    (and a penalty far above the loss) on large epochs; starting on the best point of the
+    ray keeps the first proximal steps from shrinking the factors straight to zero.
+    """
+    m = U0.shape[0]
+    A = x_times_v(X, V0)
+    base = np.matmul(A, U0.reshape(m, -1, 1))[:, :, 0].T  # scores at c = 1, (n, m)
+    l1 = pen_u.l1 * np.abs(U0).sum() + pen_v.l1 * np.abs(V0).sum()
+    l2 = 0.5 * (pen_u.l2 * np.vdot(U0, U0) + pen_v.l2 * np.vdot(V0, V0))
+
+    def F(log_a):  # a = c**2
+        a = np.exp(log_a)
+        return datafit.loss(a * base) + np.sqrt(a) * l1 + a * l2
+
+    spread = max(float(np.abs(base).max()), 1e-300)
+    grid = np.log(1.0 / spread) + np.linspace(-12.0, 6.0, 37)
+    values = [F(g) for g in grid]
+    j = int(np.argmin(values))
+    lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
+    res = minimize_scalar(F, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3})
+    best = res.x if res.fun <= values[j] else grid[j]
+    return float(np.exp(0.5 * best))
+
+
 def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=None):
     """Return the l1 penalties above which the starting point collapses to zero.
 
@@ -158,7 +186,8 @@ def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=
     -------
     mu1_max : float
         For one-versus-rest, the largest over the class problems (above it every class
-        collapses).
+        collapses). Computed at the unit-norm start (before the ray scaling of
+        ``init="svd_gradient"``), so that values are comparable across starts.
     nu1_max : float
         Same for V.
 
@@ -172,8 +201,14 @@ def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=
     True
     """
     X, y = _check_X(np.asarray(X), estimator=None)[0], np.asarray(y)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"'X' and 'y' must have the same number of epochs; got {X.shape[0]} and {y.shape[0]}."
+        )
     y_enc = LabelEncoder().fit_transform(y)
     n_classes = int(y_enc.max()) + 1
+    if n_classes < 2:
+        raise ValueError(f"'y' must contain at least 2 classes; got 1 class: {np.unique(y)}.")
     problems = _class_problems(y_enc, n_classes, multi_class)
     with single_threaded_blas():
         x_mean, Ds = _moments(X, problems)
@@ -234,7 +269,8 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         class-weighted mean difference (per class for multi-class): the minimiser of the
         first-order expansion of the loss that the paper uses to motivate its start, with
         the labels kept. With balanced classes the mean epoch carries no class information
-        and the paper's start can fall into the zero trap; this one cannot at the start.
+        and the paper's start can fall into the zero trap. The pair is scaled by the
+        ``c >= 0`` minimising the objective along ``(c U0, c V0, 0)``.
         ``"random"``: unit-norm Gaussian columns from ``random_state``.
     random_state : int, RandomState instance or None, default=None
         Seed for ``init="random"``.
@@ -407,7 +443,12 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 for D in Ds:
                     U0, V0 = _start(x_mean, D, self.rank, self.init, self.random_state)
                     starts.append((U0, V0, np.zeros(D.shape[0]), None, None))
+            # Thresholds at the unit-norm start (as l1_penalty_max), or the warm factors.
             l1max = _l1_max(Ds, [s_[0] for s_ in starts], [s_[1] for s_ in starts])
+            if not warm and self.init == "svd_gradient":
+                for j, (p, (U0, V0, b0, _, _)) in enumerate(zip(problems, starts, strict=True)):
+                    c = _ray_scale(X, p, U0, V0, pen_u, pen_v)
+                    starts[j] = (c * U0, c * V0, b0, None, None)
             self._warn_zero_trap(l1max, classes, pen_u.l1, pen_v.l1)
             solutions = []
             for p, (U0, V0, b0, L_u0, L_v0) in zip(problems, starts, strict=True):

@@ -211,6 +211,7 @@ class OnlineClassifier:
             # Columns k * r + j: class k, component j.
             self._Un = np.ascontiguousarray(Un.transpose(1, 0, 2).reshape(Un.shape[1], -1))
             self._Vn = np.ascontiguousarray(Vn.transpose(1, 0, 2).reshape(Vn.shape[1], -1))
+            self._Vn_flat = self._Vn.reshape(-1)
         # W_k = U_k V_k^T on the model grid, for scores from model input in one pass.
         self._W = np.einsum("ksr,ktr->kst", self._U, self._V)
 
@@ -218,7 +219,7 @@ class OnlineClassifier:
         return (
             f"<OnlineClassifier | {self.features}, {len(self.ch_names)} channels at "
             f"{self.sfreq:g} Hz, {self.n_times} samples per window, rank {self.rank}, "
-            f"{self.path} path>"
+            f"{self.path} step>"
         )
 
     # ------------------------------------------------------------------ pure step
@@ -736,8 +737,11 @@ class StreamingState:
         start = stop - self.n_times
         view = self._ring.view(start, stop)
         if self.path == "projected":
-            cols = np.einsum("tj,tj->j", view, clf._Vn)
-            scores = cols.reshape(clf._n_out, clf.rank).sum(axis=1) + clf._b
+            if clf._n_out == 1:  # two classes: one dot product over the window's r columns
+                scores = np.dot(view.reshape(-1), clf._Vn_flat) + clf._b
+            else:
+                cols = np.einsum("tj,tj->j", view, clf._Vn)
+                scores = cols.reshape(clf._n_out, clf.rank).sum(axis=1) + clf._b
         elif self.path == "plain":
             scores = clf.decision_function(view.T, path="plain")
         else:

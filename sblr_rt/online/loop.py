@@ -562,8 +562,10 @@ class OnlineLoop:
 
     def _state_capacity(self) -> int:
         clf = self.classifier
-        # Room for a window, the hop, late cues and a slow worker cycle.
-        return int(clf.n_times + max(2.0 * clf.sfreq, clf.n_times))
+        # Room for a window plus 5 s (at least a window) for cues whose marker arrives
+        # late (a marker inlet's first clock sync can take a while; replays run faster
+        # than real time) and for slow worker cycles.
+        return int(clf.n_times + max(5.0 * clf.sfreq, clf.n_times))
 
     def _display_channels(self, channels, ch_names):
         if channels is None:
@@ -603,7 +605,10 @@ class OnlineLoop:
         state = self._state
         sfreq = clf.sfreq
         hop_samples = max(1, round(self.hop * sfreq)) if self.hop > 0 else 0
-        self._n_in = buffer.n_pushed  # absolute index in the raw buffer of the next sample
+        # Start from the oldest sample held: samples that arrived while start() was still
+        # connecting the marker stream and outlet are classified too (trial cues at the
+        # very start of a stream need them).
+        self._n_in = buffer.first_index  # absolute index in the raw buffer of the next sample
         self._offset = self._n_in  # raw index of the state's sample 0
         self._last_ts = None
         self._gap_threshold = 2.5 / sfreq
@@ -666,7 +671,8 @@ class OnlineLoop:
         first_index = self._n_in
         self._n_in = n_pushed
         data = chunk.T  # (n_samples, n_channels) view
-        self._display.push(first_index, data, ts)
+        with self._lock:  # snapshot() reads the display ring
+            self._display.push(first_index, data, ts)
         # Gaps: a jump in the timestamps larger than 2.5 sample periods.
         prev = self._last_ts
         diffs = np.diff(ts, prepend=ts[0] if prev is None else prev)
@@ -744,7 +750,16 @@ class OnlineLoop:
                     key = "dropped_nan" if reason == "nan" else "dropped_gap"
                     self._counts[key] += 1
             if trial:
-                logger.warning("No decision for the trial at cue %r: window %s.", cue, reason)
+                logger.warning(
+                    "No decision for the trial at cue %r: window %s (samples %d..%d; held "
+                    "%d..%d).",
+                    cue,
+                    reason,
+                    stop - state.n_times + self._offset,
+                    stop - 1 + self._offset,
+                    max(0, state.n_pushed - state.capacity) + self._offset,
+                    state.n_pushed - 1 + self._offset,
+                )
             return
         t0 = time.perf_counter()
         decision = state.decide(stop, trial=trial, cue=cue)

@@ -16,6 +16,7 @@ import importlib
 from .ring_buffer import RingBuffer
 
 _LAZY = {
+    "AlignedMarker": "sblr_rt.stream.source",
     "LSLSource": "sblr_rt.stream.source",
     "MarkerSource": "sblr_rt.stream.source",
     "StreamDescription": "sblr_rt.stream.source",

@@ -184,7 +184,10 @@ class _LSLReader:
 
     _kind = "stream"
     _poll_timeout = 0.1  # seconds a blocking pull waits, so stop() is noticed quickly
-    _retry_interval = 0.25  # seconds between searches for a vanished stream
+    _retry_interval = 0.25  # seconds between attempts to open a stream that answered
+    # liblsl needs ~0.5 s or more to hear every outlet (shorter resolutions may miss a
+    # stream that is there); resolve_bypred returns as soon as the stream answers anyway.
+    _resolve_timeout = 1.0
 
     def __init__(self, *, name, stype, source_id, timeout):
         self._name, self._stype, self._source_id = _check_identifiers(name, stype, source_id)
@@ -481,7 +484,7 @@ class _LSLReader:
             self._name if not self._source_id else None, self._stype, self._source_id or None
         )
         try:
-            infos = pylsl.resolve_bypred(predicate, 1, self._retry_interval)
+            infos = pylsl.resolve_bypred(predicate, 1, self._resolve_timeout)
         except Exception as err:  # pragma: no cover - liblsl internal
             logger.debug("Resolution failed while waiting for %r: %r", self._name, err)
             infos = []
@@ -588,12 +591,16 @@ class LSLSource(_LSLReader):
     gap_threshold : float | None
         A jump between consecutive timestamps larger than this (seconds) is recorded as a
         gap even when the stream was not lost. Default ``max(0.1, 10 / sfreq)``.
-    stall_timeout : float | None
+    stall_timeout : float | "auto" | None
         After this many seconds without data from a stream that is still there, the inlet
-        is reopened (``None``: never). liblsl's dejitter assumes a regular stream and
-        would otherwise spread a pause over the following seconds of timestamps (a 1 s
-        pause at 100 Hz comes out as ~30 ms steps for seconds); a fresh inlet restarts
-        them exactly, so the pause shows as one gap.
+        is reopened (``None``: never; ``"auto"``: ``max(1.0, 20 / sfreq)``). liblsl's
+        dejitter assumes a regular stream and would otherwise spread a pause over the
+        following seconds of timestamps (a 1 s pause at 100 Hz comes out as ~30 ms steps
+        for seconds); a fresh inlet restarts them exactly, so the pause shows as one gap.
+    min_pull_interval : float
+        Minimum seconds between two pulls (default 0: wake for every chunk the sender
+        pushes). With a sender pushing every sample, e.g. ``0.004`` trades up to 4 ms of
+        latency for a reader CPU share cut by the same factor.
 
     Attributes
     ----------
@@ -627,18 +634,29 @@ class LSLSource(_LSLReader):
         timeout=5.0,
         buffer_seconds=30.0,
         gap_threshold=None,
-        stall_timeout=1.0,
+        stall_timeout="auto",
+        min_pull_interval=0.0,
     ):
         super().__init__(name=name, stype=stype, source_id=source_id, timeout=timeout)
         self._buffer_seconds = _check_positive_float(buffer_seconds, "buffer_seconds")
         if gap_threshold is not None:
             gap_threshold = _check_positive_float(gap_threshold, "gap_threshold")
         self._gap_threshold_arg = gap_threshold
-        if stall_timeout is not None:
+        if stall_timeout is not None and stall_timeout != "auto":
             stall_timeout = _check_positive_float(stall_timeout, "stall_timeout")
         self._stall_timeout = stall_timeout
         self._stall_reopened = False
         self._n_stalls = 0
+        if isinstance(min_pull_interval, bool) or not isinstance(min_pull_interval, int | float):
+            raise TypeError(
+                f"'min_pull_interval' must be a number, got {type(min_pull_interval).__name__}."
+            )
+        if not 0 <= min_pull_interval < 1:
+            raise ValueError(
+                f"'min_pull_interval' must be in [0, 1) seconds, got {min_pull_interval!r}."
+            )
+        self._min_pull_interval = float(min_pull_interval)
+        self._last_pull = 0.0
         self.buffer = None
         self._ch_names = None
         self._ch_units = None
@@ -782,6 +800,8 @@ class LSLSource(_LSLReader):
         # Large enough for ~0.5 s so a reader that fell behind catches up in a few pulls.
         self._max_pull = max(64, math.ceil(0.5 * sfreq))
         self._scratch = np.empty((self._max_pull, n_channels), dtype=self._dtype)
+        if self._stall_timeout == "auto":
+            self._stall_timeout = max(1.0, 20.0 / sfreq)
         self._gap_threshold = (
             self._gap_threshold_arg
             if self._gap_threshold_arg is not None
@@ -830,6 +850,11 @@ class LSLSource(_LSLReader):
     # -- reading -------------------------------------------------------------------------
     def _read_once(self):
         scratch = self._scratch
+        if self._min_pull_interval:
+            wait = self._last_pull + self._min_pull_interval - time.monotonic()
+            if wait > 0:
+                self._stop_event.wait(wait)
+            self._last_pull = time.monotonic()
         if _HAS_MIN_SAMPLES:
             kwargs = {"as_numpy": True} if _HAS_AS_NUMPY else {}
             _, timestamps = self._inlet.pull_chunk(

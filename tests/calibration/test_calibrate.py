@@ -165,6 +165,8 @@ def test_grids_and_splits():
     assert len(make_splits(y, 5)) == 5 and len(make_splits(y, "loo")) == 20
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:.*zero trap.*")
 def test_estimator_in_grid_search_cv(bcicomp2003_path):
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
 

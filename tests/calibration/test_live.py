@@ -64,20 +64,19 @@ def test_record_then_calibrate(tmp_path, source_id):
             marker_stream=name + "-Markers",
             path=tmp_path / "session",
             duration=30.0,
-            n_trials=12,
+            n_trials=10,
             tail=1.0,
             timeout=10.0,
         )
     finally:
         stop.set()
         thread.join(10.0)
-    assert (tmp_path / "session.eeg.f32").stat().st_size > 0
-    assert (tmp_path / "session.markers.tsv").read_text().count("\n") >= 13
+    assert not (tmp_path / "session_raw.fif.rec").exists()  # the sidecar became the FIF
     assert rec.ch_names == ["C3", "Cz", "C4"] and rec.sfreq == 100.0
-    assert sum(v in ("a", "b") for v in rec.marker_values) >= 12
+    assert sum(v in ("a", "b") for v in rec.marker_values) >= 10
     back = read_recording(tmp_path / "session_raw.fif")
     assert back.marker_values == rec.marker_values
-    np.testing.assert_allclose(back.data, rec.data, rtol=1e-6, atol=1e-12)
+    np.testing.assert_array_equal(back.data, rec.data)
     model = calibrate(rec, tmin=0.0, tmax=0.4, cv=2, search="none", ranks=(1,), n_jobs=1)
     assert model.classes == ["a", "b"]
-    assert model.metadata["epochs"]["used"] >= 10
+    assert model.metadata["epochs"]["used"] >= 8

@@ -58,3 +58,125 @@ def test_calibrate_tab_trains_in_a_worker_and_switches_the_model(qtbot, tmp_path
     assert window.model is model
     assert window.model_tab.summary.classes == ["T1", "T2"]
     assert "calibrated.sblr.npz" in window.model_label.text()
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_window_connects_in_a_worker_and_swaps_the_model_live(qtbot, sim_model, source_id):
+    from gui.app import MainWindow
+    from sblr_rt.sim import run_simulator
+
+    from .conftest import SIM_CLASSES, simulated_model
+
+    name = f"GuiWin-{source_id[-12:]}"
+    player = run_simulator(
+        name=name,
+        source_id=source_id,
+        sfreq=100.0,
+        n_channels=16,
+        classes=SIM_CLASSES,
+        first_cue=0.5,
+        trial_duration=1.5,
+        iti=(0.5, 1.0),
+        background=True,
+    )
+    window = MainWindow(model=sim_model, stream=name)
+    qtbot.addWidget(window)
+    try:
+        # resolution and connection happen in workers; the timeline fills
+        qtbot.waitUntil(lambda: window.provider is not None, timeout=20_000)
+        first = window.provider
+        qtbot.waitUntil(
+            lambda: len((window.live_tab.last_snapshot or {}).get("decisions") or []) > 3,
+            timeout=20_000,
+        )
+        # a new model replaces the running one without a restart of the program
+        other = simulated_model(rank=1, seed=1)
+        window.set_model(other)
+        qtbot.waitUntil(
+            lambda: window.provider is not None and window.provider is not first,
+            timeout=20_000,
+        )
+        assert window.provider.classifier.model is other
+        qtbot.waitUntil(
+            lambda: len((window.live_tab.last_snapshot or {}).get("decisions") or []) > 3,
+            timeout=20_000,
+        )
+        assert window.model_tab.summary.scores[0].rank == 1
+    finally:
+        window.close()
+        player.stop()
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_cue_window_recording_calibration_then_live(qtbot, tmp_path, source_id):
+    """The whole session from the GUI: cues -> recording -> calibration -> live decisions."""
+    from PyQt5 import QtCore
+
+    from gui.app import MainWindow
+    from gui.schedule import ParadigmConfig
+    from sblr_rt.sim import run_simulator
+
+    name = f"GuiFlow-{source_id[-12:]}"
+    player = run_simulator(
+        name=name, source_id=source_id, sfreq=100.0, n_channels=8, background=True
+    )
+    window = MainWindow()
+    qtbot.addWidget(window)
+    tab = window.calibrate_tab
+    config = ParadigmConfig(
+        classes=("left", "right"),
+        n_trials_per_class=4,
+        fixation=0.1,
+        cue=0.2,
+        imagery=0.4,
+        rest_min=0.1,
+        rest_max=0.2,
+        lead_in=0.3,
+        seed=0,
+    )
+    try:
+        window._on_paradigm_requested(config, False)  # opens the window and its outlet
+        marker_name = window.paradigm.marker_name
+
+        def listed():
+            eeg = tab.eeg_box.findText(name, QtCore.Qt.MatchStartsWith)
+            markers = tab.marker_box.findText(marker_name, QtCore.Qt.MatchStartsWith)
+            if eeg < 0 or markers < 0:
+                window.refresh_streams() if window.refresh_button.isEnabled() else None
+                return False
+            tab.eeg_box.setCurrentIndex(eeg)
+            tab.marker_box.setCurrentIndex(markers)
+            return True
+
+        qtbot.waitUntil(listed, timeout=20_000)
+        tab.record_button.click()
+        qtbot.waitUntil(lambda: tab.recorder is not None, timeout=20_000)
+        with qtbot.waitSignal(window.paradigm.finished, timeout=30_000):
+            window._on_paradigm_requested(config, True)
+        last_flip = window.paradigm.log[-1][1]
+        qtbot.waitUntil(
+            lambda: tab.recorder.source.buffer.latest(1)[1][-1] > last_flip, timeout=5_000
+        )
+        tab.record_button.click()
+        qtbot.waitUntil(lambda: tab.recording is not None, timeout=20_000)
+        assert tab.recording.marker_values.count("left") == 4
+        tab.tmin_spin.setValue(0.0)
+        tab.tmax_spin.setValue(0.5)
+        tab.search_box.setCurrentText("none")
+        tab.cv_spin.setValue(2)
+        tab.classes_edit.setText("left, right")
+        tab.out_edit.setText(str(tmp_path / "flow.sblr.npz"))
+        with qtbot.waitSignal(tab.model_ready, timeout=120_000):
+            tab.calibrate_button.click()
+        # live classification with the new model, without a restart
+        qtbot.waitUntil(
+            lambda: len((window.live_tab.last_snapshot or {}).get("decisions") or []) > 3,
+            timeout=30_000,
+        )
+        assert window.live_tab.last_snapshot["stream"]["name"] == name
+        assert window.provider.classifier.model is window.model
+    finally:
+        window.close()
+        player.stop()

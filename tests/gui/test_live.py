@@ -148,3 +148,59 @@ def test_timeline_receives_decisions_from_a_live_loop(qtbot, live_tab, sim_model
         live_tab.set_provider(None)
         loop.stop()
         player.stop()
+
+
+@pytest.mark.lsl
+def test_traces_without_a_model_and_a_recording_of_the_stream(qtbot, live_tab, source_id):
+    """No model: the Live tab shows the bare stream; the recorder keeps samples and cues."""
+    from gui.providers import SourceProvider
+    from gui.recorder import StreamRecorder
+    from sblr_rt.sim import run_simulator
+
+    name = f"GuiRec-{source_id[-12:]}"
+    player = run_simulator(
+        name=name,
+        source_id=source_id,
+        sfreq=100.0,
+        n_channels=8,
+        first_cue=0.3,
+        trial_duration=0.5,
+        iti=(0.3, 0.4),
+        background=True,
+    )
+    provider = SourceProvider(name=name, source_id=source_id, timeout=10.0)
+    recorder = StreamRecorder(
+        name=name,
+        source_id=source_id,
+        marker_name=f"{name}-Markers",
+        marker_source_id=f"{source_id}-markers",
+        timeout=10.0,
+    )
+    try:
+        provider.start()
+        recorder.start()
+        live_tab.set_provider(provider)
+        qtbot.waitUntil(
+            lambda: (
+                live_tab.trace_curve.getData()[0] is not None
+                and live_tab.trace_curve.getData()[0].size > 50
+            ),
+            timeout=10_000,
+        )
+        assert live_tab.last_snapshot["stream"]["n_channels"] == 8
+        assert "dropped" not in live_tab.status.text()  # no loop, no decision statistics
+        qtbot.waitUntil(lambda: recorder.poll()["n_markers"] >= 3, timeout=15_000)
+        # markers can overtake the EEG: let the samples of the last cue arrive too
+        last_cue = max(t for t, _ in recorder._marker_log)
+        qtbot.waitUntil(lambda: recorder.source.buffer.latest(1)[1][-1] > last_cue, timeout=5_000)
+        recording = recorder.stop()
+    finally:
+        live_tab.set_provider(None)
+        provider.stop()
+        player.stop()
+    assert recording.data.shape[0] == 8 and recording.sfreq == 100.0
+    assert len(recording.marker_values) >= 3
+    assert set(recording.marker_values) <= {"left", "right"}
+    # the simulator stamps each cue with its sample's timestamp: markers fall on samples
+    samples = recording.marker_times * recording.sfreq
+    np.testing.assert_allclose(samples, np.round(samples), atol=0.05)

@@ -283,4 +283,13 @@ def test_svd_gradient_start_avoids_the_zero_trap_of_the_mean_epoch():
         ours.fit(X, y)
     assert ours.score(X, y) == 1.0
     assert ours.objective_[-1] < np.log(2) - 0.1
+    # The start is scaled to the best point of its ray: already better than zero.
+    assert ours.objective_[0] < np.log(2)
     assert min(l1_penalty_max(X, y, init="svd_gradient")) > 1.0
+
+
+def test_l1_penalty_max_bad_input():
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        l1_penalty_max(X_OK, np.zeros(20))
+    with pytest.raises(ValueError, match="same number of epochs; got 20 and 19"):
+        l1_penalty_max(X_OK, Y_OK[:-1])

@@ -35,19 +35,21 @@ def _objective(X, y_pm, U, V, b, mu1, mu2, nu1, nu2):
 
 SETTINGS = [
     dict(rank=1),
-    dict(rank=2, mu1=0.01, nu1=0.01, mu2=0.5, nu2=0.5),
+    dict(rank=2, mu1=0.01, nu1=0.01, mu2=0.05, nu2=0.05),
     dict(rank=3, mu1=0.02, nu1=0.005),
     dict(rank=2, mu2=1.0, nu2=1.0, multi_class="multinomial"),
     dict(rank=1, mu1=0.01, multi_class="ovr"),
 ]
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("params", SETTINGS)
 def test_objective_never_increases(params):
     n_classes = 3 if "multi_class" in params else 2
     X, y = _data(n_classes=n_classes)
     clf = SparseBilinearLogisticRegression(tol=1e-7, max_iter=400, **params).fit(X, y)
     traces = clf.objective_ if isinstance(clf.objective_, list) else [clf.objective_]
+    assert np.any(clf.spatial_), "collapsed to zero: the test would be vacuous"
     for F in traces:
         assert len(F) >= 3
         assert np.all(np.diff(F) <= 1e-13 * (1 + np.abs(F[:-1]))), np.diff(F).max()
