@@ -149,8 +149,8 @@ def _calibrate_simulated(args, out: Path):
 
 def _print_selection(model) -> None:
     sel = model.metadata.get("selection", {})
-    best = sel.get("best_params") or sel.get("best") or {}
-    score = sel.get("best_score")
+    best = sel.get("params", {})
+    score = _cv_accuracy(model)
     epochs = model.metadata.get("epochs", {})
     _say(f"      epochs used {epochs.get('used')} {epochs.get('per_class')}, ")
     _say(f"      rejected {epochs.get('rejected')}")
@@ -305,12 +305,16 @@ def run(args: argparse.Namespace) -> int:
     if lat:
         _say(
             "      end-to-end latency (window end -> decision) "
-            + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in lat.items() if _is_number(v))
+            + ", ".join(
+                f"{k} {v * 1e3:.2f} ms" for k, v in lat.items() if k != "n" and _is_number(v)
+            )
         )
     if step:
         _say(
             "      step time "
-            + ", ".join(f"{k} {v * 1e6:.0f} us" for k, v in step.items() if _is_number(v))
+            + ", ".join(
+                f"{k} {v * 1e6:.0f} us" for k, v in step.items() if k != "n" and _is_number(v)
+            )
         )
 
     _say("[3/3] Dashboard")
@@ -328,7 +332,7 @@ def run(args: argparse.Namespace) -> int:
         "correct": correct,
         "accuracy": accuracy,
         "chance": 1 / n_classes,
-        "cv_accuracy": model.metadata.get("selection", {}).get("best_score"),
+        "cv_accuracy": _cv_accuracy(model),
         "latency": lat,
         "step_time": step,
         "seconds": time.perf_counter() - t0,
@@ -344,6 +348,11 @@ def run(args: argparse.Namespace) -> int:
     _say("  your own file: sblr-rt replay FILE --speed 1   (then calibrate/run as above)")
     _say(f"  dashboard:     sblr-rt gui --model {model_path}")
     return 0
+
+
+def _cv_accuracy(model) -> float | None:
+    best = model.metadata.get("selection", {}).get("best") or {}
+    return best.get("mean")
 
 
 def _is_number(value) -> bool:

@@ -52,7 +52,8 @@ class Logistic:
         m, sig = cache
         m_new = -self.y * scores_new
         d = m_new - m
-        with np.errstate(over="ignore", invalid="ignore"):
+        # Saturated scores make log1p(-1) = -inf in the branch np.where discards.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             small = np.log1p(sig * np.expm1(np.minimum(d, _SMALL))) - sig * d
             large = np.logaddexp(0.0, m_new) - np.logaddexp(0.0, m) - sig * d
         return float(np.where(np.abs(d) <= _SMALL, small, large).mean())
