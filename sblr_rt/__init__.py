@@ -21,6 +21,10 @@ logger = logging.getLogger("sblr_rt")
 # Public names, loaded on first use so that ``import sblr_rt`` stays light.
 _LAZY = {
     "SparseBilinearLogisticRegression": "sblr_rt.model",
+    "ZeroTrapWarning": "sblr_rt.model",
+    "l1_penalty_max": "sblr_rt.model",
+    "OnlineClassifier": "sblr_rt.online",
+    "OnlineLoop": "sblr_rt.online",
     "BCIModel": "sblr_rt.pipeline",
     "Preprocessor": "sblr_rt.preprocessing",
     "load_model": "sblr_rt.io.model_file",
