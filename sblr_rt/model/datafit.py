@@ -9,6 +9,10 @@ Each datafit also gives the Bregman divergence
 paper's sufficient-decrease tests (eq. 14 and 16) once the linear terms are moved over. It is
 computed per sample from ``expm1``/``log1p`` so that it keeps full relative precision when
 the step is tiny, where the difference of two nearly equal losses would be rounding noise.
+
+Scores may carry leading batch axes, ``(..., n_epochs, m)``: the solver then evaluates many
+runs that share the labels (penalty paths fitted in lockstep) in one call, and losses and
+divergences come back per run, shape ``(...)``. Plain ``(n_epochs, m)`` scores give floats.
 """
 
 from __future__ import annotations
@@ -21,6 +25,12 @@ __all__ = ["Logistic", "Multinomial"]
 # Below this score change the divergence uses the cancellation-free expm1/log1p form;
 # above it the direct difference is accurate and cannot overflow.
 _SMALL = 1.0
+
+
+def _per_run(values):
+    """Return the mean over the last axis: a float, or one value per leading batch index."""
+    out = values.mean(axis=-1)
+    return float(out) if out.ndim == 0 else out
 
 
 class Logistic:
@@ -37,13 +47,13 @@ class Logistic:
         self.n = self.y.shape[0]
 
     def loss(self, scores):
-        """Return the mean loss for ``scores`` of shape (n_epochs, 1)."""
-        return float(np.logaddexp(0.0, -self.y * scores).mean())
+        """Return the mean loss for ``scores`` of shape (..., n_epochs, 1)."""
+        return _per_run(np.logaddexp(0.0, -self.y * scores)[..., 0])
 
     def loss_grad(self, scores):
-        """Return the loss, its gradient w.r.t. ``scores`` (n_epochs, 1) and a cache."""
+        """Return the loss, its gradient w.r.t. ``scores`` (..., n_epochs, 1) and a cache."""
         m = -self.y * scores
-        loss = float(np.logaddexp(0.0, m).mean())
+        loss = _per_run(np.logaddexp(0.0, m)[..., 0])
         sig = expit(m)
         return loss, -self.y * sig / self.n, (m, sig)
 
@@ -52,11 +62,14 @@ class Logistic:
         m, sig = cache
         m_new = -self.y * scores_new
         d = m_new - m
+        sd = sig * d
+        if np.all(np.abs(d) <= _SMALL):  # the usual case: one cancellation-free branch
+            return _per_run((np.log1p(sig * np.expm1(d)) - sd)[..., 0])
         # Saturated scores make log1p(-1) = -inf in the branch np.where discards.
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            small = np.log1p(sig * np.expm1(np.minimum(d, _SMALL))) - sig * d
-            large = np.logaddexp(0.0, m_new) - np.logaddexp(0.0, m) - sig * d
-        return float(np.where(np.abs(d) <= _SMALL, small, large).mean())
+            small = np.log1p(sig * np.expm1(np.minimum(d, _SMALL))) - sd
+            large = np.logaddexp(0.0, m_new) - np.logaddexp(0.0, m) - sd
+        return _per_run(np.where(np.abs(d) <= _SMALL, small, large)[..., 0])
 
 
 class Multinomial:
@@ -77,28 +90,29 @@ class Multinomial:
 
     @staticmethod
     def _full(scores):
-        return np.concatenate([np.zeros((scores.shape[0], 1)), scores], axis=1)
+        zeros = np.zeros((*scores.shape[:-1], 1))
+        return np.concatenate([zeros, scores], axis=-1)
 
     def loss(self, scores):
-        """Return the mean loss for ``scores`` of shape (n_epochs, m)."""
-        lse = logsumexp(self._full(scores), axis=1)
-        return float((lse - (self.y * scores).sum(1)).mean())
+        """Return the mean loss for ``scores`` of shape (..., n_epochs, m)."""
+        lse = logsumexp(self._full(scores), axis=-1)
+        return _per_run(lse - (self.y * scores).sum(-1))
 
     def loss_grad(self, scores):
-        """Return the loss, its gradient w.r.t. ``scores`` (n_epochs, m) and a cache."""
+        """Return the loss, its gradient w.r.t. ``scores`` (..., n_epochs, m) and a cache."""
         full = self._full(scores)
-        lse = logsumexp(full, axis=1)
-        loss = float((lse - (self.y * scores).sum(1)).mean())
-        proba = np.exp(full - lse[:, None])
-        return loss, (proba[:, 1:] - self.y) / self.n, (full, lse, proba)
+        lse = logsumexp(full, axis=-1)
+        loss = _per_run(lse - (self.y * scores).sum(-1))
+        proba = np.exp(full - lse[..., None])
+        return loss, (proba[..., 1:] - self.y) / self.n, (full, lse, proba)
 
     def bregman(self, cache, scores_new):
         """Return the mean Bregman divergence from the cached point to ``scores_new``."""
         full, lse, proba = cache
         full_new = self._full(scores_new)
         d = full_new - full
-        lin = (proba * d).sum(1)
+        lin = (proba * d).sum(-1)
         with np.errstate(over="ignore", invalid="ignore"):
-            small = np.log1p((proba * np.expm1(np.minimum(d, _SMALL))).sum(1)) - lin
-            large = logsumexp(full_new, axis=1) - lse - lin
-        return float(np.where(np.abs(d).max(1) <= _SMALL, small, large).mean())
+            small = np.log1p((proba * np.expm1(np.minimum(d, _SMALL))).sum(-1)) - lin
+            large = logsumexp(full_new, axis=-1) - lse - lin
+        return _per_run(np.where(np.abs(d).max(-1) <= _SMALL, small, large))

@@ -114,21 +114,33 @@ def _l1_max(Ds, U0s, V0s):
 
 
 def _start(x_mean, D, rank, init, random_state):
-    """Return U0 (m, s, r), V0 (m, t, r) for one problem with null gradient sums D (m, s, t)."""
+    """Return the cold start U0 (m, s, r), V0 (m, t, r), b0 = 0 (m,) of one problem.
+
+    ``D`` (m, s, t) are the problem's null gradient sums (:func:`_moments`).
+    """
     m = D.shape[0]
     s, t = x_mean.shape
     if init == "svd":
         U0, V0 = svd_init(x_mean, rank)
     elif init == "svd_gradient":
         pairs = [svd_init(Dc, rank) for Dc in D]
-        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs]), np.zeros(m)
     else:
         rng = check_random_state(random_state)
         U0 = rng.standard_normal((s, rank))
         V0 = rng.standard_normal((t, rank))
         U0 /= np.linalg.norm(U0, axis=0)
         V0 /= np.linalg.norm(V0, axis=0)
-    return np.repeat(U0[None], m, axis=0), np.repeat(V0[None], m, axis=0)
+    return np.repeat(U0[None], m, axis=0), np.repeat(V0[None], m, axis=0), np.zeros(m)
+
+
+def _ray_scaled(X, problems, starts, pen_u, pen_v):
+    """Return the cold starts moved to the best point of their ray (``init="svd_gradient"``)."""
+    out = []
+    for p, (U0, V0, b0, *_) in zip(problems, starts, strict=True):
+        c = _ray_scale(X, p, U0, V0, pen_u, pen_v)
+        out.append((c * U0, c * V0, b0, None, None))
+    return out
 
 
 def _ray_scale(X, datafit, U0, V0, pen_u, pen_v):
@@ -156,6 +168,34 @@ def _ray_scale(X, datafit, U0, V0, pen_u, pen_v):
     res = minimize_scalar(F, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3})
     best = res.x if res.fun <= values[j] else grid[j]
     return float(np.exp(0.5 * best))
+
+
+def _assemble(solutions, n_classes, multi_class):
+    """Stack per-problem solver results into per-class U, V, b (reference class zero).
+
+    Returns
+    -------
+    U : ndarray, shape (n_outputs, n_channels, rank)
+    V : ndarray, shape (n_outputs, n_times, rank)
+    b : ndarray, shape (n_outputs,)
+    n_iter : int | ndarray
+    objective : ndarray | list of ndarray
+    """
+    if n_classes == 2:
+        r = solutions[0]
+        return r.U, r.V, r.b, r.n_iter, r.objective
+    if multi_class == "ovr":
+        return (
+            np.stack([r.U[0] for r in solutions]),
+            np.stack([r.V[0] for r in solutions]),
+            np.concatenate([r.b for r in solutions]),
+            np.array([r.n_iter for r in solutions]),
+            [r.objective for r in solutions],
+        )
+    r = solutions[0]
+    U = np.concatenate([np.zeros((1, *r.U.shape[1:])), r.U])
+    V = np.concatenate([np.zeros((1, *r.V.shape[1:])), r.V])
+    return U, V, np.concatenate([[0.0], r.b]), r.n_iter, r.objective
 
 
 def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=None):
@@ -439,16 +479,14 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                     for st, p in zip(starts, problems, strict=True)
                 )
             if not warm:
-                starts = []
-                for D in Ds:
-                    U0, V0 = _start(x_mean, D, self.rank, self.init, self.random_state)
-                    starts.append((U0, V0, np.zeros(D.shape[0]), None, None))
+                starts = [
+                    (*_start(x_mean, D, self.rank, self.init, self.random_state), None, None)
+                    for D in Ds
+                ]
             # Thresholds at the unit-norm start (as l1_penalty_max), or the warm factors.
             l1max = _l1_max(Ds, [s_[0] for s_ in starts], [s_[1] for s_ in starts])
             if not warm and self.init == "svd_gradient":
-                for j, (p, (U0, V0, b0, _, _)) in enumerate(zip(problems, starts, strict=True)):
-                    c = _ray_scale(X, p, U0, V0, pen_u, pen_v)
-                    starts[j] = (c * U0, c * V0, b0, None, None)
+                starts = _ray_scaled(X, problems, starts, pen_u, pen_v)
             self._warn_zero_trap(l1max, classes, pen_u.l1, pen_v.l1)
             solutions = []
             for p, (U0, V0, b0, L_u0, L_v0) in zip(problems, starts, strict=True):
@@ -524,26 +562,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         self._solutions = solutions
         self.l1_penalty_max_ = l1max
         n_classes = classes.size
-        if n_classes == 2:
-            r = solutions[0]
-            U, V, b = r.U, r.V, r.b
-            self.n_iter_ = r.n_iter
-            self.objective_ = r.objective
-        elif self.multi_class == "ovr":
-            U = np.stack([r.U[0] for r in solutions])
-            V = np.stack([r.V[0] for r in solutions])
-            b = np.concatenate([r.b for r in solutions])
-            self.n_iter_ = np.array([r.n_iter for r in solutions])
-            self.objective_ = [r.objective for r in solutions]
-        else:
-            r = solutions[0]
-            zeros_u = np.zeros((1, *r.U.shape[1:]))
-            zeros_v = np.zeros((1, *r.V.shape[1:]))
-            U = np.concatenate([zeros_u, r.U])
-            V = np.concatenate([zeros_v, r.V])
-            b = np.concatenate([[0.0], r.b])
-            self.n_iter_ = r.n_iter
-            self.objective_ = r.objective
+        U, V, b, self.n_iter_, self.objective_ = _assemble(solutions, n_classes, self.multi_class)
         patterns = np.stack([spatial_patterns(X, U[c], V[c]) for c in range(U.shape[0])])
         if n_classes == 2:
             self.spatial_, self.temporal_ = U[0], V[0]

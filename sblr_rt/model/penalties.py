@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ElasticNet", "soft_threshold"]
+__all__ = ["ElasticNet", "elastic_net_prox", "elastic_net_value", "soft_threshold"]
 
 
 def soft_threshold(z, tau):
@@ -31,8 +31,8 @@ def soft_threshold(z, tau):
     ----------
     z : ndarray, any shape
         Input values.
-    tau : float
-        Non-negative threshold.
+    tau : float | ndarray
+        Non-negative threshold (an array broadcasts against ``z``: one threshold per run).
 
     Returns
     -------
@@ -40,9 +40,37 @@ def soft_threshold(z, tau):
         ``z - tau`` where ``z > tau``, ``z + tau`` where ``z < -tau`` and 0 elsewhere.
     """
     z = np.asarray(z)
-    if tau == 0:
+    if not np.any(tau):
         return z.copy()
     return np.sign(z) * np.maximum(np.abs(z) - tau, 0.0)
+
+
+def elastic_net_prox(z0, grad, L, l1, l2):
+    r"""Return the proximal-linear update of the paper's eq. 12, for one run or many.
+
+    Parameters
+    ----------
+    z0 : ndarray
+        Current factor :math:`Z^0`.
+    grad : ndarray, same shape as ``z0``
+        Gradient of the smooth loss at the current point.
+    L, l1, l2 : float | ndarray
+        Step parameter :math:`L > 0` and penalty weights; arrays broadcast against ``z0``
+        (shape ``(K, 1, 1)`` for K runs of factors ``(K, m, p)``).
+
+    Returns
+    -------
+    ndarray, same shape as ``z0``
+        :math:`\mathcal{S}_{l_1/(L+l_2)}((L Z^0 - G) / (L + l_2))`.
+    """
+    denom = L + l2
+    return soft_threshold((L * z0 - grad) / denom, l1 / denom)
+
+
+def elastic_net_value(z, l1, l2):
+    """Return ``l1 |z_k|_1 + l2 / 2 |z_k|_F^2`` per run ``k`` of ``z`` (K, ...) as (K,)."""
+    z = z.reshape(z.shape[0], -1)
+    return l1 * np.abs(z).sum(axis=1) + 0.5 * l2 * np.einsum("kp,kp->k", z, z)
 
 
 @dataclass(frozen=True)
@@ -86,8 +114,7 @@ class ElasticNet:
         ndarray, same shape as ``z0``
             :math:`\mathcal{S}_{l_1/(L+l_2)}((L Z^0 - G) / (L + l_2))`.
         """
-        denom = step_inv + self.l2
-        return soft_threshold((step_inv * z0 - grad) / denom, self.l1 / denom)
+        return elastic_net_prox(z0, grad, step_inv, self.l1, self.l2)
 
     def subgradient_residual(self, z, grad):
         """Return the distance from ``-grad`` to the subdifferential of the penalty at ``z``.

@@ -21,7 +21,10 @@ import numpy as np
 import scipy.linalg
 from threadpoolctl import ThreadpoolController
 
+from .penalties import elastic_net_prox, elastic_net_value
+
 __all__ = [
+    "BCPDBatch",
     "SolverResult",
     "bcpd",
     "single_threaded_blas",
@@ -163,45 +166,236 @@ def x_times_u(X, U):
 
 
 def _scores(A, Z, b):
-    # A (m, n, p), Z (m, p), b (m,) -> (n, m)
-    return np.matmul(A, Z[:, :, None])[:, :, 0].T + b
+    # A (K, m, n, p), Z (K, m, p), b (K, m) -> scores (K, n, m)
+    return np.matmul(A, Z[..., None])[..., 0].swapaxes(-1, -2) + b[:, None, :]
 
 
 def _grad(A, gs):
-    # gs (n, m) -> (m, p)
-    return np.matmul(gs.T[:, None, :], A)[:, 0, :]
+    # gs (K, n, m) -> (K, m, p)
+    return np.matmul(gs.swapaxes(-1, -2)[..., None, :], A)[..., 0, :]
 
 
-def _block(datafit, A, Z, b, penalty, L_prev, eta, L_min):
-    """One proximal-linear block update of (Z, b) with the adaptive step (eq. 13-16).
+def _block(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
+    """Proximal-linear updates of (Z, b) with the adaptive step (eq. 13-16), for K runs.
 
-    The sufficient-decrease test ``l(new) <= l(old) + <grad, d> + L/2 |d|^2`` is evaluated
-    in the equivalent form ``D <= L/2 |d|^2`` with ``D`` the datafit's Bregman divergence,
-    which is accurate even when the step is at rounding level.
+    The K runs share the datafit (the labels) and nothing else: each has its own factors,
+    penalties and step parameter, and its own sufficient-decrease test. Trial ``n`` is
+    evaluated at once for every run that has not yet passed; each run accepts the first
+    ``n >= -1`` that passes, as the paper's rule asks. The test
+    ``l(new) <= l(old) + <grad, d> + L/2 |d|^2`` is evaluated in the equivalent form
+    ``D <= L/2 |d|^2`` with ``D`` the datafit's Bregman divergence, which is accurate even
+    when the step is at rounding level.
+
+    Parameters
+    ----------
+    A : ndarray, shape (K, m, n, p)
+        ``X V`` (U-block) or ``X^T U`` (V-block) of each run.
+    Z : ndarray, shape (K, m, p)
+    b : ndarray, shape (K, m)
+    l1, l2, L_prev : ndarray, shape (K,)
+
+    Returns
+    -------
+    Z_new, b_new, L, loss_new, loss0, trials
+        Shapes (K, m, p), (K, m), (K,), (K,), (K,), (K,).
     """
+    K = Z.shape[0]
     f0 = _scores(A, Z, b)
     loss0, gs, cache = datafit.loss_grad(f0)
     G = _grad(A, gs)
-    gb = gs.sum(axis=0)
-    last_L = None
-    trials = 0
+    gb = gs.sum(axis=-2)
+    Z_new, b_new = np.empty_like(Z), np.empty_like(b)
+    L_acc, loss_new = np.empty(K), np.empty(K)
+    trials = np.zeros(K, dtype=int)
+    last_L = np.full(K, np.nan)
+    open_ = np.ones(K, dtype=bool)  # runs still looking for their step
+    every = np.arange(K)
     for n_exp in range(-1, _MAX_TRIALS):
-        L = max(L_min, L_prev * eta**n_exp)
-        if L == last_L:
+        L_all = np.maximum(L_min, L_prev * eta**n_exp)
+        # A run clamped at L_min made that trial already; the rule moves on to larger L.
+        trying = open_ & (L_all != last_L)
+        if not trying.any():
             continue
-        last_L = L
-        trials += 1
-        Z_new = penalty.prox_step(Z, G, L)
-        b_new = b - gb / L
-        dZ = Z_new - Z
-        db = b_new - b
-        f_new = _scores(A, Z_new, b_new)
-        if datafit.bregman(cache, f_new) <= 0.5 * L * (np.vdot(dZ, dZ) + db @ db):
-            return Z_new, b_new, L, datafit.loss(f_new), loss0, trials
+        # All runs at once (the usual first trial) index by slice: views, not copies.
+        idx = slice(None) if trying.all() else np.flatnonzero(trying)
+        L = L_all[idx]
+        last_L[idx] = L
+        trials[idx] += 1
+        Zi, bi = Z[idx], b[idx]
+        Zt = elastic_net_prox(
+            Zi, G[idx], L[:, None, None], l1[idx, None, None], l2[idx, None, None]
+        )
+        bt = bi - gb[idx] / L[:, None]
+        dZ = (Zt - Zi).reshape(Zt.shape[0], -1)
+        db = bt - bi
+        ft = _scores(A[idx], Zt, bt)
+        sub = cache if isinstance(idx, slice) else tuple(c[idx] for c in cache)
+        D = np.atleast_1d(datafit.bregman(sub, ft))
+        ok = D <= 0.5 * L * (np.einsum("kp,kp->k", dZ, dZ) + np.einsum("km,km->k", db, db))
+        acc = every[idx][ok]
+        Z_new[acc], b_new[acc], L_acc[acc] = Zt[ok], bt[ok], L[ok]
+        loss_new[acc] = datafit.loss(ft[ok])
+        open_[acc] = False
+        if not open_.any():
+            return Z_new, b_new, L_acc, loss_new, np.atleast_1d(loss0), trials
     raise FloatingPointError(
-        f"no step size passed the sufficient-decrease test after {trials} trials "
-        f"(last L={L:.3g}); the data probably contain values too large to represent"
+        f"no step size passed the sufficient-decrease test after {trials.max()} trials "
+        f"(last L={L_all.max():.3g}); the data probably contain values too large to represent"
     )
+
+
+class BCPDBatch:
+    """K runs of block coordinate proximal descent sharing one datafit, advanced by block.
+
+    The batch owns the small state of each run (factors, intercepts, penalties, step
+    parameters, objective trace); the caller supplies the products with the data:
+    ``A = X V`` of the runs in :attr:`active` before :meth:`u_step`, and ``B = X^T U``
+    before :meth:`v_step`. :func:`bcpd` is a batch of one;
+    :func:`sblr_rt.model.path.fit_penalty_paths` runs many penalty paths through batches
+    whose products come from one pass over ``X``. Both therefore make the same updates.
+
+    Parameters
+    ----------
+    datafit : Logistic | Multinomial
+        Loss as a function of the scores (n, m).
+    U0 : ndarray, shape (K, m, s, r)
+    V0 : ndarray, shape (K, m, t, r)
+    b0 : ndarray, shape (K, m)
+        Starting points.
+    l1_u, l2_u, l1_v, l2_v : array-like, shape (K,)
+        Penalties ``mu1, mu2`` on U and ``nu1, nu2`` on V of each run.
+    tol, max_iter, eta, L_min
+        As in :func:`bcpd`.
+    L_u0, L_v0 : array-like of shape (K,) | None
+        Step parameters before the first iteration (default ``L_min``).
+    """
+
+    def __init__(
+        self, datafit, U0, V0, b0, l1_u, l2_u, l1_v, l2_v, *,
+        tol=1e-3, max_iter=500, eta=2.0, L_min=1e-4, L_u0=None, L_v0=None,
+    ):  # fmt: skip
+        K, self.m, self.s, self.r = np.shape(U0)
+        self.t = np.shape(V0)[2]
+        self.datafit = datafit
+        self.tol, self.max_iter, self.eta, self.L_min = tol, max_iter, eta, L_min
+        self.U = np.array(U0, dtype=np.float64).reshape(K, self.m, self.s * self.r)
+        self.V = np.array(V0, dtype=np.float64).reshape(K, self.m, self.t * self.r)
+        self.b = np.array(b0, dtype=np.float64).reshape(K, self.m)
+        self.pen = np.array([l1_u, l2_u, l1_v, l2_v], dtype=np.float64).reshape(4, K)
+        self.L_u = np.full(K, L_min) if L_u0 is None else np.array(L_u0, dtype=np.float64)
+        self.L_v = np.full(K, L_min) if L_v0 is None else np.array(L_v0, dtype=np.float64)
+        self.objective = [[] for _ in range(K)]
+        self.q = [[] for _ in range(K)]
+        self.k = np.zeros(K, dtype=int)
+        self.converged = np.zeros(K, dtype=bool)
+        self.n_trials = np.zeros(K, dtype=int)
+        self._pen_v = elastic_net_value(self.V, *self.pen[2:])
+        self._w_norm = self._norm(self.U, self.V, self.b)
+        self._U_prev = np.empty_like(self.U)
+        self._b_prev = np.empty_like(self.b)
+        self._update_active()
+
+    @staticmethod
+    def _norm(U, V, b):
+        return np.sqrt(
+            np.einsum("kmp,kmp->k", U, U) + np.einsum("kmp,kmp->k", V, V)
+            + np.einsum("km,km->k", b, b)
+        )  # fmt: skip
+
+    def done(self, j):
+        """Whether run ``j`` reached ``q^k <= tol`` or made ``max_iter`` iterations."""
+        return bool(self.converged[j] or self.k[j] >= self.max_iter)
+
+    def _update_active(self):
+        self.active = np.flatnonzero(~self.converged & (self.k < self.max_iter))
+        # Every run active (always so for a batch of one): index by slice, no copies.
+        self._sel = slice(None) if self.active.size == self.k.size else self.active
+
+    def V3(self):
+        """Return the active runs' V as (n_active * m, t, r), the input of ``x_times_v``."""
+        return self.V[self._sel].reshape(-1, self.t, self.r)
+
+    def U3(self):
+        """Return the active runs' U as (n_active * m, s, r), the input of ``x_times_u``."""
+        return self.U[self._sel].reshape(-1, self.s, self.r)
+
+    def u_step(self, A):
+        """Update (U, b) of the active runs by eq. 11a/12a; ``A`` (n_active * m, n, s r)."""
+        j = self._sel
+        A = A.reshape(-1, self.m, *A.shape[1:])
+        self.k[j] += 1
+        U, b = self.U[j], self.b[j]
+        l1, l2 = self.pen[0, j], self.pen[1, j]
+        U_new, b_hat, self.L_u[j], _, loss0, trials = _block(
+            self.datafit, A, U, b, l1, l2, self.L_u[j], self.eta, self.L_min
+        )
+        self.n_trials[j] += trials
+        first = np.flatnonzero(self.k[j] == 1)
+        if first.size:
+            F0 = loss0 + elastic_net_value(U, l1, l2) + self._pen_v[j]
+            for i in first:
+                self.objective[self.active[i]].append(float(F0[i]))
+        self._U_prev[j], self._b_prev[j] = U, b
+        self.U[j], self.b[j] = U_new, b_hat
+
+    def v_step(self, B):
+        """Update (V, b) of the active runs by eq. 11b/12b, then ``F^k`` and ``q^k``."""
+        j = self._sel
+        B = B.reshape(-1, self.m, *B.shape[1:])
+        V, U = self.V[j], self.U[j]
+        l1, l2 = self.pen[2, j], self.pen[3, j]
+        V_new, b_new, self.L_v[j], loss_v, _, trials = _block(
+            self.datafit, B, V, self.b[j], l1, l2, self.L_v[j], self.eta, self.L_min
+        )
+        self.n_trials[j] += trials
+        self._pen_v[j] = pen_v = elastic_net_value(V_new, l1, l2)
+        F = loss_v + elastic_net_value(U, self.pen[0, j], self.pen[1, j]) + pen_v
+        step = self._norm(U - self._U_prev[j], V_new - V, b_new - self._b_prev[j])
+        w_norm = self._w_norm[j]
+        q = np.empty(F.shape)
+        for i, run in enumerate(self.active.tolist()):
+            F_prev = self.objective[run][-1]
+            self.objective[run].append(float(F[i]))
+            q[i] = max(step[i] / (1.0 + w_norm[i]), abs(F[i] - F_prev) / (1.0 + F_prev))
+            self.q[run].append(float(q[i]))
+        self.converged[j] = q <= self.tol
+        self.V[j], self.b[j] = V_new, b_new
+        self._w_norm[j] = self._norm(self.U[j], V_new, b_new)
+        self._update_active()
+
+    def restart(self, j, l1_u, l2_u, l1_v, l2_v, *, U0=None, V0=None, b0=None):
+        """Start run ``j`` on new penalties, warm from its point or cold from a given one.
+
+        A warm start keeps the step parameters, as a warm-started estimator does; a cold
+        start (``U0`` (m, s, r), ``V0`` (m, t, r), ``b0`` (m,) given) resets them to
+        ``L_min``.
+        """
+        if U0 is not None:
+            self.U[j] = np.reshape(U0, (self.m, -1))
+            self.V[j] = np.reshape(V0, (self.m, -1))
+            self.b[j] = b0
+            self.L_u[j] = self.L_v[j] = self.L_min
+        self.pen[:, j] = (l1_u, l2_u, l1_v, l2_v)
+        self.objective[j], self.q[j] = [], []
+        self.k[j], self.converged[j], self.n_trials[j] = 0, False, 0
+        self._pen_v[j] = elastic_net_value(self.V[j : j + 1], l1_v, l2_v)[0]
+        self._w_norm[j] = self._norm(self.U[j : j + 1], self.V[j : j + 1], self.b[j : j + 1])[0]
+        self._update_active()
+
+    def result(self, j):
+        """Return run ``j``'s current state as a :class:`SolverResult`."""
+        return SolverResult(
+            U=self.U[j].reshape(self.m, self.s, self.r).copy(),
+            V=self.V[j].reshape(self.m, self.t, self.r).copy(),
+            b=self.b[j].copy(),
+            objective=np.asarray(self.objective[j]),
+            n_iter=int(self.k[j]),
+            converged=bool(self.converged[j]),
+            L_u=float(self.L_u[j]),
+            L_v=float(self.L_v[j]),
+            n_trials=int(self.n_trials[j]),
+            q=list(self.q[j]),
+        )
 
 
 def bcpd(
@@ -250,57 +444,27 @@ def bcpd(
     -------
     SolverResult
     """
-    m, s, r = U0.shape
-    t = V0.shape[1]
-    U = np.array(U0, dtype=np.float64).reshape(m, s * r)
-    V = np.array(V0, dtype=np.float64).reshape(m, t * r)
-    b = np.array(b0, dtype=np.float64).reshape(m)
-    L_u = L_min if L_u0 is None else float(L_u0)
-    L_v = L_min if L_v0 is None else float(L_v0)
-    objective = []
-    qs = []
-    converged = False
-    n_trials = 0
-    k = 0
-    pen_u = penalty_u.value(U)
-    pen_v = penalty_v.value(V)
-    w_norm = np.sqrt(np.vdot(U, U) + np.vdot(V, V) + b @ b)
-    for k in range(1, max_iter + 1):
-        A = x_times_v(X, V.reshape(m, t, r))
-        U_new, b_hat, L_u, _, loss0, tr_u = _block(datafit, A, U, b, penalty_u, L_u, eta, L_min)
-        if k == 1:
-            objective.append(loss0 + pen_u + pen_v)
-        B = x_times_u(X, U_new.reshape(m, s, r))
-        V_new, b_new, L_v, loss_v, _, tr_v = _block(
-            datafit, B, V, b_hat, penalty_v, L_v, eta, L_min
-        )
-        n_trials += tr_u + tr_v
-        pen_u = penalty_u.value(U_new)
-        pen_v = penalty_v.value(V_new)
-        F = loss_v + pen_u + pen_v
-        F_prev = objective[-1]
-        objective.append(F)
-        dU, dV, db = U_new - U, V_new - V, b_new - b
-        step = np.sqrt(np.vdot(dU, dU) + np.vdot(dV, dV) + db @ db)
-        q = max(step / (1.0 + w_norm), abs(F - F_prev) / (1.0 + F_prev))
-        qs.append(q)
-        U, V, b = U_new, V_new, b_new
-        w_norm = np.sqrt(np.vdot(U, U) + np.vdot(V, V) + b @ b)
-        if q <= tol:
-            converged = True
-            break
-    return SolverResult(
-        U=U.reshape(m, s, r),
-        V=V.reshape(m, t, r),
-        b=b,
-        objective=np.asarray(objective),
-        n_iter=k,
-        converged=converged,
-        L_u=L_u,
-        L_v=L_v,
-        n_trials=n_trials,
-        q=qs,
+    L0 = [None if L is None else [float(L)] for L in (L_u0, L_v0)]
+    run = BCPDBatch(
+        datafit,
+        np.asarray(U0)[None],
+        np.asarray(V0)[None],
+        np.asarray(b0)[None],
+        [penalty_u.l1],
+        [penalty_u.l2],
+        [penalty_v.l1],
+        [penalty_v.l2],
+        tol=tol,
+        max_iter=max_iter,
+        eta=eta,
+        L_min=L_min,
+        L_u0=L0[0],
+        L_v0=L0[1],
     )
+    while run.active.size:
+        run.u_step(x_times_v(X, run.V3()))
+        run.v_step(x_times_u(X, run.U3()))
+    return run.result(0)
 
 
 def stationarity_residual(X, datafit, U, V, b, penalty_u, penalty_v):
@@ -329,9 +493,11 @@ def stationarity_residual(X, datafit, U, V, b, penalty_u, penalty_v):
     X = np.ascontiguousarray(X, dtype=np.float64)
     Uf = np.asarray(U, dtype=np.float64).reshape(m, s * r)
     Vf = np.asarray(V, dtype=np.float64).reshape(m, t * r)
-    A = x_times_v(X, Vf.reshape(m, t, r))
-    _, gs, _ = datafit.loss_grad(_scores(A, Uf, np.asarray(b, dtype=np.float64)))
-    res_u = penalty_u.subgradient_residual(Uf, _grad(A, gs))
-    res_v = penalty_v.subgradient_residual(Vf, _grad(x_times_u(X, Uf.reshape(m, s, r)), gs))
-    gb = gs.sum(axis=0)
+    A = x_times_v(X, Vf.reshape(m, t, r))[None]
+    b = np.asarray(b, dtype=np.float64).reshape(1, m)
+    _, gs, _ = datafit.loss_grad(_scores(A, Uf[None], b))
+    res_u = penalty_u.subgradient_residual(Uf, _grad(A, gs)[0])
+    B = x_times_u(X, Uf.reshape(m, s, r))[None]
+    res_v = penalty_v.subgradient_residual(Vf, _grad(B, gs)[0])
+    gb = gs[0].sum(axis=0)
     return float(np.sqrt(np.vdot(res_u, res_u) + np.vdot(res_v, res_v) + gb @ gb))

@@ -1,0 +1,120 @@
+"""Penalty paths in lockstep equal the estimator refitted point by point."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sblr_rt.model import SparseBilinearLogisticRegression, l1_penalty_max
+from sblr_rt.model.path import fit_penalty_paths
+
+
+def _data(n_classes, n=60, s=8, t=10, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, s, t))
+    y = np.arange(n) % n_classes
+    for c in range(n_classes):
+        X[y == c, c, 2:5] += 0.8
+    return X, y
+
+
+def _sequential(X, y, path, **params):
+    """What calibration did before: one warm-started estimator along the path."""
+    out, est = [], None
+    for point in path:
+        if est is None or not (np.any(est.spatial_) and np.any(est.temporal_)):
+            est = SparseBilinearLogisticRegression(**point, warm_start=True, **params)
+        else:
+            est.set_params(**point)
+        est.fit(X, y)
+        out.append((est.spatial_.copy(), est.temporal_.copy(), est.intercept_.copy(), est.n_iter_))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("n_classes", "multi_class"), [(2, "ovr"), (3, "ovr"), (3, "multinomial")]
+)
+@pytest.mark.parametrize("init", ["svd", "svd_gradient"])
+def test_lockstep_paths_equal_the_estimator_point_by_point(n_classes, multi_class, init):
+    X, y = _data(n_classes)
+    params = dict(rank=2, multi_class=multi_class, tol=1e-6, init=init)
+    mu1_max, nu1_max = l1_penalty_max(X, y, rank=2, multi_class=multi_class, init=init)
+    # 1.2 x the largest useful penalty collapses the factors: the next point starts cold.
+    fractions = [0.4, 0.2, 1.2, 0.05, 0.0]
+    paths = [
+        [dict(mu1=f * mu1_max, mu2=l2, nu1=f * nu1_max, nu2=l2) for f in fractions]
+        for l2 in (0.01, 0.1, 1.0)
+    ]
+    paths.append(paths[0][:2])  # paths of different lengths finish at different rounds
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = fit_penalty_paths(X, y, paths, **params)
+        for path, fitted in zip(paths, got, strict=True):
+            expected = _sequential(X, y, path, **params)
+            assert len(fitted) == len(expected)
+            for est, (U, V, b, n_iter) in zip(fitted, expected, strict=True):
+                np.testing.assert_allclose(est.spatial_, U, atol=1e-10)
+                np.testing.assert_allclose(est.temporal_, V, atol=1e-10)
+                np.testing.assert_allclose(est.intercept_, b, atol=1e-10)
+                np.testing.assert_array_equal(est.n_iter_, n_iter)
+    collapsed = got[0][2]
+    assert not np.any(collapsed.spatial_)
+    assert np.any(got[0][3].spatial_)  # restarted cold, not stuck at zero
+
+
+def test_float32_paths_match_float64_and_predict():
+    X, y = _data(2, n=80, s=12, t=15, seed=3)
+    mu1_max, nu1_max = l1_penalty_max(X, y)
+    path = [dict(mu1=f * mu1_max, mu2=0.1, nu1=f * nu1_max, nu2=0.1) for f in (0.3, 0.1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e64 = fit_penalty_paths(X, y, [path])[0][-1]
+        e32 = fit_penalty_paths(X.astype(np.float32), y, [path])[0][-1]
+    w64 = np.outer(e64.spatial_[:, 0], e64.temporal_[:, 0])
+    w32 = np.outer(e32.spatial_[:, 0], e32.temporal_[:, 0])
+    np.testing.assert_allclose(w32, w64, atol=1e-3 * np.abs(w64).max())
+    np.testing.assert_array_equal(e32.predict(X), e64.predict(X))
+    assert e64.objective_[-1] <= e64.objective_[0]
+
+
+def test_callback_results_replace_the_estimators():
+    X, y = _data(2)
+    path = [dict(mu1=0.0, mu2=0.1, nu1=0.0, nu2=0.1), dict(mu1=0.0, mu2=0.01, nu1=0.0, nu2=0.01)]
+    seen = []
+
+    def score(p, k, est):
+        seen.append((p, k))
+        return float(np.mean(est.predict(X) == y))
+
+    out = fit_penalty_paths(X, y, [path, [], path[:1]], callback=score)
+    assert [len(p) for p in out] == [2, 0, 1]
+    assert sorted(seen) == [(0, 0), (0, 1), (2, 0)]
+    assert all(0.5 < a <= 1.0 for a in out[0] + out[2])
+    assert fit_penalty_paths(X, y, []) == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(paths=[[dict(mu1=0.1, mu2=0.0, nu1=0.0)]]), "must be a dict of"),
+        (dict(paths=[[dict(mu1=-0.1, mu2=0.0, nu1=0.0, nu2=0.0)]]), "finite and >= 0"),
+        (dict(paths=[[]], rank=9), "'rank' must lie in"),
+        (dict(paths=[[]], max_iter=0), "'max_iter' must be at least 1"),
+    ],
+)
+def test_bad_arguments_are_refused(kwargs, match):
+    X, y = _data(2)
+    with pytest.raises(ValueError, match=match):
+        fit_penalty_paths(X, y, **kwargs)
+
+
+def test_bad_data_is_refused():
+    X, y = _data(2)
+    with pytest.raises(ValueError, match="'y' must have shape"):
+        fit_penalty_paths(X, y[:-1], [[]])
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        fit_penalty_paths(X, np.zeros(len(y)), [[]])
+    bad = X.copy()
+    bad[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fit_penalty_paths(bad, y, [[]])
