@@ -374,6 +374,23 @@ class StreamPlayer:
                 outlet.wait_for_consumers(min(left, 0.1))
 
 
+def hold_outlets(seconds: float) -> None:
+    """Keep a finished stream's outlets open for ``seconds`` before the caller closes them.
+
+    A consumer that closes its inlets before the outlets go away ends the session cleanly;
+    an outlet vanishing under an open inlet is, to the consumer, a lost stream (liblsl
+    reports an error and the online loop waits for the stream to return). Ctrl-C or
+    SIGTERM ends the wait early.
+
+    Parameters
+    ----------
+    seconds : float
+        Longest wait (0: return at once).
+    """
+    if seconds > 0:
+        time.sleep(seconds)
+
+
 def replay(
     recording,
     *,

@@ -109,6 +109,26 @@ def test_replay_loop_and_duration(indexed_fif, source_id):
     assert [v for _, v in markers] == list("abcde") * 2 + ["a", "b"]
 
 
+@pytest.mark.lsl
+def test_replay_holds_its_streams_open_until_the_consumer_has_closed(indexed_fif, source_id):
+    proc, eeg, mrk = _start_replay(indexed_fif, source_id, "--speed", "10", "--hold", "120")
+    try:
+        lines = [proc.stdout.readline() for _ in range(2)]  # "replaying ...", "pushed ..."
+        assert lines[1].startswith(f"pushed {N_TIMES} samples and 5 markers"), lines
+        stamps = []
+        while len(stamps) < N_TIMES:
+            stamps += eeg.pull_chunk(timeout=1.0, max_samples=4096)[1]
+        assert len(stamps) == N_TIMES
+        # The data has ended, yet the streams are still there for the consumer to close.
+        assert proc.poll() is None
+        assert pylsl.resolve_byprop("source_id", source_id, 1, 10.0)
+    finally:
+        del eeg, mrk
+        proc.terminate()
+        proc.wait(30)
+    assert proc.returncode != 0  # ended by the signal, not by the end of the hold
+
+
 def test_recording_reader_loops_and_marks():
     rec = Recording(data=np.arange(10.0)[None], sfreq=10.0, ch_names=["x"],
                     marker_times=[0.0, 0.5], marker_values=["s", "m"])  # fmt: skip

@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -177,6 +178,8 @@ def _start_source(args, recording_path, tag: str):
             source_id,
             "--wait-for-consumers",
             "30",
+            "--hold",
+            "30",
         ]
         if args.duration is not None:
             cmd += ["--duration", str(args.duration)]
@@ -194,9 +197,23 @@ def _start_source(args, recording_path, tag: str):
             str(duration),
             "--wait-for-consumers",
             "30",
+            "--hold",
+            "30",
         ]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
-    return proc, name, source_id
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    ended = threading.Event()
+
+    def forward():
+        # The source says when its data ended and then holds its streams open, so that
+        # the demo closes its inlets first: a clean end instead of a "lost stream".
+        for line in proc.stdout:
+            print(f"      source: {line.rstrip()}", flush=True)
+            if line.startswith(("pushed ", "streamed ")):
+                ended.set()
+        ended.set()
+
+    threading.Thread(target=forward, name="demo-source-stdout", daemon=True).start()
+    return proc, ended, name, source_id
 
 
 def _online(args, model, recording_path) -> dict:
@@ -209,7 +226,7 @@ def _online(args, model, recording_path) -> dict:
         else "the simulated source (live process)"
     )
     _say(f"[2/3] Online classification through LSL of {what}")
-    proc, name, source_id = _start_source(args, recording_path, tag)
+    proc, ended, name, source_id = _start_source(args, recording_path, tag)
     results = {"correct": 0, "total": 0, "decisions": []}
     class_map = PHYSIONET_CLASSES if recording_path is not None else {}
     loop = OnlineLoop(
@@ -240,8 +257,8 @@ def _online(args, model, recording_path) -> dict:
                         f"{d['label']!s:>6} (p={p:.2f}) {'ok' if ok else '--'}   running "
                         f"accuracy {results['correct'] / results['total']:.2f}"
                     )
-                if proc.poll() is not None:
-                    time.sleep(1.0)  # let the last windows through the buffer
+                if ended.is_set():
+                    time.sleep(0.3)  # the last windows: the hop is 0.25 s
                     for d in loop.pop_decisions():
                         if d.get("trial"):
                             truth = class_map.get(d["cue"], d["cue"])
@@ -276,6 +293,22 @@ def _screenshots(model_path: Path, out: Path) -> list[Path]:
     return sorted(out.glob("dashboard*.png"))
 
 
+def _local_quiet_lsl(out: Path) -> None:
+    """Keep the demo's LSL streams on this machine and liblsl's log at warnings.
+
+    The demo's streams are its own, so discovery need not reach the network, and liblsl's
+    INFO lines would bury the demo's output. A user's ``LSLAPICFG`` is left alone.
+    """
+    if os.environ.get("LSLAPICFG"):
+        return
+    cfg = out / "lsl_api.cfg"
+    cfg.write_text(
+        "; Written by 'sblr-rt demo': its streams stay on this machine; liblsl logs warnings.\n"
+        "[multicast]\nResolveScope = machine\n\n[log]\nlevel = -1\n"
+    )
+    os.environ["LSLAPICFG"] = str(cfg)  # read by liblsl here and in the source process
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the demo with the parsed arguments."""
     from calibration.report import write_report
@@ -283,6 +316,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    _local_quiet_lsl(out)
     if args.simulated:
         model, recording_path = _calibrate_simulated(args, out)
     else:

@@ -49,6 +49,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="S",
         help="wait up to S seconds (30 if no value) for inlets before starting",
     )
+    parser.add_argument(
+        "--hold",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="after the last sample, keep the streams open up to S seconds (until stopped), "
+        "so that consumers can close their inlets first",
+    )
     parser.set_defaults(func=run)
     return parser
 
@@ -67,10 +75,12 @@ def run(args: argparse.Namespace) -> int:
         0 on success.
     """
     from sblr_rt.io import read_recording
-    from sblr_rt.replay import replay
+    from sblr_rt.replay import hold_outlets, replay
 
     if args.chunk_ms <= 0:
         raise ValueError(f"'--chunk-ms' must be > 0, got {args.chunk_ms}")
+    if args.hold < 0:
+        raise ValueError(f"'--hold' must be >= 0 seconds, got {args.hold}")
     recording = read_recording(args.file)
     player = replay(
         recording,
@@ -90,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         n = player.run()
+        print(f"pushed {n} samples and {player.n_markers} markers", flush=True)
+        hold_outlets(args.hold)
     finally:
         player.stop()
-    print(f"pushed {n} samples and {player.n_markers} markers", flush=True)
     return 0

@@ -59,6 +59,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="S",
         help="wait up to S seconds for an inlet before starting",
     )
+    parser.add_argument(
+        "--hold",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="after the end of --duration, keep the streams open up to S seconds (until stopped), "
+        "so that consumers can close their inlets first",
+    )
     parser.set_defaults(func=run)
     return parser
 
@@ -76,17 +84,21 @@ def run(args: argparse.Namespace) -> int:
     code : int
         0 on success.
     """
+    from sblr_rt.replay import hold_outlets
     from sblr_rt.sim import run_simulator
 
     if args.chunk_ms <= 0:
         raise ValueError(f"'--chunk-ms' must be > 0, got {args.chunk_ms}")
+    if args.hold < 0:
+        raise ValueError(f"'--hold' must be >= 0 seconds, got {args.hold}")
     print(
         f"simulating {args.n_channels} channels at {args.sfreq:g} Hz on LSL stream "
         f"{args.name!r} (source_id {args.source_id!r}), cues on {args.name + '-Markers'!r}; "
         "Ctrl-C to stop",
         flush=True,
     )
-    n = run_simulator(
+    player = run_simulator(
+        background=True,
         name=args.name,
         source_id=args.source_id,
         duration=args.duration,
@@ -100,5 +112,11 @@ def run(args: argparse.Namespace) -> int:
         trial_duration=args.trial_duration,
         iti=tuple(args.iti),
     )
-    print(f"streamed {n} samples", flush=True)
+    try:
+        while not player.wait(0.5):
+            pass
+        print(f"streamed {player.n_pushed} samples", flush=True)
+        hold_outlets(args.hold)
+    finally:
+        player.stop()
     return 0
