@@ -210,11 +210,17 @@ class ModelTab(QtWidgets.QWidget):
         limit = float(np.abs(u).max()) or 1.0
         scalps = []
         col = 0
+        several = len(summary.groups) > 1
+        if several and show_scalp:  # one short title per map, the legend said once
+            title += "; scalp maps: nose up, ○ = zero weight"
         for name, rows in summary.groups:
             rows = np.asarray(rows, int)
-            band = f" {name}" if name else ""
             if show_scalp:
-                scalp = ScalpMapPlot(title=f"u{k + 1}{band} on the scalp (nose up; ○ = zero)")
+                scalp = ScalpMapPlot(
+                    title=f"u{k + 1}, {name}"
+                    if several
+                    else f"u{k + 1} on the scalp (nose up; ○ = zero)"
+                )
                 scalp.set_data(
                     self._xy[rows], u[rows], [summary.scalp_names[i] for i in rows], limit=limit
                 )

@@ -37,6 +37,8 @@ class ScalpMapPlot(pg.PlotItem):
         self.hideAxis("bottom")
         self.setMouseEnabled(False, False)
         self.hideButtons()
+        # A narrow cell must not let the head spill over its neighbours.
+        self.vb.setFlag(self.vb.GraphicsItemFlag.ItemClipsChildrenToShape)
         self.image_item = pg.ImageItem(axisOrder="row-major")
         self.addItem(self.image_item)
         outline = pg.mkPen("#333333", width=1.5)
