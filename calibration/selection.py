@@ -37,8 +37,8 @@ epochs with the estimator, so it is the same computation that was cross-validate
 
 The paths of one fold run in lockstep (:func:`sblr_rt.model.path.fit_penalty_paths`):
 each solver iteration multiplies the fold's epochs by the factors of every path at once,
-one wide product instead of one thin product per path, which makes the paper's grid
-about 2.5 times faster than fitting path after path.
+one wide product instead of one thin product per path (the paper's grid with 5-fold CV
+at (210, 118, 100): 98 s of CPU instead of 199 s path after path).
 
 Parallelism goes through :mod:`joblib` only: tasks are folds (split into chunks of paths
 when there are fewer folds than workers), and fold x rank in step 1. To run the same

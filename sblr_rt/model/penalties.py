@@ -90,12 +90,7 @@ class ElasticNet:
 
     def value(self, z):
         """Return the penalty of ``z`` (ndarray, any shape) as a float."""
-        out = 0.0
-        if self.l1:
-            out += self.l1 * float(np.abs(z).sum())
-        if self.l2:
-            out += 0.5 * self.l2 * float(np.vdot(z, z))
-        return out
+        return float(elastic_net_value(np.asarray(z)[None], self.l1, self.l2)[0])
 
     def prox_step(self, z0, grad, step_inv):
         r"""Return the proximal-linear update of the paper's eq. 12.
