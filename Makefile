@@ -30,6 +30,7 @@ bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/accuracy.py
 	$(PY) benchmarks/stream.py
 	$(PY) benchmarks/online.py
+	$(PY) benchmarks/dashboard.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

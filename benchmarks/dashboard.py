@@ -1,4 +1,4 @@
-"""Redraw cost of the Live tab at 118 channels: ``python -m gui.benchmark``.
+"""Redraw cost of the Live tab at 118 channels: ``python benchmarks/dashboard.py``.
 
 Feeds the Live tab snapshots shaped like ``OnlineLoop.snapshot()`` (118 channels, 10 s of
 traces at the loop's 100 Hz display rate, 20 decisions/s, cues and trial decisions) and
@@ -12,8 +12,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def synthetic_snapshot(n_channels: int = 118, *, seconds: float = 10.0, rate: float = 100.0):
