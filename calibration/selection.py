@@ -40,8 +40,8 @@ each solver iteration multiplies the fold's epochs by the factors of every path 
 one wide product instead of one thin product per path (the paper's grid with 5-fold CV
 at (210, 118, 100): 98 s of CPU instead of 199 s path after path).
 
-Parallelism goes through :mod:`joblib` only: tasks are folds (split into chunks of paths
-when there are fewer folds than workers), and fold x rank in step 1. To run the same
+Parallelism goes through :mod:`joblib` only: tasks are folds (the folds that do not divide
+evenly among the workers split into chunks of paths), and fold x rank in step 1. To run the same
 search on a cluster, wrap the call in a joblib backend::
 
     from joblib import parallel_config
@@ -277,6 +277,24 @@ def _task(Z, y, train, test, scaling, center, rank, groups, est_params, dtype):
     return [(np.array([a for a, _ in r]), np.array([c for _, c in r])) for r in res]
 
 
+def _fold_chunks(n_folds: int, n_groups: int, n_workers: int) -> list[tuple[int, int, int]]:
+    """Plan the grid's tasks as (fold, chunk, n_chunks): chunk c holds groups[c::n_chunks].
+
+    The paths of one task share every pass over the fold's data
+    (:func:`~sblr_rt.model.path.fit_penalty_paths`), so a task is best a whole fold. The
+    folds that divide evenly among the workers stay whole; only the remaining folds are cut
+    into chunks, one per idle worker, and come last so that they fill the workers that
+    would otherwise wait (5 folds on 2 workers: 4 whole folds, then one fold in halves).
+    """
+    n_workers = max(1, n_workers)
+    rest = n_folds % n_workers
+    plan = [(f, 0, 1) for f in range(n_folds - rest)]
+    if rest:
+        n = min(n_groups, -(-n_workers // rest))
+        plan += [(f, c, n) for f in range(n_folds - rest, n_folds) for c in range(n)]
+    return plan
+
+
 def _parallel(tasks, n_jobs, progress, stage):
     total = len(tasks)
     results = [None] * total
@@ -381,22 +399,19 @@ def select(
         config.l2_values,
         skip_unbounded=config.skip_unbounded,
     )
-    # One task per fold and chunk of paths: the paths of a task share every pass over
-    # the fold's data (fit_penalty_paths), so chunks stay as wide as the workers allow.
-    n_chunks = min(len(groups), -(-effective_n_jobs(config.n_jobs) // len(splits)))
-    chunks = [groups[c::n_chunks] for c in range(n_chunks)]
+    plan = _fold_chunks(len(splits), len(groups), effective_n_jobs(config.n_jobs))
     tasks = [
-        (_task, (Z, y, tr, te, config.scaling, center, best_rank, chunk, est_params, dtype))
-        for tr, te in splits
-        for chunk in chunks
+        (
+            _task,
+            (Z, y, *splits[f], config.scaling, center, best_rank, groups[c::n], est_params, dtype),
+        )
+        for f, c, n in plan
     ]
     res = _parallel(tasks, config.n_jobs, progress, "grid")
-    # res[fold * n_chunks + c][i] is group chunks[c][i] = groups[c + i * n_chunks].
-    per_group = [[None] * len(splits) for _ in groups]
-    for f in range(len(splits)):
-        for c in range(n_chunks):
-            for i, out in enumerate(res[f * n_chunks + c]):
-                per_group[c + i * n_chunks][f] = out
+    per_group = [[None] * len(splits) for _ in groups]  # [group][fold] -> (accs, collapsed)
+    for (f, c, n), outs in zip(plan, res, strict=True):
+        for i, out in enumerate(outs):
+            per_group[c + i * n][f] = out
     grid = []
     for g, (pair, path) in enumerate(groups):
         fold_acc = np.array([a for a, _ in per_group[g]])  # (n_splits, n_path)

@@ -216,3 +216,20 @@ def test_cli_calibrate_and_inspect(bcicomp2003_path, tmp_path, capsys):
     assert main(["inspect", str(bad)]) == 1
     assert "truncated" in capsys.readouterr().err or True
     assert main(["calibrate", "--recording", str(tmp_path / "none.edf"), "--out", str(out)]) == 1
+
+
+@pytest.mark.parametrize(
+    ("n_folds", "n_groups", "n_workers"),
+    [(5, 25, 2), (5, 25, 1), (2, 25, 4), (3, 1, 2), (10, 5, 4)],
+)
+def test_grid_tasks_cover_every_fold_and_group_once(n_folds, n_groups, n_workers):
+    from calibration.selection import _fold_chunks
+
+    plan = _fold_chunks(n_folds, n_groups, n_workers)
+    covered = sorted((f, g) for f, c, n in plan for g in range(n_groups)[c::n])
+    assert covered == [(f, g) for f in range(n_folds) for g in range(n_groups)]
+    whole = [f for f, _, n in plan if n == 1]
+    assert len(whole) >= n_folds - n_folds % n_workers  # folds stay whole where they can
+    assert all(n <= n_groups for _, _, n in plan)
+    if (n_folds, n_workers) == (5, 2):  # the benchmark's case: the fifth fold in halves
+        assert plan[4:] == [(4, 0, 2), (4, 1, 2)]
