@@ -42,7 +42,8 @@ DATA = ROOT.parent / "shared" / "data"
 
 
 def _epochs(files, pre, class_map):
-    from calibration.epochs import extract_epochs
+    from sblr_rt.calibration.epochs import extract_epochs
+
     from sblr_rt.io import read_recording
 
     recs = [read_recording(f) for f in files]
@@ -117,9 +118,10 @@ def _metrics(y, score, pred):
 
 
 def run_models(Z, y, center, path, folds, args, only=None):
-    from calibration.config import CalibrationConfig
-    from calibration.selection import select
-    from sblr_rt.baselines import VectorizedLogisticRegression
+    from sblr_rt.calibration.config import CalibrationConfig
+    from sblr_rt.calibration.selection import select
+
+    from sblr_rt.model.baselines import VectorizedLogisticRegression
     from sblr_rt.preprocessing import apply_scaling, fit_scaling
 
     results = {}
@@ -186,7 +188,7 @@ def run_models(Z, y, center, path, folds, args, only=None):
 def _l1_lr(X, y, args):
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-    from sblr_rt.baselines import SparseLogisticRegression
+    from sblr_rt.model.baselines import SparseLogisticRegression
 
     Xf = X.reshape(len(X), -1)
     alpha_max = np.max(np.abs(Xf.T @ (y - y.mean()))) / len(y)

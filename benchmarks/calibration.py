@@ -46,10 +46,9 @@ def _cpu_seconds():
 
 
 def main():
+    from sblr_rt.calibration.config import CalibrationConfig
+    from sblr_rt.calibration.selection import select
     from threadpoolctl import threadpool_info
-
-    from calibration.config import CalibrationConfig
-    from calibration.selection import select
 
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--n-jobs", type=int, default=2)

@@ -72,9 +72,8 @@ def main(n_frames: int = 60) -> int:
     """Time ``n_frames`` redraws of 118 channels and print the figures."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PyQt5 import QtGui, QtWidgets
-
-    from gui.app import configure_pyqtgraph
-    from gui.live import LiveTab
+    from sblr_rt.gui.app import configure_pyqtgraph
+    from sblr_rt.gui.live import LiveTab
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     configure_pyqtgraph()

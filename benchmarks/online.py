@@ -43,9 +43,9 @@ import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 import threadpoolctl  # noqa: E402
 
+from sblr_rt.bci_model import BCIModel  # noqa: E402
 from sblr_rt.model import SparseBilinearLogisticRegression  # noqa: E402
 from sblr_rt.online import OnlineClassifier, OnlineLoop  # noqa: E402
-from sblr_rt.pipeline import BCIModel  # noqa: E402
 from sblr_rt.preprocessing import Preprocessor  # noqa: E402
 
 SENDER = textwrap.dedent(

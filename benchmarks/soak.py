@@ -2,7 +2,7 @@
 
 A float32 EEG source in another process plays noise with a cue every 8 s at ``--speed``
 times real time (timestamps follow the LSL clock, spaced ``1 / (sfreq * speed)``, as
-:mod:`sblr_rt.replay` does). :class:`OnlineLoop` classifies it in trial mode (a sliding
+:mod:`sblr_rt.playback.replay` does). :class:`OnlineLoop` classifies it in trial mode (a sliding
 decision every ``--hop`` seconds of stream time plus one per cue) and publishes on
 ``SBLR-Predictions``. The loop process's resident memory (RSS) and the Python heap
 (``tracemalloc``) are printed at the start (after warm-up), every few minutes and at the
@@ -33,9 +33,9 @@ import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 import threadpoolctl  # noqa: E402
 
+from sblr_rt.bci_model import BCIModel  # noqa: E402
 from sblr_rt.model import SparseBilinearLogisticRegression  # noqa: E402
 from sblr_rt.online import OnlineLoop  # noqa: E402
-from sblr_rt.pipeline import BCIModel  # noqa: E402
 from sblr_rt.preprocessing import Preprocessor  # noqa: E402
 
 SENDER = textwrap.dedent(

@@ -7,10 +7,10 @@ Examples
 >>> model.save("model.sblr.npz")  # doctest: +SKIP
 """
 
-from calibration.config import CalibrationConfig, load_config
-from calibration.core import build_preprocessor, calibrate
-from calibration.epochs import EpochSet, extract_epochs
-from calibration.selection import make_splits, paper_param_grid, penalty_grid, select
+from sblr_rt.calibration.config import CalibrationConfig, load_config
+from sblr_rt.calibration.core import build_preprocessor, calibrate
+from sblr_rt.calibration.epochs import EpochSet, extract_epochs
+from sblr_rt.calibration.selection import make_splits, paper_param_grid, penalty_grid, select
 
 __all__ = [
     "CalibrationConfig",

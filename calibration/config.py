@@ -98,7 +98,7 @@ class CalibrationConfig:
         Three or more classes.
     skip_unbounded : bool
         Do not refit grid points where exactly one factor is unpenalised (they have no
-        minimiser and equal the unpenalised problem, see :mod:`calibration.selection`).
+        minimiser and equal the unpenalised problem, see :mod:`sblr_rt.calibration.selection`).
     search_dtype : {"float32", "float64"}
         Data type of the CV fits' input (float32 halves the memory traffic of the two
         passes over the data per iteration; factors, losses and the final model stay

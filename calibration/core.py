@@ -8,11 +8,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sblr_rt.calibration.config import CalibrationConfig, load_config
+from sblr_rt.calibration.epochs import extract_epochs
+from sblr_rt.calibration.selection import select
 
-from calibration.config import CalibrationConfig, load_config
-from calibration.epochs import extract_epochs
-from calibration.selection import select
-from sblr_rt.pipeline import BCIModel
+from sblr_rt.bci_model import BCIModel
 from sblr_rt.preprocessing import Preprocessor
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -126,7 +126,7 @@ def calibrate(
         Configuration object or TOML file; None for the defaults.
     progress : callable | None
         ``progress(done, total, stage)`` during the search, e.g.
-        :class:`calibration.progress.TerminalProgress`.
+        :class:`sblr_rt.calibration.progress.TerminalProgress`.
     **overrides
         Configuration fields that win over ``config`` (None values ignored), e.g.
         ``classes=["T1", "T2"]``, ``features="bandpower"``, ``cv="loo"``.
@@ -135,7 +135,7 @@ def calibrate(
     -------
     model : BCIModel
         Fitted; ``model.metadata`` holds the selection report, epoch counts and the
-        configuration. Save it with ``model.save(path)``.
+        configuration. Save it with :func:`sblr_rt.io.save_model`.
 
     Examples
     --------

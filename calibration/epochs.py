@@ -4,7 +4,7 @@ For each cue whose marker value is a class, the raw epoch (``n_pad`` samples of 
 warm-up, then the window ``[tmin, tmax)``) is checked and, if kept, turned into the
 model's *unscaled* input by the preprocessor's own per-epoch path
 (:meth:`~sblr_rt.preprocessing.Preprocessor.filter_epochs`), i.e. exactly what
-:class:`~sblr_rt.pipeline.BCIModel` computes from the same raw epoch. Scaling is fitted
+:class:`~sblr_rt.bci_model.BCIModel` computes from the same raw epoch. Scaling is fitted
 later, on training folds only.
 
 Rejection reasons, counted (never silently used): ``"edge"`` (the raw epoch would start
@@ -140,7 +140,7 @@ def extract_epochs(
     class_map : dict | None
         Marker value -> class label (None: every marker value).
     reject, flat, clip_run
-        Rejection thresholds, see :class:`calibration.config.CalibrationConfig`.
+        Rejection thresholds, see :class:`sblr_rt.calibration.config.CalibrationConfig`.
     batch : int
         Epochs filtered at once (memory bound).
 

@@ -1,6 +1,6 @@
 """Calibration from a live stream: record EEG and markers to disk, then calibrate.
 
-:func:`record_session` runs :class:`sblr_rt.record.Recorder` (the ``record`` command's
+:func:`record_session` runs :class:`sblr_rt.recording.recorder.Recorder` (the ``record`` command's
 crash-safe recorder: everything received goes to a sidecar folder as it arrives, and
 becomes a FIF file at the end), stops after ``duration`` seconds or ``tail`` seconds
 after the ``n_trials``-th class cue, and returns the recording read back from that FIF
@@ -65,7 +65,7 @@ def record_session(
         Output FIF file (``<path>_raw.fif`` when ``path`` does not end in ``.fif``).
     marker_stream : str | None
         Name of the marker stream (None: ``<stream>-Markers`` or the only marker stream,
-        as :class:`sblr_rt.record.Recorder` chooses).
+        as :class:`sblr_rt.recording.recorder.Recorder` chooses).
     duration : float
         Maximum seconds to record.
     n_trials : int | None
@@ -85,7 +85,7 @@ def record_session(
         The recording, read back from the FIF file (volts).
     """
     from sblr_rt.io.recordings import read_recording
-    from sblr_rt.record import Recorder
+    from sblr_rt.recording.recorder import Recorder
 
     out = _fif_name(path)
     counted = None if classes is None else set(classes)

@@ -186,14 +186,14 @@ def paper_param_grid(mu1_max, nu1_max, l1_fractions=None, l2_values=None) -> dic
     mu1_max, nu1_max : float
         Largest useful l1 penalties (:func:`sblr_rt.model.l1_penalty_max`).
     l1_fractions, l2_values : sequence of float | None
-        Defaults of :class:`calibration.config.CalibrationConfig`.
+        Defaults of :class:`sblr_rt.calibration.config.CalibrationConfig`.
 
     Returns
     -------
     param_grid : dict
         ``{"mu1": [...6], "mu2": [...5], "nu1": [...6], "nu2": [...5]}``.
     """
-    from calibration.config import CalibrationConfig
+    from sblr_rt.calibration.config import CalibrationConfig
 
     default = CalibrationConfig()
     l1 = default.l1_fractions if l1_fractions is None else l1_fractions

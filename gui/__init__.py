@@ -5,11 +5,11 @@ PyQt5 + pyqtgraph. The top layer of the project: it imports ``sblr_rt`` and
 trial scheduling, snapshot normalisation) live in modules that import no Qt, so they are
 tested without a display:
 
-- :mod:`gui.summary` turns a model (file) into the arrays the Model tab draws.
-- :mod:`gui.snapshot` normalises the online loop's ``snapshot()`` for the Live tab.
-- :mod:`gui.schedule` builds the Graz-style trial sequence of the paradigm window.
+- :mod:`sblr_rt.gui.summary` turns a model (file) into the arrays the Model tab draws.
+- :mod:`sblr_rt.gui.snapshot` normalises the online loop's ``snapshot()`` for the Live tab.
+- :mod:`sblr_rt.gui.schedule` builds the Graz-style trial sequence of the paradigm window.
 
-The Qt modules: :mod:`gui.app` (main window, ``run``), :mod:`gui.live`,
-:mod:`gui.model_view`, :mod:`gui.calibrate_tab`, :mod:`gui.paradigm`, :mod:`gui.scalp`,
-:mod:`gui.screenshot`.
+The Qt modules: :mod:`sblr_rt.gui.app` (main window, ``run``), :mod:`sblr_rt.gui.live`,
+:mod:`sblr_rt.gui.model_view`, :mod:`sblr_rt.gui.calibrate_tab`, :mod:`sblr_rt.gui.paradigm`,
+:mod:`sblr_rt.gui.scalp`, :mod:`sblr_rt.gui.screenshot`.
 """

@@ -2,7 +2,7 @@
 
 :func:`run` is what ``sblr-rt gui`` calls. Everything that may block (resolving LSL
 streams, connecting, stopping the loop, calibrating) runs in a worker
-(:class:`gui.workers.BackgroundTask`); the GUI thread only polls snapshots.
+(:class:`sblr_rt.gui.workers.BackgroundTask`); the GUI thread only polls snapshots.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtWidgets
-
-from gui.calibrate_tab import CalibrateTab, _stream_label
-from gui.live import LiveTab
-from gui.model_view import ModelTab
-from gui.widgets import notify
-from gui.workers import BackgroundTask
+from sblr_rt.gui.calibrate_tab import CalibrateTab, _stream_label
+from sblr_rt.gui.live import LiveTab
+from sblr_rt.gui.model_view import ModelTab
+from sblr_rt.gui.widgets import notify
+from sblr_rt.gui.workers import BackgroundTask
 
 logger = logging.getLogger("sblr_rt.gui")
 
@@ -288,7 +287,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _make_provider(self, desc, markers, model):
         # runs in a worker: resolving and opening inlets may take seconds
         if model is None:
-            from gui.providers import SourceProvider
+            from sblr_rt.gui.providers import SourceProvider
 
             return SourceProvider(name=desc.name, source_id=desc.source_id).start()
         from sblr_rt.online.loop import OnlineLoop
@@ -339,7 +338,7 @@ class MainWindow(QtWidgets.QMainWindow):
     # -------------------------------------------------------------------------- paradigm
     def show_paradigm(self, config=None):
         """Open (or raise) the cue window; return it."""
-        from gui.paradigm import ParadigmWindow
+        from sblr_rt.gui.paradigm import ParadigmWindow
 
         if self.paradigm is None:
             self.paradigm = ParadigmWindow(config)
@@ -384,7 +383,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self, "Screenshot base name", "dashboard.png", "PNG (*.png)"
         )
         if path:
-            from gui.screenshot import save_screenshots
+            from sblr_rt.gui.screenshot import save_screenshots
 
             paths = save_screenshots(self, path)
             self.statusBar().showMessage("Saved " + ", ".join(str(p) for p in paths), 10000)
@@ -449,7 +448,7 @@ def run(
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["sblr-rt gui"])
     window = MainWindow(model=model, stream=stream, markers=markers, hop=hop)
     if screenshot is not None:
-        from gui.screenshot import save_screenshots, wait_for_live
+        from sblr_rt.gui.screenshot import save_screenshots, wait_for_live
 
         window.show()
         deadline = time.monotonic() + 3.0

@@ -4,7 +4,7 @@
    provide the markers), or pick recording files.
 2. Settings: a calibration TOML and the most used fields (classes, window, features,
    search).
-3. Calibrate: :func:`calibration.calibrate` runs in a worker thread with a progress bar;
+3. Calibrate: :func:`sblr_rt.calibration.calibrate` runs in a worker thread with a progress bar;
    the model is saved and, if asked, replaces the live model at once (no restart).
 """
 
@@ -16,10 +16,9 @@ import threading
 from pathlib import Path
 
 from PyQt5 import QtCore, QtWidgets
-
-from gui.schedule import ParadigmConfig, load_paradigm_config
-from gui.widgets import notify
-from gui.workers import BackgroundTask
+from sblr_rt.gui.schedule import ParadigmConfig, load_paradigm_config
+from sblr_rt.gui.widgets import notify
+from sblr_rt.gui.workers import BackgroundTask
 
 logger = logging.getLogger("sblr_rt.gui")
 
@@ -255,7 +254,7 @@ class CalibrateTab(QtWidgets.QWidget):
             if eeg is None or markers is None:
                 notify(self, "Choose streams", "Choose an EEG stream and a marker stream first.")
                 return
-            from gui.recorder import StreamRecorder
+            from sblr_rt.gui.recorder import StreamRecorder
 
             self.recorded_stream = eeg
             recorder = StreamRecorder(
@@ -317,7 +316,7 @@ class CalibrateTab(QtWidgets.QWidget):
             edit.setText(path)
 
     def calibration_arguments(self) -> tuple[object, dict]:
-        """Return ``(recordings, keyword arguments)`` for :func:`calibration.calibrate`."""
+        """Return ``(recordings, keyword arguments)`` for :func:`sblr_rt.calibration.calibrate`."""
         if self.use_file.isChecked():
             paths = [p.strip() for p in self.file_edit.text().split(";") if p.strip()]
             if not paths:
@@ -347,7 +346,7 @@ class CalibrateTab(QtWidgets.QWidget):
         return recordings, kwargs
 
     def start_calibration(self) -> None:
-        """Run :func:`calibration.calibrate` in a worker thread."""
+        """Run :func:`sblr_rt.calibration.calibrate` in a worker thread."""
         if self.task is not None and not self.task.done:
             return
         try:
@@ -378,10 +377,12 @@ class CalibrateTab(QtWidgets.QWidget):
             self._progress = (int(done), int(total), str(stage))
 
     def _calibrate(self, recordings, kwargs, out):
-        from calibration import calibrate
+        from sblr_rt.calibration import calibrate
 
         model = calibrate(recordings, progress=self._report_progress, **kwargs)
-        model.save(out)
+        from sblr_rt.io.model_file import save_model
+
+        save_model(model, out)
         return model, out
 
     def _calibrated(self, result) -> None:

@@ -2,7 +2,7 @@
 
 A QTimer (30 Hz) calls ``provider.snapshot(channels=...)`` — the online loop's
 :meth:`~sblr_rt.online.loop.OnlineLoop.snapshot` or, with no model, a
-:class:`gui.providers.SourceProvider` — and redraws. ``snapshot()`` copies a few small
+:class:`sblr_rt.gui.providers.SourceProvider` — and redraws. ``snapshot()`` copies a few small
 arrays under a lock and never touches LSL, so the GUI thread never waits on a stream.
 
 The snapshot is a dict (see ``OnlineLoop.snapshot``) with ``time`` (LSL clock),
@@ -24,8 +24,7 @@ import warnings
 import numpy as np
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui, QtWidgets
-
-from gui.widgets import class_color
+from sblr_rt.gui.widgets import class_color
 
 logger = logging.getLogger("sblr_rt.gui")
 

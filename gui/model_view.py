@@ -15,16 +15,15 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui, QtWidgets
-
-from gui.scalp import ScalpMapPlot
-from gui.summary import (
+from sblr_rt.gui.scalp import ScalpMapPlot
+from sblr_rt.gui.summary import (
     RESULT_KEYS,
     ModelSummary,
     ScoreFactors,
     scalp_layout,
     summarize_model,
 )
-from gui.widgets import (
+from sblr_rt.gui.widgets import (
     RotatedLabelAxis,
     channel_ticks,
     class_color,
@@ -139,7 +138,7 @@ class ModelTab(QtWidgets.QWidget):
         self.set_summary(summarize_model(model, **kwargs))
 
     def set_summary(self, summary: ModelSummary) -> None:
-        """Draw a :class:`gui.summary.ModelSummary`."""
+        """Draw a :class:`sblr_rt.gui.summary.ModelSummary`."""
         self.summary = summary
         self._xy = scalp_layout(summary.scalp_names)
         self.score_box.blockSignals(True)

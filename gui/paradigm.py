@@ -1,7 +1,7 @@
 """The cue window: a Graz-style trial sequence for the subject, with LSL markers and feedback.
 
 :class:`ParadigmWindow` is its own top-level window (drag it to the second screen, press
-F11 for full screen). It runs the schedule of :mod:`gui.schedule`: black screen, white
+F11 for full screen). It runs the schedule of :mod:`sblr_rt.gui.schedule`: black screen, white
 fixation cross, the class cue (arrow or word) over the cross, the imagery period, then a
 blank rest of jittered length. Each phase onset is pushed on its own LSL marker stream
 (default name ``SBLR-Paradigm``) stamped with the *flip time*: the window repaints
@@ -21,9 +21,8 @@ import logging
 import uuid
 
 from PyQt5 import QtCore, QtGui, QtWidgets
-
-from gui.schedule import ParadigmConfig, TrialEvent, TrialScheduler, build_schedule
-from gui.widgets import class_color
+from sblr_rt.gui.schedule import ParadigmConfig, TrialEvent, TrialScheduler, build_schedule
+from sblr_rt.gui.widgets import class_color
 
 logger = logging.getLogger("sblr_rt.gui")
 

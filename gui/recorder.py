@@ -1,7 +1,7 @@
 """Record an EEG stream and its markers into a :class:`~sblr_rt.io.recordings.Recording`.
 
 Used by the Calibrate tab to calibrate on a live stream: start, let the cue paradigm (or
-an external program) run, stop, and hand the recording to :func:`calibration.calibrate`.
+an external program) run, stop, and hand the recording to :func:`sblr_rt.calibration.calibrate`.
 """
 
 from __future__ import annotations

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui
-
-from gui.summary import interpolate_scalp
-from gui.widgets import map_diverging, symmetric_limit
+from sblr_rt.gui.summary import interpolate_scalp
+from sblr_rt.gui.widgets import map_diverging, symmetric_limit
 
 
 class ScalpMapPlot(pg.PlotItem):
@@ -67,7 +66,7 @@ class ScalpMapPlot(pg.PlotItem):
         Parameters
         ----------
         xy : ndarray, shape (n_channels, 2)
-            2-D positions (:func:`gui.summary.scalp_layout`); NaN rows are not drawn.
+            2-D positions (:func:`sblr_rt.gui.summary.scalp_layout`); NaN rows are not drawn.
         values : ndarray, shape (n_channels,)
             One value per channel.
         ch_names : list of str

@@ -75,16 +75,15 @@ def save_screenshots(window, path, *, paradigm: bool = True) -> list[Path]:
     paths : list of Path
         Files written.
     """
-    from gui.app import TAB_NAMES
-
     path = Path(path)
     if not path.parent.is_dir():
         raise FileNotFoundError(f"the folder of the screenshot path does not exist: {path.parent}")
-    names = list(TAB_NAMES) + (["Paradigm"] if paradigm else [])
+    tab_names = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    names = tab_names + (["Paradigm"] if paradigm else [])
     targets = screenshot_paths(path, names)
     written = []
     current = window.tabs.currentIndex()
-    for index, target in enumerate(targets[: len(TAB_NAMES)]):
+    for index, target in enumerate(targets[: len(tab_names)]):
         window.tabs.setCurrentIndex(index)
         _process_events(0.15)
         if not window.grab().save(str(target)):
@@ -97,8 +96,8 @@ def save_screenshots(window, path, *, paradigm: bool = True) -> list[Path]:
 
 
 def _paradigm_screenshot(window, target: Path) -> Path:
-    from gui.paradigm import ParadigmWindow
-    from gui.schedule import ParadigmConfig, TrialEvent
+    from sblr_rt.gui.paradigm import ParadigmWindow
+    from sblr_rt.gui.schedule import ParadigmConfig, TrialEvent
 
     classes = tuple(getattr(window.model, "classes", None) or ("left", "right"))
     try:

@@ -1,6 +1,6 @@
 """What the Model tab draws, computed from a model without Qt.
 
-:func:`summarize_model` reads a :class:`sblr_rt.pipeline.BCIModel` (or a bare fitted
+:func:`summarize_model` reads a :class:`sblr_rt.bci_model.BCIModel` (or a bare fitted
 :class:`sblr_rt.model.SparseBilinearLogisticRegression`) and returns a
 :class:`ModelSummary`: per score (one for two classes, one per class for one-versus-rest)
 the spatial factor U and the temporal factor V, the time axis, the channel names, the

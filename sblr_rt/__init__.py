@@ -25,7 +25,7 @@ _LAZY = {
     "l1_penalty_max": "sblr_rt.model",
     "OnlineClassifier": "sblr_rt.online",
     "OnlineLoop": "sblr_rt.online",
-    "BCIModel": "sblr_rt.pipeline",
+    "BCIModel": "sblr_rt.bci_model",
     "Preprocessor": "sblr_rt.preprocessing",
     "load_model": "sblr_rt.io.model_file",
     "save_model": "sblr_rt.io.model_file",

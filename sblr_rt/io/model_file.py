@@ -98,7 +98,7 @@ def _estimator_arrays(est) -> dict[str, np.ndarray]:
 
 
 def save_model(model, path) -> Path:
-    """Write a :class:`~sblr_rt.pipeline.BCIModel` to one file, atomically.
+    """Write a :class:`~sblr_rt.bci_model.BCIModel` to one file, atomically.
 
     Parameters
     ----------
@@ -113,7 +113,7 @@ def save_model(model, path) -> Path:
         The written file.
     """
     from sblr_rt import __version__
-    from sblr_rt.pipeline import BCIModel
+    from sblr_rt.bci_model import BCIModel
 
     if not isinstance(model, BCIModel):
         raise TypeError(f"'model' must be a BCIModel, got {type(model).__name__}")
@@ -256,8 +256,8 @@ def load_model(path):
     model : BCIModel
         Ready to classify raw epochs.
     """
+    from sblr_rt.bci_model import BCIModel
     from sblr_rt.model import SparseBilinearLogisticRegression
-    from sblr_rt.pipeline import BCIModel
     from sblr_rt.preprocessing import Preprocessor
 
     path = Path(path)

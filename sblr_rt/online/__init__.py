@@ -1,7 +1,7 @@
 """Online classification: a pure ``step(window)`` and the loop that runs it on a stream.
 
 - :class:`OnlineClassifier` (``classifier.py``, numpy only): wraps a trained
-  :class:`~sblr_rt.pipeline.BCIModel`; ``step(window) -> decision`` is a pure function of a
+  :class:`~sblr_rt.bci_model.BCIModel`; ``step(window) -> decision`` is a pure function of a
   raw window, with the folded fast path on the waveform features, and
   :meth:`~OnlineClassifier.streaming` gives the sample-by-sample fast path (projection onto
   the spatial factors, or band-pass once per sample).

@@ -1,6 +1,6 @@
 """Classify raw EEG windows: a pure ``step(window)`` and a streaming fast path (no LSL).
 
-:class:`OnlineClassifier` wraps a :class:`~sblr_rt.pipeline.BCIModel` for the online loop.
+:class:`OnlineClassifier` wraps a :class:`~sblr_rt.bci_model.BCIModel` for the online loop.
 Its :meth:`~OnlineClassifier.step` is a pure function of a raw window (the model's raw
 epoch: ``n_pad`` samples of filter warm-up, then the window ``[tmin, tmax)``), in the
 spirit of timeflux's ``update()`` nodes: no I/O, no hidden state, testable on arrays.
@@ -28,7 +28,7 @@ Examples
 --------
 >>> import numpy as np
 >>> from sblr_rt.model import SparseBilinearLogisticRegression
->>> from sblr_rt.pipeline import BCIModel
+>>> from sblr_rt.bci_model import BCIModel
 >>> from sblr_rt.preprocessing import Preprocessor
 >>> rng = np.random.default_rng(0)
 >>> pre = Preprocessor(ch_names=["C3", "C4"], sfreq=100.0, tmin=0.0, tmax=0.5)
@@ -326,7 +326,7 @@ class OnlineClassifier:
         ----------
         window : array, shape (n_channels, n_times)
             Raw samples in the model's channel order, ``n_times = n_pad + n_window``
-            (the raw epoch of :class:`~sblr_rt.pipeline.BCIModel`).
+            (the raw epoch of :class:`~sblr_rt.bci_model.BCIModel`).
         window_end : float | None
             Timestamp of the window's last sample (copied into the decision).
         trial : bool
@@ -649,7 +649,7 @@ class StreamingState:
 
         The cue's sample is the held sample nearest to ``t_cue``; the window ends at
         ``onset + round(tmax * sfreq)`` (exclusive), as in
-        :class:`~sblr_rt.pipeline.BCIModel`'s epoch convention.
+        :class:`~sblr_rt.bci_model.BCIModel`'s epoch convention.
 
         Parameters
         ----------

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sblr_rt.calibration import calibrate, load_config, make_splits, paper_param_grid, penalty_grid
+from sblr_rt.calibration.config import CalibrationConfig
+from sblr_rt.calibration.epochs import extract_epochs
+from sblr_rt.calibration.report import report_text, write_report
 
-from calibration import calibrate, load_config, make_splits, paper_param_grid, penalty_grid
-from calibration.config import CalibrationConfig
-from calibration.epochs import extract_epochs
-from calibration.report import report_text, write_report
-from sblr_rt.io.model_file import load_model
+from sblr_rt.io.model_file import load_model, save_model
 from sblr_rt.io.recordings import Recording, read_recording
 from sblr_rt.preprocessing import Preprocessor
 
@@ -39,7 +39,7 @@ def test_epoched_file_waveform(bcicomp2003_path, tmp_path):
     truth = np.asarray(rec.marker_values)
     assert np.mean(pred == truth) == pytest.approx(model.metadata["train_accuracy"])
     path = tmp_path / "m.sblr.npz"
-    model.save(path)
+    save_model(model, path)
     loaded = load_model(path)
     np.testing.assert_array_equal(loaded.decision_function(raw), model.decision_function(raw))
     txt, png = write_report(loaded, tmp_path / "report")
@@ -223,7 +223,7 @@ def test_cli_calibrate_and_inspect(bcicomp2003_path, tmp_path, capsys):
     [(5, 25, 2), (5, 25, 1), (2, 25, 4), (3, 1, 2), (10, 5, 4)],
 )
 def test_grid_tasks_cover_every_fold_and_group_once(n_folds, n_groups, n_workers):
-    from calibration.selection import _fold_chunks
+    from sblr_rt.calibration.selection import _fold_chunks
 
     plan = _fold_chunks(n_folds, n_groups, n_workers)
     covered = sorted((f, g) for f, c, n in plan for g in range(n_groups)[c::n])

@@ -7,6 +7,8 @@ import time
 import numpy as np
 import pytest
 
+from sblr_rt.io.model_file import save_model
+
 SIM_CLASSES = ("left", "right")
 
 
@@ -14,10 +16,10 @@ def simulated_model(
     *, n_channels=16, sfreq=100.0, tmin=0.5, tmax=1.5, features="waveform", rank=2, seed=0
 ):
     """A BCIModel fitted on epochs of the project's simulator (no LSL, about 1 s)."""
+    from sblr_rt.bci_model import BCIModel
     from sblr_rt.model import SparseBilinearLogisticRegression
-    from sblr_rt.pipeline import BCIModel
+    from sblr_rt.playback.simulator import Simulator
     from sblr_rt.preprocessing import Preprocessor
-    from sblr_rt.sim import Simulator
 
     sim = Simulator(
         sfreq=sfreq,
@@ -76,7 +78,7 @@ def sim_model():
 @pytest.fixture(scope="session")
 def sim_model_file(tmp_path_factory, sim_model):
     path = tmp_path_factory.mktemp("models") / "sim.sblr.npz"
-    sim_model.save(path)
+    save_model(sim_model, path)
     return path
 
 

@@ -9,7 +9,6 @@ pytestmark = pytest.mark.gui
 
 def test_gui_command_writes_one_screenshot_per_tab(qapp, tmp_path, sim_model_file):
     from PyQt5 import QtGui
-
     from sblr_rt.cli import main
 
     target = tmp_path / "dash.png"
@@ -30,7 +29,7 @@ def test_gui_command_refuses_a_missing_model(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_calibrate_tab_trains_in_a_worker_and_switches_the_model(qtbot, tmp_path, physionet_dir):
-    from gui.app import MainWindow
+    from sblr_rt.gui.app import MainWindow
 
     window = MainWindow()
     qtbot.addWidget(window)
@@ -63,8 +62,9 @@ def test_calibrate_tab_trains_in_a_worker_and_switches_the_model(qtbot, tmp_path
 @pytest.mark.lsl
 @pytest.mark.slow
 def test_window_connects_in_a_worker_and_swaps_the_model_live(qtbot, sim_model, source_id):
-    from gui.app import MainWindow
-    from sblr_rt.sim import run_simulator
+    from sblr_rt.gui.app import MainWindow
+
+    from sblr_rt.playback.simulator import run_simulator
 
     from .conftest import SIM_CLASSES, simulated_model
 
@@ -113,10 +113,10 @@ def test_window_connects_in_a_worker_and_swaps_the_model_live(qtbot, sim_model, 
 def test_cue_window_recording_calibration_then_live(qtbot, tmp_path, source_id):
     """The whole session from the GUI: cues -> recording -> calibration -> live decisions."""
     from PyQt5 import QtCore
+    from sblr_rt.gui.app import MainWindow
+    from sblr_rt.gui.schedule import ParadigmConfig
 
-    from gui.app import MainWindow
-    from gui.schedule import ParadigmConfig
-    from sblr_rt.sim import run_simulator
+    from sblr_rt.playback.simulator import run_simulator
 
     name = f"GuiFlow-{source_id[-12:]}"
     player = run_simulator(

@@ -14,8 +14,8 @@ CH = [f"C{i}" for i in range(1, 7)] + ["Cz", "CPz", "Pz", "Oz"]
 
 @pytest.fixture
 def live_tab(qtbot):
-    from gui.app import configure_pyqtgraph
-    from gui.live import LiveTab
+    from sblr_rt.gui.app import configure_pyqtgraph
+    from sblr_rt.gui.live import LiveTab
 
     configure_pyqtgraph()
     tab = LiveTab()
@@ -100,7 +100,7 @@ def test_redraw_of_118_channels_is_measured(live_tab):
 @pytest.mark.slow
 def test_timeline_receives_decisions_from_a_live_loop(qtbot, live_tab, sim_model, source_id):
     from sblr_rt.online.loop import OnlineLoop
-    from sblr_rt.sim import run_simulator
+    from sblr_rt.playback.simulator import run_simulator
 
     from .conftest import SIM_CLASSES
 
@@ -153,9 +153,10 @@ def test_timeline_receives_decisions_from_a_live_loop(qtbot, live_tab, sim_model
 @pytest.mark.lsl
 def test_traces_without_a_model_and_a_recording_of_the_stream(qtbot, live_tab, source_id):
     """No model: the Live tab shows the bare stream; the recorder keeps samples and cues."""
-    from gui.providers import SourceProvider
-    from gui.recorder import StreamRecorder
-    from sblr_rt.sim import run_simulator
+    from sblr_rt.gui.providers import SourceProvider
+    from sblr_rt.gui.recorder import StreamRecorder
+
+    from sblr_rt.playback.simulator import run_simulator
 
     name = f"GuiRec-{source_id[-12:]}"
     player = run_simulator(

@@ -10,8 +10,8 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def model_tab(qtbot):
-    from gui.app import configure_pyqtgraph
-    from gui.model_view import ModelTab
+    from sblr_rt.gui.app import configure_pyqtgraph
+    from sblr_rt.gui.model_view import ModelTab
 
     configure_pyqtgraph()
     tab = ModelTab()
@@ -54,7 +54,7 @@ def test_factor_plots_hold_the_model_values(model_tab, sim_model_file):
 
 
 def test_scalp_map_is_exactly_zero_where_all_weights_are_zero():
-    from gui.summary import interpolate_scalp, scalp_layout
+    from sblr_rt.gui.summary import interpolate_scalp, scalp_layout
 
     names = ["Fp1", "Fp2", "F3", "F4", "C3", "Cz", "C4", "P3", "P4", "O1", "O2", "Pz"]
     xy = scalp_layout(names)
@@ -76,9 +76,10 @@ def test_scalp_map_is_exactly_zero_where_all_weights_are_zero():
 
 
 def test_multiclass_and_bandpower_summaries(model_tab):
-    from gui.summary import summarize_model
+    from sblr_rt.gui.summary import summarize_model
+
+    from sblr_rt.bci_model import BCIModel
     from sblr_rt.model import SparseBilinearLogisticRegression
-    from sblr_rt.pipeline import BCIModel
     from sblr_rt.preprocessing import Preprocessor
 
     rng = np.random.default_rng(0)

@@ -7,8 +7,12 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
-from gui.schedule import ParadigmConfig, TrialScheduler, build_schedule, load_paradigm_config
+from sblr_rt.gui.schedule import (
+    ParadigmConfig,
+    TrialScheduler,
+    build_schedule,
+    load_paradigm_config,
+)
 
 pytestmark = pytest.mark.gui
 
@@ -97,7 +101,7 @@ def test_config_is_checked_and_loads_from_toml(tmp_path):
 
 
 def test_window_shows_each_phase_and_logs_flip_times(qtbot):
-    from gui.paradigm import ParadigmWindow
+    from sblr_rt.gui.paradigm import ParadigmWindow
 
     config = ParadigmConfig(
         classes=("left", "right"),
@@ -127,7 +131,8 @@ def test_window_shows_each_phase_and_logs_flip_times(qtbot):
 
 @pytest.mark.lsl
 def test_markers_on_lsl_carry_the_flip_times(qtbot, source_id):
-    from gui.paradigm import ParadigmWindow
+    from sblr_rt.gui.paradigm import ParadigmWindow
+
     from sblr_rt.stream import MarkerSource
 
     config = ParadigmConfig(

@@ -9,9 +9,9 @@ import zipfile
 import numpy as np
 import pytest
 
+from sblr_rt.bci_model import BCIModel
 from sblr_rt.io.model_file import FORMAT_VERSION, load_model, read_header, save_model
 from sblr_rt.model import SparseBilinearLogisticRegression
-from sblr_rt.pipeline import BCIModel
 from sblr_rt.preprocessing import Preprocessor
 
 CH = ["Fz", "C3", "Cz", "C4", "Pz", "Oz"]
@@ -54,7 +54,7 @@ def _model(features="waveform", n_classes=2, rank=1):
 def test_round_trip(tmp_path, features, n_classes, rank):
     model, raw = _model(features, n_classes, rank)
     path = tmp_path / "m.sblr.npz"
-    model.save(path)
+    save_model(model, path)
     loaded = load_model(path)
     assert loaded.classes == model.classes
     assert loaded.ch_names == CH and loaded.sfreq == 100.0

@@ -7,13 +7,13 @@ import pytest
 from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 
-from sblr_rt.baselines import (
+from sblr_rt.model import SparseBilinearLogisticRegression
+from sblr_rt.model.baselines import (
     BilinearLogisticRegression,
     SparseLogisticRegression,
     VectorizedLogisticRegression,
     fista_l1_logistic,
 )
-from sblr_rt.model import SparseBilinearLogisticRegression
 
 
 def _data(n=80, s=4, t=6, n_classes=2, seed=0):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sblr_rt.baselines import (
+from sblr_rt.model import SparseBilinearLogisticRegression
+from sblr_rt.model.baselines import (
     BilinearLogisticRegression,
     SparseLogisticRegression,
     VectorizedLogisticRegression,
 )
-from sblr_rt.model import SparseBilinearLogisticRegression
 
 # The common checks feed 2-D X (n_samples, n_features); the estimators read it as
 # (n_epochs, n_channels=n_features, n_times=1), as MNE's decoders do (np.atleast_3d).

@@ -28,8 +28,8 @@ def _make_model(
     n_epochs=30,
     bands=((8.0, 13.0), (13.0, 30.0)),
 ):
+    from sblr_rt.bci_model import BCIModel
     from sblr_rt.model import SparseBilinearLogisticRegression
-    from sblr_rt.pipeline import BCIModel
     from sblr_rt.preprocessing import Preprocessor
 
     rng = np.random.default_rng(seed)

@@ -18,6 +18,7 @@ import pylsl
 import pytest
 import threadpoolctl
 
+from sblr_rt.io.model_file import save_model
 from sblr_rt.online import OnlineClassifier, OnlineLoop
 from sblr_rt.stream.outlets import EEGOutlet, MarkerOutlet
 
@@ -36,7 +37,7 @@ def _wait(predicate, what, deadline=DEADLINE):
 class _Pusher:
     """Push ``data`` (n_samples, n_channels) in chunks at ``speed`` x real time.
 
-    Sample ``k`` is stamped ``t0 + k / (sfreq * speed)`` (as sblr_rt.replay does), markers
+    Sample ``k`` is stamped ``t0 + k / (sfreq * speed)`` (as sblr_rt.playback.replay does), markers
     ``(index, value)`` with their sample's timestamp.
     """
 
@@ -340,7 +341,7 @@ def test_cli_run_classifies_a_stream(make_model, source_id, tmp_path, capsys):
 
     model = make_model(features="bandpower")
     path = tmp_path / "model.npz"
-    model.save(path)
+    save_model(model, path)
     clf = OnlineClassifier(model)
     eeg = EEGOutlet(name="cli-eeg", ch_names=clf.ch_names, sfreq=clf.sfreq, source_id=source_id)
     data = np.random.default_rng(4).standard_normal((3 * clf.n_times, 6))

@@ -1,9 +1,9 @@
 """A real recording replayed through LSL into the online loop gives the offline decisions.
 
 PhysioNet S001 run 6 (imagined both fists / both feet, 64 channels at 160 Hz) is played by
-:mod:`sblr_rt.replay` at 8 x real time into two loops at once, one per feature path, in
+:mod:`sblr_rt.playback.replay` at 8 x real time into two loops at once, one per feature path, in
 trial mode. Each trial decision must sit where the offline epoching puts the cue's window
-and equal the offline :class:`~sblr_rt.pipeline.BCIModel` on the same samples.
+and equal the offline :class:`~sblr_rt.bci_model.BCIModel` on the same samples.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import warnings
 import numpy as np
 import pytest
 
+from sblr_rt.bci_model import BCIModel
 from sblr_rt.io.recordings import read_recording
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.online import OnlineLoop
-from sblr_rt.pipeline import BCIModel
+from sblr_rt.playback.replay import replay
 from sblr_rt.preprocessing import Preprocessor
-from sblr_rt.replay import replay
 
 DEADLINE = 60.0
 SPEED = 8.0

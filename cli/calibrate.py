@@ -125,9 +125,9 @@ def run(args: argparse.Namespace) -> int:
     code : int
         0 on success.
     """
-    from calibration import calibrate
-    from calibration.progress import TerminalProgress
-    from calibration.report import report_text, write_report
+    from sblr_rt.calibration import calibrate
+    from sblr_rt.calibration.progress import TerminalProgress
+    from sblr_rt.calibration.report import report_text, write_report
 
     out = Path(args.out)
     if not out.parent.is_dir():
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     }
     progress = None if args.no_progress else TerminalProgress(sys.stderr)
     if args.stream:
-        from calibration.live import record_session
+        from sblr_rt.calibration.live import record_session
 
         record_to = (
             Path(args.record_to)
@@ -168,7 +168,9 @@ def run(args: argparse.Namespace) -> int:
                 raise FileNotFoundError(f"--recording: file not found: {f}")
         recordings = args.recording
     model = calibrate(recordings, config=args.config, progress=progress, **overrides)
-    model.save(out)
+    from sblr_rt.io.model_file import save_model
+
+    save_model(model, out)
     print(f"model written to {out}")
     if not args.no_report:
         prefix = Path(args.report) if args.report else _report_prefix(out)

@@ -40,7 +40,7 @@ import numpy as np
 
 from sblr_rt.io.recordings import Recording, read_recording
 
-logger = logging.getLogger("sblr_rt.replay")
+logger = logging.getLogger("sblr_rt.playback.replay")
 
 _UNITS = {"V": "volts", "uV": "microvolts", "µV": "microvolts", "mV": "millivolts"}
 
@@ -57,7 +57,7 @@ class RecordingReader:
 
     Notes
     -----
-    Same interface as :class:`sblr_rt.sim.Simulator`: ``ch_names``, ``sfreq`` and
+    Same interface as :class:`sblr_rt.playback.simulator.Simulator`: ``ch_names``, ``sfreq`` and
     ``read(n) -> (data (n, n_channels), [(absolute sample index, marker), ...])``; the
     absolute index counts on across loops, so marker ``j`` of loop ``m`` is at
     ``m * n_samples + marker_samples[j]``.
@@ -131,7 +131,7 @@ class StreamPlayer:
 
     Parameters
     ----------
-    reader : RecordingReader | sblr_rt.sim.Simulator
+    reader : RecordingReader | sblr_rt.playback.simulator.Simulator
         Anything with ``ch_names``, ``sfreq``, ``n_read`` and ``read(n)`` as
         :class:`RecordingReader`.
     name : str

@@ -12,7 +12,7 @@ import pylsl
 import pytest
 
 from sblr_rt.io import Recording, read_recording
-from sblr_rt.replay import RecordingReader
+from sblr_rt.playback.replay import RecordingReader
 
 SFREQ = 250.0
 N_TIMES = 1000
@@ -155,7 +155,7 @@ def test_replay_cli_errors(tmp_path, capsys):
 @pytest.mark.lsl
 def test_accelerated_replay_of_shipped_epochs_aligns_markers(bcicomp2003_path, source_id):
     """At x20, LSLSource + align_markers put every trial marker on its first sample."""
-    from sblr_rt.replay import replay
+    from sblr_rt.playback.replay import replay
     from sblr_rt.stream.source import LSLSource, MarkerSource, align_markers
 
     rec = read_recording(bcicomp2003_path)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-logger = logging.getLogger("sblr_rt.record")
+logger = logging.getLogger("sblr_rt.recording.recorder")
 
 SIDECAR_SUFFIX = ".rec"
 _SCALE_TO_VOLTS = {

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import signal
 
-logger = logging.getLogger("sblr_rt.sim")
+logger = logging.getLogger("sblr_rt.playback.simulator")
 
 #: Motor focus of known class names: (electrode, sign) of the imagery pattern.
 CLASS_FOCUS = {
@@ -387,7 +387,7 @@ def run_simulator(
     wait_for_consumers : float
         Seconds to wait for inlets before starting the clock (0: start at once).
     background : bool
-        Return the started :class:`sblr_rt.replay.StreamPlayer` (stop it with ``stop()``)
+        Return the started :class:`sblr_rt.playback.replay.StreamPlayer` (stop it with ``stop()``)
         instead of streaming in the calling thread.
     **simulator_kwargs
         Passed to :class:`Simulator`.
@@ -397,7 +397,7 @@ def run_simulator(
     result : int | StreamPlayer
         Samples pushed, or the running player when ``background``.
     """
-    from sblr_rt.replay import StreamPlayer
+    from sblr_rt.playback.replay import StreamPlayer
 
     player = StreamPlayer(
         Simulator(**simulator_kwargs),

@@ -93,7 +93,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.hop > 0:
         raise ValueError(f"--hop must be > 0 seconds, got {args.hop}")
 
-    from gui.app import run
+    from sblr_rt.gui.app import run
 
     return run(
         model=args.model,

@@ -258,38 +258,6 @@ class BCIModel:
             metadata=copy.deepcopy(self.metadata),
         )
 
-    # ------------------------------------------------------------------ files
-
-    def save(self, path) -> None:
-        """Save to one model file (no pickle), see :func:`sblr_rt.io.model_file.save_model`.
-
-        Parameters
-        ----------
-        path : str | Path
-            Destination; written to a temporary file first, then renamed.
-        """
-        from sblr_rt.io.model_file import save_model
-
-        save_model(self, path)
-
-    @classmethod
-    def load(cls, path) -> BCIModel:
-        """Load a model file, see :func:`sblr_rt.io.model_file.load_model`.
-
-        Parameters
-        ----------
-        path : str | Path
-            Model file.
-
-        Returns
-        -------
-        model : BCIModel
-            The loaded model.
-        """
-        from sblr_rt.io.model_file import load_model
-
-        return load_model(path)
-
     def summary(self) -> str:
         """Return a human-readable multi-line description (used by ``sblr-rt inspect``)."""
         est = self.estimator

@@ -96,8 +96,8 @@ def _say(text: str = "") -> None:
 
 
 def _calibrate_physionet(args, out: Path):
-    from calibration import calibrate
-    from calibration.progress import TerminalProgress
+    from sblr_rt.calibration import calibrate
+    from sblr_rt.calibration.progress import TerminalProgress
 
     folder = _recordings_dir() / "physionet-eegmmidb-S001"
     files = [folder / f for f in PHYSIONET_CALIBRATION]
@@ -117,10 +117,11 @@ def _calibrate_physionet(args, out: Path):
 
 
 def _calibrate_simulated(args, out: Path):
-    from calibration import calibrate
-    from calibration.progress import TerminalProgress
+    from sblr_rt.calibration import calibrate
+    from sblr_rt.calibration.progress import TerminalProgress
+
     from sblr_rt.io.recordings import Recording
-    from sblr_rt.sim import Simulator, simulator_channels
+    from sblr_rt.playback.simulator import Simulator, simulator_channels
 
     sfreq, seconds = 1000.0, 240.0
     _say(
@@ -311,7 +312,7 @@ def _local_quiet_lsl(out: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo with the parsed arguments."""
-    from calibration.report import write_report
+    from sblr_rt.calibration.report import write_report
 
     t0 = time.perf_counter()
     out = Path(args.out).resolve()
@@ -323,7 +324,9 @@ def run(args: argparse.Namespace) -> int:
         model, recording_path = _calibrate_physionet(args, out)
     _print_selection(model)
     model_path = out / "model.sblr.npz"
-    model.save(model_path)
+    from sblr_rt.io.model_file import save_model
+
+    save_model(model, model_path)
     text_path, png_path = write_report(model, out / "calibration")
 
     results = _online(args, model, recording_path)

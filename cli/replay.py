@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         0 on success.
     """
     from sblr_rt.io import read_recording
-    from sblr_rt.replay import hold_outlets, replay
+    from sblr_rt.playback.replay import hold_outlets, replay
 
     if args.chunk_ms <= 0:
         raise ValueError(f"'--chunk-ms' must be > 0, got {args.chunk_ms}")

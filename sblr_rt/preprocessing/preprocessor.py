@@ -29,7 +29,7 @@ equals windows cut from :meth:`Preprocessor.filter_continuous` bit for bit. No I
 filter is offered: its state would never be forgotten exactly.
 
 A raw *epoch* handed to :meth:`Preprocessor.transform` (and to
-:class:`sblr_rt.pipeline.BCIModel`) therefore carries ``n_pad`` samples of pre-padding
+:class:`sblr_rt.bci_model.BCIModel`) therefore carries ``n_pad`` samples of pre-padding
 before the window: ``n_times_raw = n_pad + n_window`` samples, the last ``n_window`` of
 which span ``[tmin, tmax)`` relative to the cue. Filtering the padded epoch from a zero
 state and dropping the pad equals filtering the continuous signal. Without a band-pass,

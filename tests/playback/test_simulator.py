@@ -13,7 +13,7 @@ import pytest
 from scipy import signal
 
 from sblr_rt.montage import BERLIN_118
-from sblr_rt.sim import Simulator, simulator_channels
+from sblr_rt.playback.simulator import Simulator, simulator_channels
 
 
 def test_deterministic_and_chunk_invariant():

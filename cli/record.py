@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     import signal
     import time
 
-    from sblr_rt.record import Recorder, recover
+    from sblr_rt.recording.recorder import Recorder, recover
 
     if args.recover is not None:
         out = recover(args.recover, args.out, overwrite=args.overwrite)

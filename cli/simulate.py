@@ -84,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
     code : int
         0 on success.
     """
-    from sblr_rt.replay import hold_outlets
-    from sblr_rt.sim import run_simulator
+    from sblr_rt.playback.replay import hold_outlets
+    from sblr_rt.playback.simulator import run_simulator
 
     if args.chunk_ms <= 0:
         raise ValueError(f"'--chunk-ms' must be > 0, got {args.chunk_ms}")
