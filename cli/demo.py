@@ -314,6 +314,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the demo with the parsed arguments."""
     from sblr_rt.calibration.report import write_report
 
+    from sblr_rt.io.jsonable import dumps
+
     t0 = time.perf_counter()
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -374,7 +376,7 @@ def run(args: argparse.Namespace) -> int:
         "step_time": step,
         "seconds": time.perf_counter() - t0,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_jsonable))
+    (out / "summary.json").write_text(dumps(summary, indent=2))
     _say(f"\nWrote to {out}:")
     for path in (model_path, text_path, png_path, out / "summary.json", *shots):
         _say(f"  {path.name}")
@@ -394,11 +396,3 @@ def _cv_accuracy(model) -> float | None:
 
 def _is_number(value) -> bool:
     return isinstance(value, int | float | np.floating) and np.isfinite(value)
-
-
-def _jsonable(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)

@@ -290,7 +290,7 @@ class MainWindow(QtWidgets.QMainWindow):
             from sblr_rt.gui.providers import SourceProvider
 
             return SourceProvider(name=desc.name, source_id=desc.source_id).start()
-        from sblr_rt.online.loop import OnlineLoop
+        from sblr_rt.online import OnlineLoop
 
         kwargs = {}
         if markers is not None:

@@ -29,7 +29,7 @@ logger = logging.getLogger("sblr_rt.gui")
 
 def lsl_clock() -> float:
     """Return the LSL clock without importing pylsl (liblsl's clock is ``time.monotonic``)."""
-    from sblr_rt.online.loop import local_clock
+    from sblr_rt.stream import local_clock
 
     return local_clock()
 
@@ -143,7 +143,7 @@ class ParadigmWindow(QtWidgets.QWidget):
     def open_outlet(self) -> None:
         """Open the LSL marker outlet now (so a recorder can connect before the run)."""
         if self.publish and self._outlet is None:
-            from sblr_rt.stream.outlets import MarkerOutlet
+            from sblr_rt.stream import MarkerOutlet
 
             self._outlet = MarkerOutlet(name=self.marker_name, source_id=self.marker_source_id)
 

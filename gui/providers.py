@@ -80,7 +80,7 @@ class SourceProvider:
             Keys ``time``, ``stream``, ``raw``, ``gaps``, ``n_gaps`` as in
             ``OnlineLoop.snapshot()``.
         """
-        from sblr_rt.online.loop import local_clock
+        from sblr_rt.stream import local_clock
 
         source = self.source
         status = source.status()

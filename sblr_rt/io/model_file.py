@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io.jsonable import dumps
+
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_model", "read_header", "save_model"]
 
 #: Value of the header's ``format`` field.
@@ -59,21 +61,6 @@ _EST_PARAMS = (
     "L_min",
     "init",
 )
-
-
-def _jsonable(obj):
-    """Convert numpy scalars/arrays inside ``obj`` to plain Python for JSON."""
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
 
 
 def _estimator_arrays(est) -> dict[str, np.ndarray]:
@@ -149,7 +136,7 @@ def save_model(model, path) -> Path:
         "metadata": metadata,
         "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
     }
-    blob = json.dumps(_jsonable(header), allow_nan=False).encode("utf-8")
+    blob = dumps(header).encode("utf-8")
     arrays["header"] = np.frombuffer(blob, dtype=np.uint8)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

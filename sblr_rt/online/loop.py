@@ -19,7 +19,6 @@ thread is logged, stops the worker, and is raised again by the next public call.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
@@ -28,6 +27,7 @@ from collections import deque
 
 import numpy as np
 
+from sblr_rt.io.jsonable import dumps
 from sblr_rt.online._stats import DecimatedRing, RecentValues
 from sblr_rt.online.classifier import OnlineClassifier, check_stream_info, public_decision
 
@@ -800,4 +800,4 @@ def decision_to_json(decision: dict) -> str:
     text : str
         The JSON object with keys ``label``, ``proba``, ``window_end``, ``trial``, ``cue``.
     """
-    return json.dumps(public_decision(decision))
+    return dumps(public_decision(decision))

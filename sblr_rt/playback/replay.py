@@ -213,7 +213,7 @@ class StreamPlayer:
         self._open()
 
     def _open(self) -> None:
-        from sblr_rt.stream.outlets import EEGOutlet, MarkerOutlet
+        from sblr_rt.stream import EEGOutlet, MarkerOutlet
 
         self._eeg = EEGOutlet(
             name=self.name,
@@ -239,7 +239,7 @@ class StreamPlayer:
         """
         from threadpoolctl import threadpool_limits
 
-        from sblr_rt.stream.outlets import local_clock
+        from sblr_rt.stream import local_clock
 
         # OpenBLAS worker threads spin between the small products of a simulator block and
         # would burn a core for nothing

@@ -157,8 +157,7 @@ class Recorder:
         self : Recorder
             The recorder.
         """
-        from sblr_rt.stream.outlets import local_clock, stream_channel_info
-        from sblr_rt.stream.source import LSLSource, MarkerSource
+        from sblr_rt.stream import LSLSource, MarkerSource, local_clock, stream_channel_info
 
         if self._writer is not None:
             raise RuntimeError("Recorder already started; create a new one to record again")
@@ -218,7 +217,7 @@ class Recorder:
         return self
 
     def _open_markers(self, marker_source_cls, eeg_name: str):
-        from sblr_rt.stream.source import resolve_streams
+        from sblr_rt.stream import resolve_streams
 
         name, source_id = self._marker_criteria
         if name is None and source_id is None:

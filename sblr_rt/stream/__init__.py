@@ -25,6 +25,8 @@ _LAZY = {
     "EEGOutlet": "sblr_rt.stream.outlets",
     "MarkerOutlet": "sblr_rt.stream.outlets",
     "PredictionOutlet": "sblr_rt.stream.outlets",
+    "stream_channel_info": "sblr_rt.stream.outlets",
+    "local_clock": "sblr_rt.stream.clock",
 }
 
 __all__ = ["RingBuffer", *_LAZY]

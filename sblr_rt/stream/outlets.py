@@ -8,7 +8,6 @@ Thin, checked wrappers around :class:`pylsl.StreamOutlet` with the project's con
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import numbers
@@ -17,20 +16,11 @@ from collections.abc import Sequence
 import numpy as np
 import pylsl
 
+from sblr_rt.io.jsonable import dumps
+
 logger = logging.getLogger("sblr_rt.stream")
 
-__all__ = ["EEGOutlet", "MarkerOutlet", "PredictionOutlet", "local_clock", "stream_channel_info"]
-
-
-def local_clock() -> float:
-    """Return the LSL clock (:func:`pylsl.local_clock`), in seconds.
-
-    Returns
-    -------
-    now : float
-        The time on the clock every LSL timestamp of this machine refers to.
-    """
-    return pylsl.local_clock()
+__all__ = ["EEGOutlet", "MarkerOutlet", "PredictionOutlet", "stream_channel_info"]
 
 
 def stream_channel_info(*, source_id: str, timeout: float = 5.0) -> list[dict[str, str]]:
@@ -380,12 +370,4 @@ class PredictionOutlet(MarkerOutlet):
         """
         if not isinstance(decision, dict):
             raise TypeError(f"'decision' must be a dict, got {type(decision).__name__}")
-        super().push(json.dumps(decision, default=_json_default), timestamp)
-
-
-def _json_default(obj):
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+        super().push(dumps(decision), timestamp)

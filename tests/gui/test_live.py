@@ -99,7 +99,7 @@ def test_redraw_of_118_channels_is_measured(live_tab):
 @pytest.mark.lsl
 @pytest.mark.slow
 def test_timeline_receives_decisions_from_a_live_loop(qtbot, live_tab, sim_model, source_id):
-    from sblr_rt.online.loop import OnlineLoop
+    from sblr_rt.online import OnlineLoop
     from sblr_rt.playback.simulator import run_simulator
 
     from .conftest import SIM_CLASSES

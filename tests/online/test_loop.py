@@ -20,7 +20,7 @@ import threadpoolctl
 
 from sblr_rt.io.model_file import save_model
 from sblr_rt.online import OnlineClassifier, OnlineLoop
-from sblr_rt.stream.outlets import EEGOutlet, MarkerOutlet
+from sblr_rt.stream import EEGOutlet, MarkerOutlet
 
 DEADLINE = 20.0  # generous: the machine may be loaded; tests never assert timings
 pytestmark = pytest.mark.lsl

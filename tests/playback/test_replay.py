@@ -156,7 +156,7 @@ def test_replay_cli_errors(tmp_path, capsys):
 def test_accelerated_replay_of_shipped_epochs_aligns_markers(bcicomp2003_path, source_id):
     """At x20, LSLSource + align_markers put every trial marker on its first sample."""
     from sblr_rt.playback.replay import replay
-    from sblr_rt.stream.source import LSLSource, MarkerSource, align_markers
+    from sblr_rt.stream import LSLSource, MarkerSource, align_markers
 
     rec = read_recording(bcicomp2003_path)
     n = 40 * rec.epoch_length  # 40 trials, 20 s of data, 1 s at x20

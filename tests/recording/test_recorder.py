@@ -16,7 +16,7 @@ import pytest
 from sblr_rt.io import Recording, read_recording
 from sblr_rt.playback.replay import RecordingReader, StreamPlayer, replay
 from sblr_rt.recording.recorder import Recorder, read_sidecar, recover, sidecar_path
-from sblr_rt.stream.outlets import local_clock
+from sblr_rt.stream import local_clock
 
 SFREQ = 250.0
 

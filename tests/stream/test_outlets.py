@@ -9,7 +9,7 @@ import numpy as np
 import pylsl
 import pytest
 
-from sblr_rt.stream.outlets import EEGOutlet, MarkerOutlet, PredictionOutlet
+from sblr_rt.stream import EEGOutlet, MarkerOutlet, PredictionOutlet
 
 
 def _resolve(source_id, timeout=10.0):

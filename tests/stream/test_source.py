@@ -16,8 +16,15 @@ import pylsl
 import pytest
 from numpy.testing import assert_array_equal
 
-from sblr_rt.stream import LSLSource, MarkerSource, RingBuffer, align_markers, resolve_streams
-from sblr_rt.stream.source import AlignedMarker, StreamDescription
+from sblr_rt.stream import (
+    AlignedMarker,
+    LSLSource,
+    MarkerSource,
+    RingBuffer,
+    StreamDescription,
+    align_markers,
+    resolve_streams,
+)
 
 DEADLINE = 20.0  # generous: the machine may be loaded; tests never assert timings
 
