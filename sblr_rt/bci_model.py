@@ -40,6 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sblr_rt.model.link import proba_from_scores
 from sblr_rt.preprocessing import Preprocessor
 
 __all__ = ["BCIModel"]
@@ -205,16 +206,7 @@ class BCIModel:
         labels : ndarray of str, shape (n_epochs,)
         proba : ndarray, shape (n_epochs, n_classes)
         """
-        scores = np.asarray(scores, dtype=np.float64)
-        if scores.ndim == 1:
-            p1 = 1.0 / (1.0 + np.exp(-scores))
-            proba = np.column_stack([1.0 - p1, p1])
-        elif getattr(self.estimator, "multi_class", "ovr") == "multinomial":
-            e = np.exp(scores - scores.max(axis=1, keepdims=True))
-            proba = e / e.sum(axis=1, keepdims=True)
-        else:
-            p = 1.0 / (1.0 + np.exp(-scores))
-            proba = p / p.sum(axis=1, keepdims=True)
+        proba = proba_from_scores(scores, getattr(self.estimator, "multi_class", "ovr"))
         return np.asarray(self.classes)[np.argmax(proba, axis=1)], proba
 
     # ------------------------------------------------------------------ folding

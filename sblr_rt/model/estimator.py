@@ -8,7 +8,6 @@ from typing import ClassVar
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
@@ -19,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .datafit import Logistic, Multinomial
 from .factors import canonical_factors, spatial_patterns
+from .link import proba_from_scores
 from .penalties import ElasticNet
 from .solver import bcpd, single_threaded_blas, svd_init, x_times_v
 
@@ -687,14 +687,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             Logistic for two classes, normalised one-versus-rest logistics, or the
             multinomial softmax.
         """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p1 = expit(scores)
-            return np.column_stack([1.0 - p1, p1])
-        if self.multi_class == "multinomial":
-            return softmax(scores, axis=1)
-        proba = expit(scores)
-        return proba / proba.sum(axis=1, keepdims=True)
+        return proba_from_scores(self.decision_function(X), self.multi_class)
 
     def predict_log_proba(self, X):
         """Return the log of :meth:`predict_proba` (n_epochs, n_classes)."""

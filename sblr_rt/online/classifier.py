@@ -27,6 +27,7 @@ band signals and, per decision, only bins, logs, scales and applies the factors.
 Examples
 --------
 >>> import numpy as np
+
 >>> from sblr_rt.model import SparseBilinearLogisticRegression
 >>> from sblr_rt.bci_model import BCIModel
 >>> from sblr_rt.preprocessing import Preprocessor
@@ -48,6 +49,8 @@ from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
+
+from sblr_rt.model.link import proba_from_scores
 
 __all__ = [
     "OnlineClassifier",
@@ -193,7 +196,7 @@ class OnlineClassifier:
         self.features = pre.features
         self.fast = bool(fast)
         est = model.estimator
-        self._multinomial = getattr(est, "multi_class", "ovr") == "multinomial"
+        self._multi_class = getattr(est, "multi_class", "ovr")
         self._binary = len(self.classes) == 2
         # Model-grid factors, stacked per output column: (K, n_rows, r), (K, n_times, r).
         U = np.asarray(est.spatial_, dtype=np.float64)
@@ -299,16 +302,10 @@ class OnlineClassifier:
         proba : dict
             ``{label: probability}`` for every class, in the model's class order.
         """
-        if self._binary:
-            s = float(scores[0])
-            # Numerically safe logistic; the same value as BCIModel.labels_from_scores.
-            p1 = 1.0 / (1.0 + math.exp(-s)) if s > -700 else 0.0
-            proba = [1.0 - p1, p1]
-            label = self.classes[1] if p1 > 1.0 - p1 else self.classes[0]
-        else:
-            labels, p = self.model.labels_from_scores(np.asarray(scores)[None])
-            proba = p[0].tolist()
-            label = str(labels[0])
+        scores = np.asarray(scores, dtype=np.float64)
+        rows = scores[:1] if self._binary else scores[None]
+        proba = proba_from_scores(rows, self._multi_class)[0].tolist()
+        label = self.classes[int(np.argmax(proba))]
         return label, dict(zip(self.classes, proba, strict=True))
 
     def step(
