@@ -185,39 +185,6 @@ def test_estimator_in_grid_search_cv(bcicomp2003_path):
     assert search.best_score_ > 0.6
 
 
-def test_cli_calibrate_and_inspect(bcicomp2003_path, tmp_path, capsys):
-    from sblr_rt.cli import main
-
-    out = tmp_path / "m.sblr.npz"
-    code = main(
-        [
-            "calibrate",
-            "--recording",
-            str(bcicomp2003_path),
-            "--out",
-            str(out),
-            "--cv",
-            "3",
-            "--search",
-            "none",
-            "--n-jobs",
-            "1",
-            "--no-progress",
-        ]
-    )
-    assert code == 0 and out.exists()
-    assert (tmp_path / "m.report.txt").exists() and (tmp_path / "m.report.png").exists()
-    capsys.readouterr()
-    assert main(["inspect", str(out), "--channels"]) == 0
-    text = capsys.readouterr().out
-    assert "classes: ['0', '1']" in text and "C3" in text
-    bad = tmp_path / "bad.npz"
-    bad.write_bytes(out.read_bytes()[:100])
-    assert main(["inspect", str(bad)]) == 1
-    assert "truncated" in capsys.readouterr().err or True
-    assert main(["calibrate", "--recording", str(tmp_path / "none.edf"), "--out", str(out)]) == 1
-
-
 @pytest.mark.parametrize(
     ("n_folds", "n_groups", "n_workers"),
     [(5, 25, 2), (5, 25, 1), (2, 25, 4), (3, 1, 2), (10, 5, 4)],
