@@ -1,28 +1,26 @@
-"""Cross-validated accuracy on the real data sets in ../shared/data, all models, same folds.
+"""Cross-run accuracy: calibrate on a person's first runs, classify the next run.
 
-For each data set: outer stratified 5-fold CV (shuffled, seed 0), the same folds for every
-model and feature path. Every hyper-parameter is chosen inside the training folds only
-(nested CV); scaling (per channel, RMS) is fitted on the training folds only.
+This is how a session uses sblr-rt: calibration on the runs recorded so far, then
+decisions on the next run, which the model never saw. Every choice (feature path, spatial
+stage, rank, penalties, scaling) is made inside the calibration runs by
+:func:`sblr_rt.calibration.calibrate`; the test run is touched once, to score.
 
-Models
-  LR        logistic regression on vec(X), unpenalised (the paper's baseline)
-  l1-LR     l1 logistic regression on vec(X) (FISTA), alpha by inner 5-fold CV over
-            fractions of its largest useful value
-  BLR       bilinear logistic regression: rank by inner CV, zero penalties (step 1 of
-            the paper's protocol)
-  SBLR      sparse bilinear LR, the paper's protocol: rank, then the (mu1, mu2, nu1, nu2)
-            grid (``--search paper``: 6 x 5 x 6 x 5; ``fast``: 6 x 6 x 5), inner 5-fold
-  CSP+LDA   MNE CSP (4 components, log variance) + shrinkage LDA, on band-passed windows
-  TS+LR     pyriemann covariances (OAS) + tangent space + logistic regression
+People and runs (../shared/data):
 
-Feature paths: ``waveform`` (resampled waveform, the paper's input), ``bandpower``
-(log band power 8-13 and 13-30 Hz in 8 bins; continuous recordings only, since its causal
-filters need the samples before the window) and ``bandpass`` (8-30 Hz band-passed
-windows at the native rate, the input of CSP and the tangent space; ``raw window`` for
-epoched files, unfiltered).
+- PhysioNet S002-S009: imagined left (T1) vs right (T2) fist; calibrate on runs 4 + 8
+  (30 cues), test on run 12 (15 cues).
+- PhysioNet S001, four tasks: each test run is calibrated on the two runs of the same
+  classes recorded before it: run 7 on 3 + 4 and run 8 on 4 + 7 (left vs right fist),
+  run 9 on 5 + 6 and run 10 on 6 + 9 (both fists vs both feet).
+- BCI Competition 2003 IV (one epoched file of 216 trials): stratified 5-fold CV,
+  calibration nested in each training fold.
 
-    python benchmarks/accuracy.py [--search paper|fast] [--n-jobs 2] [--quick]
-    python benchmarks/accuracy.py --compare --search fast   # waveform vs bandpower
+Window: 0.5-3.5 s after the cue (PhysioNet), the whole 0.5 s trial (BCI IV). Baselines on
+the same cues and windows: CSP (4 components, log variance) + shrinkage LDA, and OAS
+covariances + tangent space + logistic regression, both on 8-30 Hz band-passed windows.
+
+    python benchmarks/accuracy.py [--paths waveform,bandpower,spectral,auto]
+                                  [--people S001,S002,...] [--n-jobs 2] [--bci]
 """
 
 from __future__ import annotations
@@ -34,258 +32,251 @@ import time
 import warnings
 from pathlib import Path
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data"
+PHYSIONET_S001 = DATA / "physionet-eegmmidb-S001"
+PHYSIONET_MORE = DATA / "physionet-eegmmidb-more"
+BCI_IV = DATA / "bcicomp2003-IV" / "sp1s_aa_train_first216.mat"
+
+LEFT_RIGHT = {"T1": "left", "T2": "right"}
+FISTS_FEET = {"T1": "fists", "T2": "feet"}
+WINDOW = (0.5, 3.5)
+BASELINE_BAND = (8.0, 30.0)
 
 
-def _epochs(files, pre, class_map):
-    from sblr_rt.calibration.epochs import extract_epochs
-
-    from sblr_rt.io import read_recording
-
-    recs = [read_recording(f) for f in files]
-    return extract_epochs(recs, pre, class_map)
+def physionet_file(subject: int, run: int) -> Path:
+    """Path of one PhysioNet eegmmidb run in ../shared/data."""
+    if subject == 1:
+        return PHYSIONET_S001 / f"S001R{run:02d}.edf"
+    return PHYSIONET_MORE / f"S{subject:03d}" / f"S{subject:03d}R{run:02d}.edf"
 
 
-def datasets():
-    """Yield (name, files, class_map, window, epoched)."""
-    bci = DATA / "bcicomp2003-IV" / "sp1s_aa_train_first216.mat"
-    if bci.exists():
-        yield "BCI Comp 2003 IV (216 trials, 28 ch, 100 Hz)", [bci], None, (0.0, 0.5), True
-    else:
-        print(f"!! {bci} is absent: skipping BCI Competition 2003 IV")
-    phys = DATA / "physionet-eegmmidb-S001"
-    for runs, what in (((6, 10), "imagined"), ((5, 9), "executed")):
-        files = [phys / f"S001R{r:02d}.edf" for r in runs]
-        if all(f.exists() for f in files):
-            yield (
-                f"PhysioNet S001 runs {runs[0]}+{runs[1]}, {what} fists (T1) vs feet (T2)",
-                files,
-                {"T1": "fists", "T2": "feet"},
-                (0.5, 3.5),
-                False,
-            )
+def cases(people):
+    """Yield (person, task, calibration runs, test run, class map)."""
+    for person in people:
+        subject = int(person[1:])
+        if subject == 1:
+            for cal, test, classes in (
+                ((3, 4), 7, LEFT_RIGHT),
+                ((4, 7), 8, LEFT_RIGHT),
+                ((5, 6), 9, FISTS_FEET),
+                ((6, 9), 10, FISTS_FEET),
+            ):
+                yield person, f"R{test:02d}", cal, test, classes
         else:
-            print(f"!! PhysioNet runs {runs} absent from {phys}: skipped")
+            yield person, "R12", (4, 8), 12, LEFT_RIGHT
 
 
-def feature_sets(files, class_map, window, epoched):
-    """Return {path: (Z unscaled, y, center)} with identical epochs across paths."""
+def raw_test_epochs(rec, pre, class_map):
+    """Raw epochs (n_pad + window samples) of the test run in the model's channel order."""
+    order = [rec.ch_names.index(c) for c in pre.ch_names]
+    data = rec.data[order]
+    start = round(pre.tmin * pre.sfreq) - pre.n_pad
+    epochs, labels = [], []
+    for t, value in zip(rec.marker_times, rec.marker_values, strict=True):
+        if value not in class_map:
+            continue
+        lo = round(float(t) * rec.sfreq) + start
+        if lo < 0 or lo + pre.n_times_raw > data.shape[1]:
+            continue
+        epochs.append(data[:, lo : lo + pre.n_times_raw])
+        labels.append(class_map[value])
+    return np.stack(epochs), np.asarray(labels)
+
+
+def band_windows(rec, class_map, tmin, tmax):
+    """8-30 Hz band-passed windows of every cue (the baselines' input)."""
+    import mne
+
+    data = mne.filter.filter_data(rec.data, rec.sfreq, *BASELINE_BAND, verbose="error")
+    n = round((tmax - tmin) * rec.sfreq)
+    out, labels = [], []
+    for t, value in zip(rec.marker_times, rec.marker_values, strict=True):
+        if value not in class_map:
+            continue
+        lo = round((float(t) + tmin) * rec.sfreq)
+        if lo < 0 or lo + n > data.shape[1]:
+            continue
+        out.append(data[:, lo : lo + n])
+        labels.append(class_map[value])
+    return np.stack(out), np.asarray(labels)
+
+
+def baselines():
+    """The two baselines as scikit-learn pipelines."""
+    from mne.decoding import CSP
+    from pyriemann.estimation import Covariances
+    from pyriemann.tangentspace import TangentSpace
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    return {
+        "CSP+LDA": lambda: make_pipeline(
+            CSP(n_components=4, log=True),
+            LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto"),
+        ),
+        "TS+LR": lambda: make_pipeline(
+            Covariances("oas"), TangentSpace(), LogisticRegression(max_iter=1000)
+        ),
+    }
+
+
+def score_baselines(train_recs, test_rec, class_map, window):
+    """Accuracy of each baseline trained on ``train_recs`` and tested on ``test_rec``."""
+    parts = [band_windows(r, class_map, *window) for r in train_recs]
+    Xtr = np.concatenate([p[0] for p in parts])
+    ytr = np.concatenate([p[1] for p in parts])
+    Xte, yte = band_windows(test_rec, class_map, *window)
+    scores = {}
+    for name, make in baselines().items():
+        clf = make().fit(Xtr, ytr)
+        scores[name] = float(np.mean(clf.predict(Xte) == yte))
+    return scores
+
+
+def score_path(path, train_recs, test_rec, class_map, window, n_jobs):
+    """Calibrate with ``features=path``; return (accuracy, seconds, model)."""
+    from sblr_rt.calibration import calibrate
+
+    t0 = time.perf_counter()
+    model = calibrate(
+        train_recs,
+        classes=class_map,
+        tmin=window[0],
+        tmax=window[1],
+        features=path,
+        n_jobs=n_jobs,
+    )
+    seconds = time.perf_counter() - t0
+    X, y = raw_test_epochs(test_rec, model.preprocessor, class_map)
+    return float(np.mean(model.predict(X) == y)), seconds, model
+
+
+def chosen(model) -> str:
+    """What auto chose, for the table."""
+    md = model.metadata.get("selection", {})
+    auto = md.get("auto") or model.metadata.get("auto")
+    if isinstance(auto, dict) and auto.get("chosen"):
+        return str(auto["chosen"])
+    return model.preprocessor.features
+
+
+def cross_run(args):
+    """Print the cross-run table; return the rows."""
     from sblr_rt.io import read_recording
-    from sblr_rt.preprocessing import Preprocessor
 
-    rec = read_recording(files[0])
-    common = dict(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=window[0], tmax=window[1])
-    pres = {"waveform": Preprocessor(**common, features="waveform")}
-    if not epoched:
-        pres["bandpower"] = Preprocessor(**common, features="bandpower")
-        n_win = round((window[1] - window[0]) * rec.sfreq)
-        pres["bandpass"] = Preprocessor(
-            **common, features="waveform", l_freq=8.0, h_freq=30.0, n_times=n_win, scaling=None
-        )
-    else:
-        # Epoched trials have no samples before the window for a causal filter's
-        # warm-up: CSP and the tangent space get the unfiltered windows.
-        pres["raw window"] = Preprocessor(**common, features="waveform", scaling=None)
-    # Same epochs for every path: cut with the longest warm-up.
-    n_pad = max(p.n_pad for p in pres.values())
-    out = {}
-    ref = None
-    for name, pre in pres.items():
-        ep = _epochs(files, pre, class_map)
-        key = [o for o in ep.onsets]
-        if ref is None:
-            ref = key
-        if key != ref:  # a shorter warm-up kept more epochs: keep the common ones
-            keep = [i for i, k in enumerate(key) if k in set(ref)]
-            ep.Z, ep.y = ep.Z[keep], ep.y[keep]
-        out[name] = (ep.Z, ep.y, pre.features == "bandpower", ep.classes)
-    del n_pad
-    return out
-
-
-def _metrics(y, score, pred):
-    from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
-
-    return (
-        accuracy_score(y, pred),
-        balanced_accuracy_score(y, pred),
-        roc_auc_score(y, score) if len(np.unique(y)) == 2 else np.nan,
-    )
-
-
-def run_models(Z, y, center, path, folds, args, only=None):
-    from sblr_rt.calibration.config import CalibrationConfig
-    from sblr_rt.calibration.selection import select
-
-    from sblr_rt.model.baselines import VectorizedLogisticRegression
-    from sblr_rt.preprocessing import apply_scaling, fit_scaling
-
-    results = {}
-
-    def add(name, fold_metrics, seconds):
-        results[name] = (np.array(fold_metrics), seconds)
-
-    linear = path in ("waveform", "bandpower")
-    if linear:
-        # Paper models on the scaled features.
-        for name in ("LR", "l1-LR", "BLR", "SBLR"):
-            if only is not None and name not in only:
-                continue
-            t0 = time.perf_counter()
-            fm = []
-            for tr, te in folds:
-                off, row, col = fit_scaling(Z[tr], "channel", center=center)
-                Xtr = apply_scaling(Z[tr], off, row, col)
-                Xte = apply_scaling(Z[te], off, row, col)
-                if name == "LR":
-                    clf = VectorizedLogisticRegression(alpha=0.0).fit(Xtr, y[tr])
-                elif name == "l1-LR":
-                    clf = _l1_lr(Xtr, y[tr], args)
-                else:
-                    cfg = CalibrationConfig(
-                        search="none" if name == "BLR" else args.search,
-                        cv=5,
-                        n_jobs=args.n_jobs,
-                        scaling="channel",
-                    )
-                    clf, _, sc = select(Z[tr], y[tr], config=cfg, center=center)
-                    Xte = apply_scaling(Z[te], *sc)
-                score = clf.decision_function(Xte)
-                fm.append(_metrics(y[te], score, (score > 0).astype(int)))
-            add(name, fm, time.perf_counter() - t0)
-    if path in ("bandpass", "raw window"):
-        from mne.decoding import CSP
-        from pyriemann.estimation import Covariances
-        from pyriemann.tangentspace import TangentSpace
-        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline
-
-        builders = {
-            "CSP+LDA": lambda: make_pipeline(
-                CSP(n_components=4, log=True),
-                LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto"),
-            ),
-            "TS+LR": lambda: make_pipeline(
-                Covariances(estimator="oas"), TangentSpace(), LogisticRegression(max_iter=1000)
-            ),
-        }
-        for name, build in builders.items():
-            t0 = time.perf_counter()
-            fm = []
-            for tr, te in folds:
-                clf = build().fit(Z[tr], y[tr])
-                score = clf.decision_function(Z[te])
-                fm.append(_metrics(y[te], score, clf.predict(Z[te])))
-            add(name, fm, time.perf_counter() - t0)
-    return results
-
-
-def _l1_lr(X, y, args):
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
-
-    from sblr_rt.model.baselines import SparseLogisticRegression
-
-    Xf = X.reshape(len(X), -1)
-    alpha_max = np.max(np.abs(Xf.T @ (y - y.mean()))) / len(y)
-    grid = {"alpha": [alpha_max * f for f in (0.5, 0.2, 0.1, 0.05, 0.02, 0.01)]}
-    search = GridSearchCV(
-        SparseLogisticRegression(max_iter=2000, tol=1e-5),
-        grid,
-        cv=StratifiedKFold(5, shuffle=True, random_state=1),
-        n_jobs=args.n_jobs,
-    )
-    return search.fit(X, y).best_estimator_
-
-
-def compare_paths(args):
-    """Waveform vs bandpower on the imagery runs, 10 x repeated 5-fold (less noisy)."""
-    from sklearn.model_selection import RepeatedStratifiedKFold
-
-    phys = DATA / "physionet-eegmmidb-S001"
-    files = [phys / "S001R06.edf", phys / "S001R10.edf"]
-    if not all(f.exists() for f in files):
-        print(f"!! PhysioNet runs 6, 10 absent from {phys}")
-        return
-    feats = feature_sets(files, {"T1": "fists", "T2": "feet"}, (0.5, 3.5), False)
-    y = feats["waveform"][1]
-    folds = list(RepeatedStratifiedKFold(n_splits=5, n_repeats=10, random_state=0).split(y, y))
-    print(
-        f"== waveform vs bandpower, PhysioNet S001 runs 6+10 (imagined fists vs feet), "
-        f"{len(y)} epochs, 10 x repeated stratified 5-fold (LR, BLR, CSP+LDA, TS+LR)"
-    )
-    for path, (Z, yy, center, _) in feats.items():
-        res = run_models(Z, yy, center, path, folds, args, only=("LR", "BLR"))
-        for model, (m, secs) in res.items():
-            mean, sd = m.mean(axis=0), m.std(axis=0)
-            print(
-                f"| {path} | {model} | {mean[0]:.3f} ± {sd[0]:.3f} | {mean[2]:.3f} ± "
-                f"{sd[2]:.3f} | {secs:.0f} s |",
-                flush=True,
+    names = [*args.paths, "CSP+LDA", "TS+LR"]
+    print(f"{'person':7} {'test':5} " + " ".join(f"{n:>10}" for n in names) + "   auto s  chose")
+    rows = []
+    for person, task, cal, test, class_map in cases(args.people):
+        files = [physionet_file(int(person[1:]), r) for r in (*cal, test)]
+        if not all(f.exists() for f in files):
+            print(f"{person} {task}: data absent ({files[0].parent}), skipped")
+            continue
+        recs = [read_recording(f) for f in files]
+        row = {"person": person, "task": task}
+        auto_seconds, pick = float("nan"), ""
+        for path in args.paths:
+            acc, seconds, model = score_path(
+                path, recs[:-1], recs[-1], class_map, WINDOW, args.n_jobs
             )
+            row[path] = acc
+            if path == "auto":
+                auto_seconds, pick = seconds, chosen(model)
+        row.update(score_baselines(recs[:-1], recs[-1], class_map, WINDOW))
+        rows.append(row)
+        cells = " ".join(f"{row[n]:10.3f}" for n in names)
+        print(f"{person:7} {task:5} {cells} {auto_seconds:8.1f}  {pick}", flush=True)
+    for label, keep in (
+        ("S002-S009", lambda r: r["person"] != "S001"),
+        ("S001", lambda r: r["person"] == "S001"),
+    ):
+        sel = [r for r in rows if keep(r)]
+        if sel:
+            means = " ".join(f"{np.mean([r[n] for r in sel]):10.3f}" for n in names)
+            print(f"{'mean':7} {label:5} {means}   ({len(sel)} test runs)")
+    return rows
+
+
+def bci_competition(args):
+    """Stratified 5-fold CV on BCI Competition 2003 IV, calibration nested."""
+    from sblr_rt.calibration import calibrate
+    from sklearn.model_selection import StratifiedKFold
+
+    from sblr_rt.io import read_recording
+    from sblr_rt.io.recordings import Recording
+
+    if not BCI_IV.exists():
+        print(f"{BCI_IV} is absent: BCI Competition 2003 IV skipped")
+        return
+    rec = read_recording(BCI_IV)
+    n = rec.epoch_length
+    trials = rec.data.reshape(rec.n_channels, -1, n).transpose(1, 0, 2)
+    labels = np.asarray(rec.marker_values)
+
+    def subset(idx):
+        return Recording(
+            data=trials[idx].transpose(1, 0, 2).reshape(rec.n_channels, -1),
+            sfreq=rec.sfreq,
+            ch_names=rec.ch_names,
+            marker_times=np.arange(len(idx)) * n / rec.sfreq,
+            marker_values=labels[idx].tolist(),
+            epoch_length=n,
+            source=f"{rec.source} (subset)",
+            unit=rec.unit,
+        )
+
+    folds = StratifiedKFold(5, shuffle=True, random_state=0).split(trials, labels)
+    accs = {p: [] for p in args.paths}
+    for train, test in folds:
+        for path in args.paths:
+            t0 = time.perf_counter()
+            try:
+                model = calibrate(subset(train), features=path, n_jobs=args.n_jobs)
+            except ValueError as exc:  # power paths need the samples before an epoch
+                print(f"  fold: {path} not applicable to epoched trials: {exc}"[:160])
+                continue
+            seconds = time.perf_counter() - t0
+            pred = model.predict(trials[test])
+            accs[path].append(float(np.mean(pred == labels[test])))
+            print(f"  fold: {path} {accs[path][-1]:.3f} ({seconds:.1f} s, {chosen(model)})")
+    print("BCI Competition 2003 IV, stratified 5-fold CV (216 trials):")
+    for path, a in accs.items():
+        if a:
+            print(f"  {path:10} {np.mean(a):.3f} +/- {np.std(a):.3f}")
 
 
 def main():
-    from sklearn.model_selection import StratifiedKFold
-    from threadpoolctl import threadpool_info
-
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--search", default="paper", choices=("paper", "fast"))
-    p.add_argument("--n-jobs", type=int, default=2)
-    p.add_argument("--quick", action="store_true", help="PhysioNet imagery runs only")
-    p.add_argument(
-        "--compare",
-        action="store_true",
-        help="only waveform vs bandpower on PhysioNet runs 6+10, 10 x repeated 5-fold",
-    )
-    args = p.parse_args()
-    warnings.simplefilter("ignore")
-    os.environ["PYTHONWARNINGS"] = "ignore"  # joblib workers too
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--paths", default="waveform,bandpower,spectral,auto")
+    parser.add_argument("--people", default=",".join(f"S{i:03d}" for i in range(1, 10)))
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--bci", action="store_true", help="BCI Competition 2003 IV only")
+    args = parser.parse_args()
+    args.paths = [p for p in args.paths.split(",") if p]
+    args.people = [p for p in args.people.split(",") if p]
     import mne
+    from threadpoolctl import threadpool_limits
 
-    mne.set_log_level("WARNING")
+    mne.set_log_level("ERROR")
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    print(
+        f"cross-run accuracy; OpenBLAS limited to 1 thread per process; n_jobs={args.n_jobs}; "
+        f"data from {DATA}"
+    )
     if not DATA.exists():
-        print(f"!! {DATA} is absent: no real data to benchmark (see the README).")
-        return 1
-    blas = [
-        f"{i.get('internal_api')} threads={i.get('num_threads')}"
-        for i in threadpool_info()
-        if i.get("user_api") == "blas"
-    ]
-    print(f"BLAS: {'; '.join(blas)}; SBLR search={args.search}, n_jobs={args.n_jobs}")
-    if args.compare:
-        compare_paths(args)
+        print(f"{DATA} is absent: nothing to measure (the benchmark needs ../shared/data)")
         return 0
-    print("outer stratified 5-fold CV (seed 0), same folds for every model; mean +/- sd\n")
-    rows = []
-    for name, files, class_map, window, epoched in datasets():
-        if args.quick and "imagined" not in name:
-            continue
-        t0 = time.perf_counter()
-        feats = feature_sets(files, class_map, window, epoched)
-        y = next(iter(feats.values()))[1]
-        folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(y, y))
-        print(f"== {name}: {len(y)} epochs {np.bincount(y).tolist()}, window {window} s")
-        for path, (Z, yy, center, _) in feats.items():
-            assert np.array_equal(yy, y)
-            res = run_models(Z, y, center, path, folds, args)
-            for model, (m, secs) in res.items():
-                mean, sd = m.mean(axis=0), m.std(axis=0)
-                line = (
-                    f"| {name.split(',')[0]} | {path} | {model} | "
-                    f"{mean[0]:.3f} ± {sd[0]:.3f} | {mean[1]:.3f} ± {sd[1]:.3f} | "
-                    f"{mean[2]:.3f} ± {sd[2]:.3f} | {secs:.0f} s |"
-                )
-                rows.append(line)
-                print(line, flush=True)
-        print(f"   ({time.perf_counter() - t0:.0f} s)\n")
-    print("| data set | features | model | accuracy | balanced accuracy | ROC-AUC | time |")
-    print("|---|---|---|---|---|---|---|")
-    print("\n".join(rows))
+    with threadpool_limits(1):
+        if not args.bci:
+            cross_run(args)
+        bci_competition(args)
     return 0
 
 
