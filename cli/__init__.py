@@ -17,6 +17,7 @@ from sblr_rt import __version__
 
 #: Sub-commands in the order ``--help`` lists them; each is ``sblr_rt.cli.<name>``.
 COMMANDS = (
+    "streams",
     "simulate",
     "replay",
     "record",
@@ -26,6 +27,57 @@ COMMANDS = (
     "gui",
     "demo",
 )
+
+
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Show each option's default, unless its help already says it or there is none."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default in (None, False, argparse.SUPPRESS)
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _SubcommandParser(argparse.ArgumentParser):
+    """A sub-command's parser: defaults shown in ``--help``, the logging options too.
+
+    The logging options are accepted before and after the sub-command; given after it,
+    they win. Their defaults here are suppressed so that a sub-command never resets what
+    was given before it.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _DefaultsFormatter)
+        if kwargs.get("description"):
+            kwargs["description"] = kwargs["description"].replace("``", "")
+        super().__init__(*args, **kwargs)
+        _add_logging_options(self, default=argparse.SUPPRESS)
+
+
+def _add_logging_options(parser: argparse.ArgumentParser, *, default) -> None:
+    group = parser.add_argument_group("logging")
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0 if default is None else default,
+        help="debug log output (the default is info)",
+    )
+    group.add_argument(
+        "-q", "--quiet", action="store_true", default=default or False, help="errors only"
+    )
+    group.add_argument(
+        "--log-file",
+        metavar="PATH",
+        default=default,
+        help="also write the log to this file (appended)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,19 +93,37 @@ def build_parser() -> argparse.ArgumentParser:
         description="Real-time BCI classification with sparse bilinear logistic regression.",
     )
     parser.add_argument("--version", action="version", version=f"sblr-rt {__version__}")
-    parser.add_argument(
-        "-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)"
+    _add_logging_options(parser, default=None)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_SubcommandParser
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"sblr_rt.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"sblr_rt.cli.{name}":
-                raise
-            continue
+        module = importlib.import_module(f"sblr_rt.cli.{name}")
         module.add_parser(subparsers)
     return parser
+
+
+def configure_logging(args: argparse.Namespace) -> None:
+    """Set the ``sblr_rt`` log level and handlers from ``-v``, ``-q`` and ``--log-file``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments.
+    """
+    if args.quiet:
+        level = logging.ERROR
+    else:
+        level = (logging.INFO, logging.DEBUG)[min(args.verbose, 1)]
+    handlers = [logging.StreamHandler()]
+    if args.log_file:
+        handlers.append(logging.FileHandler(args.log_file, encoding="utf-8"))
+    logging.basicConfig(
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=handlers,
+        force=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose + 1, 2)]
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args)
     if args.command is None:
         parser.print_help()
         return 2

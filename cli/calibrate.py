@@ -90,9 +90,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     live = parser.add_argument_group("live stream")
     live.add_argument("--marker-stream", metavar="NAME", help="marker stream (default: any)")
-    live.add_argument(
-        "--duration", type=float, default=300.0, help="seconds to record (default 300)"
-    )
+    live.add_argument("--duration", type=float, default=300.0, help="seconds to record")
     live.add_argument("--n-trials", type=int, help="stop after this many class cues")
     live.add_argument(
         "--record-to",

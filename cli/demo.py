@@ -59,9 +59,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--simulated", action="store_true", help="use the simulated 118-channel source"
     )
-    parser.add_argument(
-        "--speed", type=float, default=10.0, help="replay speed factor (default 10)"
-    )
+    parser.add_argument("--speed", type=float, default=10.0, help="replay speed factor")
     parser.add_argument(
         "--features",
         choices=("waveform", "bandpower"),
@@ -74,7 +72,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default="fast",
         help="hyper-parameter search: the fast default or the paper's full grid",
     )
-    parser.add_argument("--cv", default="5", help="folds, or 'loo' (default 5)")
+    parser.add_argument("--cv", default="5", help="folds, or 'loo'")
     parser.add_argument(
         "--out", default="demo-output", help="folder for the model, report and screenshots"
     )

@@ -45,7 +45,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--hop",
         type=float,
         default=0.05,
-        help="seconds between sliding-window decisions (default 0.05)",
+        help="seconds between sliding-window decisions",
     )
     parser.add_argument(
         "--screenshot",

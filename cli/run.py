@@ -42,7 +42,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="seconds of stream time between sliding decisions (default 0.05; 0 in trial "
         "mode: trial decisions only)",
     )
-    parser.add_argument("--mode", choices=("sliding", "trial"), default="sliding")
+    parser.add_argument(
+        "--mode",
+        choices=("sliding", "trial"),
+        default="sliding",
+        help="sliding: decide on the latest window every hop; trial: also decide once per "
+        "cue on the window that ends at the cue's tmax (needs the marker stream)",
+    )
     parser.add_argument(
         "--marker-stream",
         default=None,

@@ -1,0 +1,54 @@
+"""The ``sblr-rt`` entry point: sub-commands, logging options, help texts."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from sblr_rt.cli import COMMANDS, build_parser, main
+
+
+def test_every_command_is_registered():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert list(sub.choices) == list(COMMANDS)
+
+
+@pytest.mark.parametrize(
+    ("argv", "verbose", "quiet"),
+    [
+        (["-v", "inspect", "m"], 1, False),
+        (["inspect", "m", "-v"], 1, False),
+        (["inspect", "-q", "m"], 0, True),
+        (["inspect", "m"], 0, False),
+    ],
+)
+def test_logging_options_before_or_after_the_command(argv, verbose, quiet):
+    args = build_parser().parse_args(argv)
+    assert (args.verbose, args.quiet, args.command) == (verbose, quiet, "inspect")
+
+
+def test_log_file_receives_the_log(tmp_path):
+    log = tmp_path / "run.log"
+    assert main(["inspect", str(tmp_path / "absent.sblr.npz"), "--log-file", str(log)]) == 1
+    logging.getLogger("sblr_rt").warning("a line for the file")
+    logging.shutdown()
+    assert "a line for the file" in log.read_text()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_shows_defaults_and_no_markup(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert "``" not in text
+    assert "--log-file" in text
+
+
+def test_run_help_explains_mode_and_shows_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "sliding: decide on the latest window every hop" in text
+    assert "(default: SBLR-Predictions)" in text
