@@ -33,20 +33,39 @@ PHYSIONET_ONLINE = "S001R10.edf"
 PHYSIONET_CLASSES = {"T1": "fists", "T2": "feet"}
 
 
-def _recordings_dir() -> Path:
-    """Return the shipped ``recordings/`` folder (source checkout) or fail clearly."""
+def _physionet_folder() -> Path:
+    """Return a folder holding the demo's PhysioNet runs of S001.
+
+    The shipped ``recordings/`` folder of a source checkout (or ``SBLR_RT_RECORDINGS``);
+    without it (an installed wheel has none) the same runs are fetched from PhysioNet by
+    :func:`mne.datasets.eegbci.load_data`, which checks their SHA-256 against MNE's list.
+    """
     env = os.environ.get("SBLR_RT_RECORDINGS")
     candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[2] / "recordings")
+    candidates.append(Path(__file__).resolve().parents[1] / "recordings")
     candidates.append(Path.cwd() / "recordings")
+    names = (*PHYSIONET_CALIBRATION, PHYSIONET_ONLINE)
     for path in candidates:
-        if (path / "physionet-eegmmidb-S001").is_dir():
-            return path
-    raise FileNotFoundError(
-        "the demo needs the sample recordings shipped in the repository's recordings/ "
-        "folder; set SBLR_RT_RECORDINGS to that folder. Looked in: "
+        folder = path / "physionet-eegmmidb-S001"
+        if all((folder / name).is_file() for name in names):
+            return folder
+    import mne
+
+    _say(
+        "The sample recordings are not here (looked in "
         + ", ".join(str(p) for p in candidates)
+        + "); fetching PhysioNet eegmmidb S001 runs 5, 6, 9 and 10 with "
+        "mne.datasets.eegbci (about 10 MB, checked against MNE's SHA-256 list)."
     )
+    runs = [int(name[5:7]) for name in names]
+    try:
+        files = mne.datasets.eegbci.load_data(1, runs, update_path=False)
+    except Exception as exc:  # network, disk: say what to do instead
+        raise FileNotFoundError(
+            f"the demo needs PhysioNet eegmmidb S001 runs {runs}: fetching them failed "
+            f"({exc}); set SBLR_RT_RECORDINGS to a folder holding physionet-eegmmidb-S001/"
+        ) from exc
+    return Path(files[0]).parent
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -97,7 +116,7 @@ def _calibrate_physionet(args, out: Path):
     from sblr_rt.calibration import calibrate
     from sblr_rt.calibration.progress import TerminalProgress
 
-    folder = _recordings_dir() / "physionet-eegmmidb-S001"
+    folder = _physionet_folder()
     files = [folder / f for f in PHYSIONET_CALIBRATION]
     _say(
         "[1/3] Calibration on PhysioNet eegmmidb S001 runs 5, 6, 9 "
