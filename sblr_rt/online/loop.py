@@ -249,7 +249,7 @@ class OnlineLoop:
         if self._started:
             raise RuntimeError("The loop is already running; call OnlineLoop.stop() first.")
         from sblr_rt.stream.outlets import PredictionOutlet
-        from sblr_rt.stream.source import LSLSource, MarkerSource
+        from sblr_rt.stream import LSLSource, MarkerSource
 
         clf = self.classifier
         source = LSLSource(
