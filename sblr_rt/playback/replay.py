@@ -6,9 +6,9 @@ Sample ``k`` pushed since the start (counting on across loops) is stamped
 
 .. math:: t_k = t_0 + k / (f_s \cdot \mathrm{speed})
 
-where :math:`t_0` is :func:`sblr_rt.stream.clock.local_clock` at the start, and it is pushed as soon as
-that time has passed (in chunks of about ``chunk_seconds``). A marker is stamped with
-exactly the timestamp of its sample. So:
+where :math:`t_0` is :func:`sblr_rt.stream.clock.local_clock` at the start, and it is
+pushed as soon as that time has passed (in chunks of about ``chunk_seconds``). A marker is
+stamped with exactly the timestamp of its sample. So:
 
 - at ``speed=1`` the streams look like a live amplifier and cue program: samples arrive
   when their timestamp is "now", and latency (``local_clock() - timestamp``) means what it

@@ -278,22 +278,16 @@ class LSLSource(BaseSource):
         Returns
         -------
         status : dict
-            ``state`` (``"connecting"``, ``"streaming"``, ``"stalled"`` or ``"lost"``),
-            ``connected`` (bool: an inlet is open), ``n_samples`` (samples received),
-            ``n_gaps`` and ``gaps`` (list of ``(t_start, t_stop)`` LSL timestamps of the
-            samples around each gap), ``n_nan_samples`` (samples with at least one NaN),
-            ``sfreq`` (nominal), ``effective_sfreq`` (from the timestamps of the last
-            ~10 s; ``None`` until known), ``rate_ok`` (``None`` until 4 s are measured,
-            then whether ``effective_sfreq`` is within ``rate_tolerance[0]`` of
-            ``sfreq``), ``rate_far_off`` (beyond ``rate_tolerance[1]``), ``lost_since``
-            (:func:`~sblr_rt.stream.clock.local_clock` when the stream was lost, ``None``
-            while connected), ``n_reconnects``, ``outages`` (list of ``(lost_at,
-            back_at)`` in ``local_clock()`` time, ``back_at`` ``None`` while lost),
-            ``refused`` (why a returning stream was refused, or ``None``),
-            ``last_timestamp``, ``stalled_for`` (seconds since the last chunk arrived),
-            ``n_stalls`` (times the inlet was reopened after ``stall_timeout``),
-            ``buffer_fill`` (fraction of the ring buffer holding data), ``name``,
-            ``source_id`` and ``running`` (whether the reader thread is alive).
+            ``state``, ``n_gaps``, ``gaps``, ``effective_sfreq``, ``rate_ok`` and
+            ``rate_far_off`` as in the module notes; ``connected`` (an inlet is open),
+            ``n_samples`` (received), ``n_nan_samples`` (samples with a NaN), ``sfreq``
+            (nominal), ``lost_since`` (:func:`~sblr_rt.stream.clock.local_clock` at the
+            loss, ``None`` while connected), ``n_reconnects``, ``outages`` (``(lost_at,
+            back_at)``, ``back_at`` ``None`` while lost), ``refused`` (why a returning
+            stream was refused, or ``None``), ``last_timestamp``, ``stalled_for``
+            (seconds since the last chunk), ``n_stalls`` (inlet reopened after
+            ``stall_timeout``), ``buffer_fill`` (fraction of the buffer holding data),
+            ``name``, ``source_id``, ``running`` (the reader thread is alive).
 
         Raises
         ------

@@ -244,9 +244,10 @@ class EEGOutlet(_Outlet):
         data : array-like, shape (n_samples, n_channels)
             Samples in rows; converted to the outlet's dtype.
         timestamps : None | float | array-like, shape (n_samples,)
-            None: the last sample is stamped with :func:`~sblr_rt.stream.clock.local_clock` now and the
-            others are deduced from the nominal rate. A float: the LSL time of the last
-            sample (others deduced). An array: the LSL time of every sample.
+            None: the last sample is stamped with
+            :func:`~sblr_rt.stream.clock.local_clock` now and the others are deduced from
+            the nominal rate. A float: the LSL time of the last sample (others deduced).
+            An array: the LSL time of every sample.
         """
         outlet = self._get()
         data = np.asarray(data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pylsl
 import pytest
 from numpy.testing import assert_array_equal
 
@@ -91,4 +92,3 @@ def test_stopping_releases_the_inlet(source_id, eeg_outlet, wait, wait_consumer)
     wait(lambda: not outlet.have_consumers(), "the EEG inlet to be released")
     wait(lambda: not markers.have_consumers(), "the marker inlet to be released")
     assert source.status()["state"] == "lost"
-    del outlet, markers
