@@ -14,7 +14,9 @@ Gaps
 
     - :meth:`LSLSource.gap_indices` ``(start, stop)``: the absolute
       :class:`~sblr_rt.stream.RingBuffer` indices (as in ``buffer.get(start, stop)``) of
-      the samples that follow a gap, for a consumer that reads the buffer by index;
+      the samples that follow a gap, for a consumer that reads the buffer by index. Gaps
+      are recorded before their samples are pushed, so ``gap_indices(start, n)`` called
+      after reading ``n = buffer.n_pushed`` is complete;
     - ``add_listener(callback, with_gaps=True)``: the callback is called as
       ``callback(chunk, timestamps, gap_before)`` where ``gap_before`` (int array) holds
       the positions ``i`` in the chunk of the samples that follow a gap (between sample
