@@ -248,8 +248,7 @@ class OnlineLoop:
         self._raise_if_failed()
         if self._started:
             raise RuntimeError("The loop is already running; call OnlineLoop.stop() first.")
-        from sblr_rt.stream.outlets import PredictionOutlet
-        from sblr_rt.stream.source import LSLSource, MarkerSource
+        from sblr_rt.stream import LSLSource, MarkerSource, PredictionOutlet
 
         clf = self.classifier
         source = LSLSource(

@@ -6,9 +6,9 @@ Sample ``k`` pushed since the start (counting on across loops) is stamped
 
 .. math:: t_k = t_0 + k / (f_s \cdot \mathrm{speed})
 
-where :math:`t_0` is :func:`pylsl.local_clock` at the start, and it is pushed as soon as
-that time has passed (in chunks of about ``chunk_seconds``). A marker is stamped with
-exactly the timestamp of its sample. So:
+where :math:`t_0` is :func:`sblr_rt.stream.clock.local_clock` at the start, and it is
+pushed as soon as that time has passed (in chunks of about ``chunk_seconds``). A marker is
+stamped with exactly the timestamp of its sample. So:
 
 - at ``speed=1`` the streams look like a live amplifier and cue program: samples arrive
   when their timestamp is "now", and latency (``local_clock() - timestamp``) means what it
@@ -363,11 +363,13 @@ class StreamPlayer:
     def _wait_for_consumers(self) -> None:
         if self.wait_for_consumers <= 0:
             return
-        deadline = time.monotonic() + self.wait_for_consumers
+        from sblr_rt.stream import local_clock
+
+        deadline = local_clock() + self.wait_for_consumers
         outlets = [self._eeg] + ([self._marker_outlet] if self._marker_outlet else [])
         for outlet in outlets:
             while not self._stop.is_set() and not outlet.have_consumers():
-                left = deadline - time.monotonic()
+                left = deadline - local_clock()
                 if left <= 0:
                     logger.warning("no consumer on %r; streaming anyway", outlet.name)
                     break

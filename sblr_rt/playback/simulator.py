@@ -373,8 +373,8 @@ def run_simulator(
     Two outlets: EEG (``name``, type ``EEG``, float32 volts, ``source_id``) and markers
     (``name + "-Markers"``, type ``Markers``, ``source_id + "-markers"``). Sample ``i`` is
     stamped ``t0 + i / sfreq`` (an ideal amplifier clock started at
-    :func:`pylsl.local_clock` ``t0``) and pushed once that time has passed, in chunks of
-    about ``chunk_seconds``. A cue marker carries exactly the timestamp of its sample.
+    :func:`sblr_rt.stream.clock.local_clock` ``t0``) and pushed once that time has passed,
+    in chunks of about ``chunk_seconds``. A cue marker carries exactly the timestamp of its sample.
 
     Parameters
     ----------

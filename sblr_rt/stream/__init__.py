@@ -16,12 +16,12 @@ import importlib
 from .ring_buffer import RingBuffer
 
 _LAZY = {
-    "AlignedMarker": "sblr_rt.stream.source",
-    "LSLSource": "sblr_rt.stream.source",
-    "MarkerSource": "sblr_rt.stream.source",
-    "StreamDescription": "sblr_rt.stream.source",
-    "resolve_streams": "sblr_rt.stream.source",
-    "align_markers": "sblr_rt.stream.source",
+    "AlignedMarker": "sblr_rt.stream.markers",
+    "LSLSource": "sblr_rt.stream.eeg_source",
+    "MarkerSource": "sblr_rt.stream.markers",
+    "StreamDescription": "sblr_rt.stream._info",
+    "resolve_streams": "sblr_rt.stream._info",
+    "align_markers": "sblr_rt.stream.markers",
     "EEGOutlet": "sblr_rt.stream.outlets",
     "MarkerOutlet": "sblr_rt.stream.outlets",
     "PredictionOutlet": "sblr_rt.stream.outlets",

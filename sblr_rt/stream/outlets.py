@@ -244,9 +244,10 @@ class EEGOutlet(_Outlet):
         data : array-like, shape (n_samples, n_channels)
             Samples in rows; converted to the outlet's dtype.
         timestamps : None | float | array-like, shape (n_samples,)
-            None: the last sample is stamped with :func:`pylsl.local_clock` now and the
-            others are deduced from the nominal rate. A float: the LSL time of the last
-            sample (others deduced). An array: the LSL time of every sample.
+            None: the last sample is stamped with
+            :func:`~sblr_rt.stream.clock.local_clock` now and the others are deduced from
+            the nominal rate. A float: the LSL time of the last sample (others deduced).
+            An array: the LSL time of every sample.
         """
         outlet = self._get()
         data = np.asarray(data)
@@ -316,7 +317,7 @@ class MarkerOutlet(_Outlet):
             The marker.
         timestamp : float | None
             LSL time of the event (e.g. the timestamp of the EEG sample it belongs to);
-            :func:`pylsl.local_clock` now when None.
+            :func:`~sblr_rt.stream.clock.local_clock` now when None.
         """
         outlet = self._get()
         if not isinstance(value, str):
@@ -366,7 +367,7 @@ class PredictionOutlet(MarkerOutlet):
         decision : dict
             JSON-serialisable decision (numpy values allowed).
         timestamp : float | None
-            LSL time of the sample; :func:`pylsl.local_clock` now when None.
+            LSL time of the sample; :func:`~sblr_rt.stream.clock.local_clock` now when None.
         """
         if not isinstance(decision, dict):
             raise TypeError(f"'decision' must be a dict, got {type(decision).__name__}")

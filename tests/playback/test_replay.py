@@ -72,6 +72,7 @@ def test_replay_equals_file_sample_for_sample(indexed_fif, source_id, speed):
     proc, eeg, mrk = _start_replay(indexed_fif, source_id, "--speed", str(speed))
     try:
         assert eeg.info().get_channel_labels() == rec.ch_names
+        assert rec.unit == "V" and eeg.info().get_channel_units() == ["volts"] * 5
         assert eeg.info().nominal_srate() == SFREQ
         data, stamps, markers = _collect(eeg, mrk, N_TIMES, 5, proc)
     finally:
@@ -175,6 +176,7 @@ def test_accelerated_replay_of_shipped_epochs_aligns_markers(bcicomp2003_path, s
             time.sleep(0.05)
         assert eeg.buffer.n_pushed == n and len(got) == 40
         assert eeg.ch_names == rec.ch_names and eeg.sfreq == rec.sfreq
+        assert rec.unit == "uV" and eeg.ch_units == ["microvolts"] * len(rec.ch_names)
         window, stamps = eeg.buffer.get(0, n)
         # each marker carries the timestamp of its sample (to dejitter/clock-sync noise)
         period = 1 / (rec.sfreq * 20.0)

@@ -113,6 +113,7 @@ def test_simulate_process_streams_the_generator(source_id):
         mrk = pylsl.StreamInlet(mrk_info[0], processing_flags=pylsl.proc_ALL)
         info = eeg.info(timeout=10.0)
         assert info.get_channel_labels() == simulator_channels(16)
+        assert info.get_channel_units() == ["volts"] * 16  # Simulator.read() gives volts
         assert info.nominal_srate() == 500.0 and info.type() == "EEG"
         mrk.open_stream(timeout=10.0)
         eeg.open_stream(timeout=10.0)

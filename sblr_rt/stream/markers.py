@@ -1,0 +1,226 @@
+"""Markers: an LSL marker source, and markers placed on the EEG sample grid.
+
+:class:`MarkerSource` reads a marker stream (string or numeric, irregular rate) with the
+inlet life cycle of :class:`~sblr_rt.stream._base.BaseSource` and queues its markers with
+their clock-corrected LSL timestamps. :func:`align_markers` places them on the sample grid
+of an EEG :class:`~sblr_rt.stream.RingBuffer` (e.g. :attr:`LSLSource.buffer`).
+
+Examples
+--------
+>>> markers = MarkerSource(source_id="cues-1").start()  # doctest: +SKIP
+>>> aligned, pending = align_markers(markers.pop(), eeg.buffer)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+
+import numpy as np
+
+from ._base import BaseSource
+from ._info import FORMAT_NAMES
+
+__all__ = ["AlignedMarker", "MarkerSource", "align_markers"]
+
+logger = logging.getLogger("sblr_rt.stream")
+
+
+@dataclasses.dataclass(frozen=True)
+class AlignedMarker:
+    """A marker placed on the EEG sample grid (see :func:`align_markers`).
+
+    Parameters
+    ----------
+    index : int
+        Absolute index (in the :class:`~sblr_rt.stream.RingBuffer`) of the EEG sample
+        nearest in time to the marker.
+    timestamp : float
+        The marker's LSL timestamp.
+    value : str | int | float | tuple
+        The marker's value.
+    """
+
+    index: int
+    timestamp: float
+    value: object
+
+
+class MarkerSource(BaseSource):
+    """An LSL marker stream (string or numeric), read by a background thread.
+
+    Markers are queued with their clock-corrected LSL timestamps until :meth:`pop`.
+    One-channel streams give scalar values (``str``, ``int`` or ``float``), wider ones
+    tuples. Place them on the EEG sample grid with :func:`align_markers`.
+
+    Parameters
+    ----------
+    name : str | None
+        Stream name to match.
+    stype : str | None
+        Stream type to match (default ``"Markers"``).
+    source_id : str | None
+        ``source_id`` to match. Without it, two matching streams are refused.
+    timeout : float
+        Seconds to wait for the stream in :meth:`start`.
+
+    Examples
+    --------
+    >>> markers = MarkerSource(source_id="cues-1").start()  # doctest: +SKIP
+    >>> markers.pop()  # doctest: +SKIP
+    [(5321.204, 'left'), (5325.210, 'right')]
+    """
+
+    _kind = "marker stream"
+
+    def __init__(self, *, name=None, stype="Markers", source_id=None, timeout=5.0):
+        super().__init__(name=name, stype=stype, source_id=source_id, timeout=timeout)
+        self._queue = collections.deque()
+        self._n_markers = 0
+        self._format = None
+        self._n_channels = None
+
+    def __repr__(self) -> str:
+        state = "connected" if self._connected else ("lost" if self._started else "not started")
+        return f"<MarkerSource | {self._criteria()} | {state}>"
+
+    def pop(self) -> list[tuple[float, object]]:
+        """Return the markers received since the last call, oldest first.
+
+        Returns
+        -------
+        markers : list of (timestamp, value)
+            LSL timestamps (local clock) and values.
+        """
+        self._raise_if_failed()
+        out = []
+        queue = self._queue
+        while queue:
+            out.append(queue.popleft())
+        return out
+
+    def add_listener(self, callback) -> None:
+        """Register ``callback(timestamp, value)``, called from the reader per marker.
+
+        Parameters
+        ----------
+        callback : callable
+            Called with the marker's timestamp and value, before it is queued for
+            :meth:`pop`. It must return quickly; an exception in it stops the reader.
+        """
+        super().add_listener(callback)
+
+    def status(self) -> dict:
+        """Return the state of the source.
+
+        Returns
+        -------
+        status : dict
+            ``connected``, ``n_markers`` (received in total), ``n_pending`` (not yet
+            popped), ``lost_since``, ``n_reconnects``, ``outages``, ``refused``, ``name``,
+            ``source_id``, ``running``.
+        """
+        self._raise_if_failed()
+        self._check_started("status()")
+        with self._state_lock:
+            status = self._common_status()
+            status.update(n_markers=self._n_markers, n_pending=len(self._queue))
+        return status
+
+    def _configure(self, full_info):
+        self._format = full_info.channel_format()
+        self._n_channels = full_info.channel_count()
+
+    def _layout_change(self, full_info) -> str | None:
+        if (
+            full_info.channel_format() != self._format
+            or full_info.channel_count() != self._n_channels
+        ):
+            return (
+                f"{full_info.channel_count()} {FORMAT_NAMES.get(full_info.channel_format())} "
+                f"channels instead of {self._n_channels} "
+                f"{FORMAT_NAMES.get(self._format)}"
+            )
+        return None
+
+    def _read_once(self):
+        # Markers are sparse: block on one, then drain what is already there.
+        timeout = self._poll_timeout
+        while True:
+            sample, timestamp = self._inlet.pull_sample(timeout=timeout)
+            if sample is None:
+                return
+            timeout = 0.0
+            value = sample[0] if len(sample) == 1 else tuple(sample)
+            if isinstance(value, np.generic):
+                value = value.item()
+            for callback in self._listeners:
+                callback(timestamp, value)
+            self._queue.append((timestamp, value))
+            with self._state_lock:
+                self._n_markers += 1
+
+
+def align_markers(markers, buffer):
+    """Place markers on the sample grid of a :class:`~sblr_rt.stream.RingBuffer`.
+
+    Parameters
+    ----------
+    markers : iterable of (timestamp, value)
+        Markers with LSL timestamps in the buffer's clock (e.g. from
+        :meth:`MarkerSource.pop`).
+    buffer : RingBuffer
+        The EEG buffer (e.g. :attr:`LSLSource.buffer`).
+
+    Returns
+    -------
+    aligned : list of AlignedMarker
+        Markers whose nearest sample is known, with that sample's absolute index.
+    pending : list of (timestamp, value)
+        Markers newer than the newest sample: pass them again once more data arrived.
+
+    Notes
+    -----
+    Markers older than the oldest sample held cannot be placed; they are dropped with a
+    warning on the ``sblr_rt.stream`` logger.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sblr_rt.stream import RingBuffer
+    >>> buffer = RingBuffer(1, 100)
+    >>> buffer.push(np.zeros((10, 1)), 100.0 + np.arange(10) / 100)
+    >>> aligned, pending = align_markers([(100.052, "left"), (100.2, "right")], buffer)
+    >>> aligned
+    [AlignedMarker(index=5, timestamp=100.052, value='left')]
+    >>> pending
+    [(100.2, 'right')]
+    """
+    aligned, pending = [], []
+    for timestamp, value in markers:
+        try:
+            index = buffer.index_at_time(timestamp)
+        except ValueError:
+            if buffer.n_pushed == 0:
+                pending.append((timestamp, value))
+            else:
+                logger.warning(
+                    "Marker %r at %.4f precedes the oldest EEG sample held; dropped.",
+                    value,
+                    timestamp,
+                )
+            continue
+        if index + 1 >= buffer.n_pushed:
+            pending.append((timestamp, value))
+            continue
+        try:
+            before = buffer.timestamp_at(index)
+            after = buffer.timestamp_at(index + 1)
+        except ValueError:  # overwritten in the meantime
+            logger.warning("Marker %r at %.4f: its samples were overwritten.", value, timestamp)
+            continue
+        if after - timestamp < timestamp - before:
+            index += 1
+        aligned.append(AlignedMarker(index=index, timestamp=float(timestamp), value=value))
+    return aligned, pending
