@@ -222,6 +222,7 @@ class StreamPlayer:
             source_id=self.source_id,
             dtype=self.dtype,
             unit=self.unit,
+            speed=self.speed,
         )
         if self.markers:
             self._marker_outlet = MarkerOutlet(

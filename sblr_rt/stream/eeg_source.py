@@ -359,7 +359,8 @@ class LSLSource(BaseSource):
             if self._gap_threshold_arg is not None
             else gap_threshold(sfreq)
         )
-        self._rate = RateMonitor(sfreq, tolerance=self._rate_tolerance)
+        self._speed = _declared_speed(full_info)
+        self._rate = RateMonitor(sfreq * self._speed, tolerance=self._rate_tolerance)
 
     def _open_inlet(self, info, timeout):
         inlet, full_info = super()._open_inlet(info, timeout)
@@ -519,3 +520,13 @@ class LSLSource(BaseSource):
             100 * (rate.effective_sfreq / self._sfreq - 1),
             ": too far off for decisions" if level == "far_off" else "",
         )
+
+
+def _declared_speed(full_info) -> float:
+    """Return the playback speed a replay declares in ``desc/acquisition/speed`` (or 1)."""
+    text = full_info.desc().child("acquisition").child_value("speed")
+    try:
+        speed = float(text)
+    except ValueError:
+        return 1.0
+    return speed if math.isfinite(speed) and speed > 0 else 1.0

@@ -162,6 +162,9 @@ class EEGOutlet(_Outlet):
         Channel type(s) written to ``desc/channels/channel/type`` (``"EEG"`` by default).
     max_buffered : float
         Seconds of data the outlet keeps for slow consumers.
+    speed : float
+        Playback speed of a replay (written to ``desc/acquisition/speed``): samples come at
+        ``sfreq * speed`` per second of LSL time, and consumers expect that rate.
 
     Examples
     --------
@@ -185,6 +188,7 @@ class EEGOutlet(_Outlet):
         unit: str = "volts",
         ch_types: str | Sequence[str] = "EEG",
         max_buffered: float = 60.0,
+        speed: float = 1.0,
     ) -> None:
         self.name = _check_str(name, "name")
         self.source_id = _check_str(source_id, "source_id")
@@ -226,7 +230,14 @@ class EEGOutlet(_Outlet):
             channel.append_child_value("label", label)
             channel.append_child_value("unit", self.unit)
             channel.append_child_value("type", ch_type)
-        info.desc().append_child("acquisition").append_child_value("manufacturer", "sblr-rt")
+        if not isinstance(speed, numbers.Real) or not (math.isfinite(speed) and speed > 0):
+            raise ValueError(f"'speed' must be a positive finite number, got {speed!r}")
+        self.speed = float(speed)
+        acquisition = info.desc().append_child("acquisition")
+        acquisition.append_child_value("manufacturer", "sblr-rt")
+        # A replay faster than real time says so, so that a consumer expects its samples at
+        # sfreq * speed and does not take the acceleration for a wrong rate.
+        acquisition.append_child_value("speed", repr(self.speed))
         self._n_channels = len(ch_names)
         self._outlet = pylsl.StreamOutlet(info, int(chunk_size), max(1, round(max_buffered)))
         logger.debug("EEGOutlet %r (%s): %d ch @ %g Hz", name, source_id, len(ch_names), sfreq)

@@ -373,3 +373,24 @@ def test_state_tells_connecting_streaming_stalled_and_lost(
         wait(lambda: source.status()["state"] == "streaming", "the data to resume")
         del outlet
         wait(lambda: source.status()["state"] == "lost", "the loss")
+
+
+@pytest.mark.lsl
+def test_a_replay_faster_than_real_time_is_not_a_wrong_rate(source_id, wait):
+    from sblr_rt.stream import EEGOutlet
+
+    outlet = EEGOutlet(
+        name="SBLR-Test-Speed", source_id=source_id, ch_names=["a", "b"], sfreq=500.0, speed=4.0
+    )
+    with LSLSource(source_id=source_id, timeout=5.0) as source:
+        assert outlet.wait_for_consumers(DEADLINE)
+        t0 = pylsl.local_clock()
+        n = 8 * 2000  # 8 s of LSL time at 4 x 500 Hz
+        for start in range(0, n, 200):
+            stamps = t0 + np.arange(start, start + 200) / 2000.0
+            outlet.push_chunk(np.zeros((200, 2), np.float32), stamps)
+        wait(lambda: source.buffer.n_pushed >= n, f"{n} samples")
+        status = source.status()
+        assert status["effective_sfreq"] == pytest.approx(2000.0, rel=0.01)
+        assert status["rate_ok"] is True and status["rate_far_off"] is False
+    outlet.close()
