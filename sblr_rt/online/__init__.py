@@ -12,7 +12,7 @@
   the worker thread; :meth:`OnlineLoop.from_lsl` builds the LSL ones (``lsl.py``).
 - ``telemetry.py``: counters and latency statistics; :class:`Telemetry`, the snapshot.
 - ``cues.py``: which markers start a trial.
-
+"""
 
 from .classifier import OnlineClassifier, check_stream_info, decision_to_json, public_decision
 from .loop import OnlineLoop

@@ -79,3 +79,33 @@ def make_model():
         return cache[key]
 
     return factory
+
+
+#: Model options of the cases every ``case_model`` test runs on.
+CASES = {
+    "wave-r1": {},
+    "wave-r3-filter-baseline": {
+        "rank": 3,
+        "l_freq": 1.0,
+        "h_freq": 20.0,
+        "baseline": (0.0, 0.2),
+        "scaling": "channel_time",
+        "picks": ["EEG004", "EEG001", "EEG002"],
+    },
+    "wave-3class-ovr": {"n_classes": 3, "rank": 2},
+    "wave-3class-multinomial": {"n_classes": 3, "multi_class": "multinomial", "rank": 2},
+    "bandpower-r2": {"features": "bandpower", "rank": 2},
+    "bandpower-3class": {"features": "bandpower", "n_classes": 3, "picks": ["EEG003", "EEG000"]},
+}
+
+
+def pytest_generate_tests(metafunc):
+    """Run every test taking ``case_model`` once per entry of ``CASES``."""
+    if "case_model" in metafunc.fixturenames:
+        metafunc.parametrize("case", list(CASES))
+
+
+@pytest.fixture
+def case_model(make_model, case):
+    """The model of one entry of ``CASES``."""
+    return make_model(**CASES[case])
