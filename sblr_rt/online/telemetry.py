@@ -99,12 +99,16 @@ class StreamTelemetry:
 
 @dataclasses.dataclass(frozen=True)
 class RawTraces:
-    """Decimated raw samples for display: ``data`` (n_channels, n_kept) float32, ``times``."""
+    """Decimated raw samples for display: ``data`` (n_channels, n_kept) float32, ``times``.
+
+    ``unit`` is the samples' unit when known (``""`` otherwise).
+    """
 
     data: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), np.float32))
     times: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     ch_names: tuple[str, ...] = ()
     sfreq: float = float("nan")
+    unit: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
