@@ -62,9 +62,12 @@ class FilteredBandPowerPath(StreamingPath):
             hist, _ = self._raw.get(n - h - self._m + 1, n)  # (n_pick, m - 1 + h)
             y = self._toeplitz_for(h) @ hist.T  # (n_bands * h, n_pick)
             # (n_bands, h, n_pick) -> (h, n_bands * n_pick): band-major columns.
-            power = np.square(y).reshape(n_bands, h, -1).transpose(1, 0, 2).reshape(h, -1)
-            csum = np.cumsum(power, axis=0)
-            csum += self._csum
+            with np.errstate(over="ignore", invalid="ignore"):
+                # A huge finite burst may overflow: its windows then score inf/NaN and
+                # are dropped, and the next rebase (or break) restarts the sums.
+                power = np.square(y).reshape(n_bands, h, -1).transpose(1, 0, 2).reshape(h, -1)
+                csum = np.cumsum(power, axis=0)
+                csum += self._csum
             self._csum = csum[-1].copy()
             self._ring.push(csum, np.broadcast_to(np.zeros(1), (h,)))
             self._since_rebase += h
