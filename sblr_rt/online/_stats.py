@@ -54,10 +54,12 @@ class DecimatedRing:
             kept, ts, n = kept[-self.capacity :], ts[-self.capacity :], self.capacity
         pos = self._count % self.capacity
         first = min(n, self.capacity - pos)
-        self._data[pos : pos + first] = kept[:first]
+        with np.errstate(over="ignore"):  # a huge sample is drawn as inf in float32
+            self._data[pos : pos + first] = kept[:first]
+            if first < n:
+                self._data[: n - first] = kept[first:]
         self._times[pos : pos + first] = ts[:first]
         if first < n:
-            self._data[: n - first] = kept[first:]
             self._times[: n - first] = ts[first:]
         self._count += n
 

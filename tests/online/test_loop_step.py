@@ -172,3 +172,19 @@ def test_trials_on_cues_named_by_the_calibration_markers(make_model, fakes, capl
     warnings = [r for r in caplog.records if "match no class" in r.getMessage()]
     assert len(warnings) == 1 and "junk" in warnings[0].getMessage()
     assert loop.snapshot().n_cues == 4
+
+
+def test_windows_scoring_non_finite_are_dropped_not_published(make_model, fakes):
+    """A finite burst that overflows the band power gives no decision, not a NaN one."""
+    model = make_model(features="bandpower")
+    n = model.n_times_raw
+    loop, source, _, sink, clock = _setup(fakes, model, 4 * n)
+    source.data[n + 5 : n + 8, :] = 1e300
+    _run(loop, source, clock)
+    snap = loop.snapshot()
+    assert snap.n_nonfinite_samples == 0 and snap.dropped.nonfinite >= 1
+    assert len(sink.sent) == snap.n_decisions > 0
+    for text in sink.sent:
+        decision = json.loads(text)
+        assert decision["label"] is not None
+        assert all(np.isfinite(p) for p in decision["proba"].values())

@@ -117,10 +117,11 @@ class FilteredBandPowerPath(StreamingPath):
         rows = stop - clf.n_times + clf.n_pad - 1 + self._edges  # absolute row indices
         block, _ = self._ring.get(int(rows[0]), int(rows[-1]) + 1)
         csum = block.T[rows - rows[0]]  # (n_bins + 1, n_cols)
-        for first, base in self._rebases:
-            # Rows stored before a rebase hold sums relative to the older origin.
-            csum[rows < first] -= base
-        sums = np.diff(csum, axis=0)
-        Z = np.log(np.maximum(sums.T / self._counts, self._tiny))
+        with np.errstate(invalid="ignore"):  # overflowed sums score NaN (then dropped)
+            for first, base in self._rebases:
+                # Rows stored before a rebase hold sums relative to the older origin.
+                csum[rows < first] -= base
+            sums = np.diff(csum, axis=0)
+            Z = np.log(np.maximum(sums.T / self._counts, self._tiny))
         X = self._pre.scale(Z[None])[0]
         return clf.scores_from_features(X)
