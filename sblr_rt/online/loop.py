@@ -345,7 +345,7 @@ class OnlineLoop:
         if self._thread is not None and threading.current_thread() is not self._thread:
             raise RuntimeError("The worker thread steps this loop; do not call step_once().")
         self._check_status()
-        cues = self._collect_cues() if self.markers is not None else ()
+        cues = self._collect_cues() if self.mode == "trial" else ()
         return self._scheduler.step(cues)
 
     def _run(self) -> None:
