@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def synthetic_snapshot(n_channels: int = 118, *, seconds: float = 10.0, rate: float = 100.0):
-    """Return a snapshot dict with the keys and sizes ``OnlineLoop.snapshot()`` produces."""
+    """Return a Telemetry with the sizes ``OnlineLoop.snapshot()`` produces."""
     rng = np.random.default_rng(0)
     now = time.monotonic()
     n = int(seconds * rate)
@@ -45,27 +45,27 @@ def synthetic_snapshot(n_channels: int = 118, *, seconds: float = 10.0, rate: fl
         for t, v in cues
         if t + 1.0 < now
     ]
-    return {
-        "time": now,
-        "stream": {
-            "name": "bench",
-            "sfreq": 1000.0,
-            "n_channels": n_channels,
-            "ch_names": names,
-            "connected": True,
-            "buffer_fill": 0.5,
-        },
-        "raw": {"data": data, "times": times, "ch_names": names},
-        "decisions": decisions,
-        "trials": trials,
-        "cues": cues,
-        "step_time": {"p50": 5e-5, "p99": 1e-4},
-        "latency": {"p50": 1e-3, "p99": 3e-3},
-        "decisions_per_second": 20.0,
-        "gaps": [],
-        "n_gaps": 0,
-        "dropped": {"gap": 0, "nan": 0, "behind": 0, "trials": 0, "total": 0},
-    }
+    from sblr_rt.online.telemetry import RawTraces, Stats, StreamTelemetry, Telemetry
+
+    return Telemetry(
+        time=now,
+        mode="trial",
+        stream=StreamTelemetry(
+            name="bench",
+            sfreq=1000.0,
+            n_channels=n_channels,
+            ch_names=tuple(names),
+            connected=True,
+            buffer_fill=0.5,
+        ),
+        raw=RawTraces(data, times, tuple(names)),
+        decisions=tuple(decisions),
+        trials=tuple(trials),
+        cues=tuple(cues),
+        step_time=Stats(p50=5e-5, p99=1e-4),
+        latency=Stats(p50=1e-3, p99=3e-3),
+        decisions_per_second=20.0,
+    )
 
 
 def main(n_frames: int = 60) -> int:
@@ -82,7 +82,7 @@ def main(n_frames: int = 60) -> int:
     tab.show()
     snapshots = [synthetic_snapshot() for _ in range(4)]
     tab.draw(snapshots[0])
-    tab.select_channels(snapshots[0]["stream"]["ch_names"])  # all 118
+    tab.select_channels(list(snapshots[0].stream.ch_names))  # all 118
     app.processEvents()
     image = QtGui.QImage(tab.size(), QtGui.QImage.Format_ARGB32_Premultiplied)
     update, frame, full, cpu = [], [], [], []

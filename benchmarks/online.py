@@ -25,6 +25,7 @@ The machine's load matters: figures are printed, not asserted.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -205,7 +206,7 @@ def bench_live(model, duration: float, hop: float) -> dict:
         env=env,
     )
     consumer = None
-    loop = OnlineLoop(
+    loop = OnlineLoop.from_lsl(
         clf,
         source_id=eeg_id,
         hop=hop,
@@ -224,7 +225,7 @@ def bench_live(model, duration: float, hop: float) -> dict:
         assert consumer.stdout.readline().strip() == "ready"
         # Start measuring once a window is buffered and decisions flow.
         deadline = time.monotonic() + 30
-        while loop.snapshot()["n_decisions"] < 10 and time.monotonic() < deadline:
+        while loop.snapshot().n_decisions < 10 and time.monotonic() < deadline:
             time.sleep(0.05)
         loop.pop_decisions()
         proc = psutil.Process()
@@ -244,8 +245,11 @@ def bench_live(model, duration: float, hop: float) -> dict:
     sender.wait(timeout=60)
     wall = wall1 - wall0
     steps = [d["step_time"] for d in decisions]
-    n_dec = snap["n_decisions"] - snap0["n_decisions"]
-    dropped = {k: snap["dropped"][k] - snap0["dropped"][k] for k in snap["dropped"]}
+    n_dec = snap.n_decisions - snap0.n_decisions
+    dropped = {
+        f.name: getattr(snap.dropped, f.name) - getattr(snap0.dropped, f.name)
+        for f in dataclasses.fields(snap.dropped)
+    }
     return {
         "step": _percentiles(steps),
         "e2e": _percentiles(latencies[10:], 1e3),
@@ -254,9 +258,9 @@ def bench_live(model, duration: float, hop: float) -> dict:
         "cpu_worker": (thread_cpu1 - thread_cpu0) / wall,
         "decisions_per_s": n_dec / wall,
         "dropped": dropped,
-        "overruns": snap["n_overruns"] - snap0["n_overruns"],
+        "overruns": snap.n_overruns - snap0.n_overruns,
         "n_received": len(latencies),
-        "gaps": snap["n_gaps"],
+        "gaps": snap.n_gaps,
     }
 
 

@@ -144,7 +144,7 @@ def main(argv=None) -> int:
     )
     proc = psutil.Process()
     tracemalloc.start()
-    loop = OnlineLoop(
+    loop = OnlineLoop.from_lsl(
         model,
         source_id=eeg_id,
         mode="trial",
@@ -174,10 +174,10 @@ def main(argv=None) -> int:
                 rows.append((time.monotonic() - t_start, snap, rss, heap))
                 print(
                     f"{(time.monotonic() - t_start) / 60:6.1f} min wall, "
-                    f"{snap['stream']['n_samples'] / args.sfreq / 3600:5.2f} h stream: RSS "
-                    f"{rss:.1f} MiB, heap {heap:.2f} MiB, {snap['n_decisions']} decisions, "
-                    f"{snap['n_trial_decisions']} trials, dropped {snap['dropped']['total']}, "
-                    f"gaps {snap['n_gaps']}, overruns {snap['n_overruns']}",
+                    f"{snap.stream.n_samples / args.sfreq / 3600:5.2f} h stream: RSS "
+                    f"{rss:.1f} MiB, heap {heap:.2f} MiB, {snap.n_decisions} decisions, "
+                    f"{snap.n_trial_decisions} trials, dropped {snap.dropped.total}, "
+                    f"gaps {snap.n_gaps}, overruns {snap.n_overruns}",
                     flush=True,
                 )
         time.sleep(1.0)
@@ -186,14 +186,14 @@ def main(argv=None) -> int:
     finally:
         loop.stop()
         sender.wait(timeout=30)
-    n_stream = snap["stream"]["n_samples"] / args.sfreq
+    n_stream = snap.stream.n_samples / args.sfreq
     print(
         f"end: {n_stream / 3600:.2f} h of stream received; RSS {rss1:.1f} MiB "
         f"({rss1 - rss0:+.1f} MiB since start), Python heap {heap1:.2f} MiB "
-        f"({heap1 - heap0:+.2f} MiB); {snap['n_decisions']} decisions "
-        f"({snap['n_trial_decisions']} trials), dropped {snap['dropped']}, gaps "
-        f"{snap['n_gaps']}, overruns {snap['n_overruns']}; latency p99 "
-        f"{1e3 * snap['latency']['p99']:.2f} ms, step p99 {1e6 * snap['step_time']['p99']:.1f} us"
+        f"({heap1 - heap0:+.2f} MiB); {snap.n_decisions} decisions "
+        f"({snap.n_trial_decisions} trials), dropped {snap.dropped}, gaps "
+        f"{snap.n_gaps}, overruns {snap.n_overruns}; latency p99 "
+        f"{1e3 * snap.latency.p99:.2f} ms, step p99 {1e6 * snap.step_time.p99:.1f} us"
     )
     grew = rss1 - rss0 > max(20.0, 0.05 * rss0) or heap1 - heap0 > 5.0
     print("memory: " + ("GREW beyond noise" if grew else "no growth beyond noise"))

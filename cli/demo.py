@@ -16,6 +16,7 @@ online loop on the live simulator process.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -247,7 +248,7 @@ def _online(args, model, recording_path) -> dict:
     proc, ended, name, source_id = _start_source(args, recording_path, tag)
     results = {"correct": 0, "total": 0, "decisions": []}
     class_map = PHYSIONET_CLASSES if recording_path is not None else {}
-    loop = OnlineLoop(
+    loop = OnlineLoop.from_lsl(
         model,
         stream=name,
         source_id=source_id,
@@ -293,9 +294,13 @@ def _online(args, model, recording_path) -> dict:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    results["latency"] = snap.get("latency")
-    results["step_time"] = snap.get("step_time")
-    results["snapshot"] = {k: snap.get(k) for k in ("n_decisions", "gaps", "dropped")}
+    results["latency"] = dataclasses.asdict(snap.latency)
+    results["step_time"] = dataclasses.asdict(snap.step_time)
+    results["snapshot"] = {
+        "n_decisions": snap.n_decisions,
+        "gaps": list(snap.gaps),
+        "dropped": {**dataclasses.asdict(snap.dropped), "total": snap.dropped.total},
+    }
     return results
 
 

@@ -78,20 +78,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def _status_line(snap: dict) -> str:
-    lat, step = snap["latency"], snap["step_time"]
-    stream = snap["stream"]
-    state = "connected" if stream.get("connected") else "NO STREAM"
+def _status_line(snap) -> str:
+    lat, step, dropped = snap.latency, snap.step_time, snap.dropped
+    state = "connected" if snap.stream.connected else "NO STREAM"
+    if snap.halted:
+        state += f", HALTED: {snap.halted}"
 
     def ms(x):
         return "-" if x is None or not math.isfinite(x) else f"{1e3 * x:.2f}"
 
     return (
-        f"[{state}] {snap['n_decisions']} decisions ({snap['decisions_per_second']:.1f}/s, "
-        f"{snap['n_trial_decisions']} trials); latency p50 {ms(lat['p50'])} ms p99 "
-        f"{ms(lat['p99'])} ms; step p99 {ms(step['p99'])} ms; dropped "
-        f"{snap['dropped']['total']} (gap {snap['dropped']['gap']}, nan "
-        f"{snap['dropped']['nan']}, behind {snap['dropped']['behind']}); gaps {snap['n_gaps']}"
+        f"[{state}] {snap.n_decisions} decisions ({snap.decisions_per_second:.1f}/s, "
+        f"{snap.n_trial_decisions} trials); latency p50 {ms(lat.p50)} ms p99 "
+        f"{ms(lat.p99)} ms; step p99 {ms(step.p99)} ms; dropped {dropped.total} (gap "
+        f"{dropped.gap}, nonfinite {dropped.nonfinite}, behind {dropped.behind}); gaps "
+        f"{snap.n_gaps}"
     )
 
 
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "trial" and marker_stream is None and args.stream is not None:
         marker_stream = f"{args.stream}-Markers"
     clf = OnlineClassifier(model, fast=not args.plain)
-    loop = OnlineLoop(
+    loop = OnlineLoop.from_lsl(
         clf,
         stream=args.stream,
         source_id=args.source_id,
@@ -138,10 +139,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"model: {clf!r}", flush=True)
     with loop:
         snap = loop.snapshot()
-        stream = snap["stream"]
+        stream = snap.stream
         print(
-            f"classifying {stream['name']!r} ({stream['n_channels']} channels at "
-            f"{stream['sfreq']:g} Hz) with the {snap['path']} path, {args.mode} mode, hop "
+            f"classifying {stream.name!r} ({stream.n_channels} channels at "
+            f"{stream.sfreq:g} Hz) with the {snap.path} path, {args.mode} mode, hop "
             f"{args.hop:g} s; decisions on {args.outlet_name!r}; Ctrl-C to stop",
             flush=True,
         )

@@ -299,7 +299,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 marker_stream=markers.name,
                 marker_source_id=markers.source_id,
             )
-        loop = OnlineLoop(
+        loop = OnlineLoop.from_lsl(
             model, stream=desc.name, source_id=desc.source_id, hop=self.hop, **kwargs
         )
         loop.start()
@@ -370,10 +370,10 @@ class MainWindow(QtWidgets.QMainWindow):
             f"'{self.paradigm.marker_name}'"
         )
 
-    def _feed_paradigm(self, snapshot: dict) -> None:
+    def _feed_paradigm(self, snapshot) -> None:
         if self.paradigm is None or not self.paradigm.feedback_enabled:
             return
-        decisions = [d for d in snapshot.get("decisions") or [] if not d.get("trial")]
+        decisions = [d for d in snapshot.decisions if not d.get("trial")]
         if decisions:
             self.paradigm.set_feedback(decisions[-1].get("proba"))
 

@@ -5,16 +5,18 @@ A QTimer (30 Hz) calls ``provider.snapshot(channels=...)`` — the online loop's
 :class:`sblr_rt.gui.providers.SourceProvider` — and redraws. ``snapshot()`` copies a few small
 arrays under a lock and never touches LSL, so the GUI thread never waits on a stream.
 
-The snapshot is a dict (see ``OnlineLoop.snapshot``) with ``time`` (LSL clock),
-``stream`` (``name``, ``sfreq``, ``connected``, ``buffer_fill``, ...), ``raw`` (``data``
-(n_channels, n_display), ``times``, ``ch_names``), ``decisions`` and ``trials`` (dicts
-with ``window_end``, ``proba``, ``label``, ``trial``, ``cue``), ``cues`` ((t, value)
-pairs), ``step_time`` and ``latency`` (``p50``, ``p99``), ``decisions_per_second``,
-``gaps``, ``n_gaps``, ``dropped``.
+The snapshot is a :class:`~sblr_rt.online.telemetry.Telemetry`, read by attribute:
+``time`` (LSL clock), ``stream`` (``name``, ``sfreq``, ``connected``, ``buffer_fill``, ...),
+``raw`` (``data`` (n_channels, n_display), ``times``, ``ch_names``), ``decisions`` and
+``trials`` (dicts with ``window_end``, ``proba``, ``label``, ``trial``, ``cue``), ``cues``
+((t, value) pairs), ``step_time`` and ``latency`` (``p50``, ``p99``),
+``decisions_per_second``, ``gaps``, ``n_gaps``, ``dropped``, ``halted``; ``mode`` is None
+for a bare stream (no decisions).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import re
@@ -25,6 +27,8 @@ import numpy as np
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui, QtWidgets
 from sblr_rt.gui.widgets import class_color
+
+from sblr_rt.online.telemetry import Telemetry
 
 logger = logging.getLogger("sblr_rt.gui")
 
@@ -117,13 +121,13 @@ class LiveTab(QtWidgets.QWidget):
     """
 
     #: emitted with every snapshot drawn (the paradigm window's feedback listens)
-    snapshot_drawn = QtCore.pyqtSignal(dict)
+    snapshot_drawn = QtCore.pyqtSignal(object)
 
     def __init__(self, *, window_seconds: float = 10.0, interval_ms: int = 33, parent=None):
         super().__init__(parent)
         self.window_seconds = float(window_seconds)
         self.provider = None
-        self.last_snapshot: dict | None = None
+        self.last_snapshot: Telemetry | None = None
         self.last_error: str | None = None
         self.frame_times: list[float] = []
         self._selected: list[str] | None = None
@@ -224,7 +228,7 @@ class LiveTab(QtWidgets.QWidget):
         Parameters
         ----------
         provider : object | None
-            Anything with ``snapshot(channels=None) -> dict`` (an ``OnlineLoop``).
+            Anything with ``snapshot(channels=None) -> Telemetry`` (an ``OnlineLoop``).
         classes : list of str | None
             Class labels in model order, for colours; read from decisions when None.
         """
@@ -280,22 +284,19 @@ class LiveTab(QtWidgets.QWidget):
             return
         self.draw(snapshot)
 
-    def draw(self, snapshot: dict) -> None:
+    def draw(self, snapshot: Telemetry) -> None:
         """Redraw everything from one snapshot.
 
         Parameters
         ----------
-        snapshot : dict
+        snapshot : Telemetry
             As returned by ``OnlineLoop.snapshot()``.
         """
         start = time.perf_counter()
         self.last_snapshot = snapshot
-        now = float(snapshot.get("time", 0.0))
-        stream = snapshot.get("stream") or {}
-        self._update_channel_list(
-            stream.get("ch_names") or snapshot.get("raw", {}).get("ch_names")
-        )
-        self._draw_traces(snapshot.get("raw") or {}, now)
+        now = float(snapshot.time)
+        self._update_channel_list(snapshot.stream.ch_names or snapshot.raw.ch_names)
+        self._draw_traces(snapshot.raw, now)
         self._draw_decisions(snapshot, now)
         self._draw_marks(snapshot, now)
         self._draw_status(snapshot)
@@ -346,9 +347,9 @@ class LiveTab(QtWidgets.QWidget):
         self.select_channels(default_channels(self._ch_names))
 
     def _draw_traces(self, raw: dict, now: float) -> None:
-        data = np.asarray(raw.get("data", np.zeros((0, 0))))
-        times = np.asarray(raw.get("times", np.zeros(0)), float)
-        names = list(raw.get("ch_names") or [])
+        data = np.asarray(raw.data)
+        times = np.asarray(raw.times, float)
+        names = list(raw.ch_names)
         if data.ndim != 2 or data.shape[1] < 2 or data.shape[0] == 0:
             self.trace_curve.setData([], [])
             return
@@ -395,18 +396,18 @@ class LiveTab(QtWidgets.QWidget):
             ticks = [(n_ch - 1 - i, n) for i, n in enumerate(names) if i % step == 0]
             self.trace_plot.getAxis("left").setTicks([ticks, []])
             self.trace_plot.setYRange(-1, n_ch, padding=0)
-        unit = raw.get("unit") or ""
+        unit = raw.unit
         self.trace_plot.setTitle(
             f"EEG traces: {n_ch} channels, auto-scaled (channel spacing = "
             f"{_fmt_amplitude(self._scale, unit)}; red band = gap in the stream)"
         )
 
     # ------------------------------------------------------------------------- decisions
-    def _draw_decisions(self, snapshot: dict, now: float) -> None:
-        decisions = [d for d in snapshot.get("decisions") or [] if not d.get("trial")]
-        trials = list(snapshot.get("trials") or [])
+    def _draw_decisions(self, snapshot: Telemetry, now: float) -> None:
+        decisions = [d for d in snapshot.decisions if not d.get("trial")]
+        trials = list(snapshot.trials)
         if not trials:
-            trials = [d for d in snapshot.get("decisions") or [] if d.get("trial")]
+            trials = [d for d in snapshot.decisions if d.get("trial")]
         for d in decisions[-1:] + trials[-1:]:
             for label in d.get("proba") or {}:
                 self._proba_curve(str(label))
@@ -432,8 +433,8 @@ class LiveTab(QtWidgets.QWidget):
             )
         self.trial_points.setData(spots)
 
-    def _draw_marks(self, snapshot: dict, now: float) -> None:
-        cues = [(float(t), str(v)) for t, v in snapshot.get("cues") or []]
+    def _draw_marks(self, snapshot: Telemetry, now: float) -> None:
+        cues = [(float(t), str(v)) for t, v in snapshot.cues]
         cues = [(t - now, v) for t, v in cues if t - now >= -self.window_seconds]
         while len(self._cue_lines) < 2 * len(cues):
             for plot in (self.trace_plot, self.timeline):
@@ -453,10 +454,10 @@ class LiveTab(QtWidgets.QWidget):
                 line.show()
             else:
                 line.hide()
-        gaps = [(float(a) - now, float(b) - now) for a, b in snapshot.get("gaps") or []]
+        gaps = [(float(a) - now, float(b) - now) for a, b in snapshot.gaps]
         gaps = [(a, b) for a, b in gaps if b >= -self.window_seconds]
-        if not (snapshot.get("stream") or {}).get("connected", True):
-            last = np.asarray((snapshot.get("raw") or {}).get("times", []), float)
+        if not snapshot.stream.connected:
+            last = np.asarray(snapshot.raw.times, float)
             since = float(last[-1]) - now if last.size else -self.window_seconds
             gaps.append((since, 0.0))
         while len(self._gap_regions) < 2 * len(gaps):
@@ -475,37 +476,36 @@ class LiveTab(QtWidgets.QWidget):
                 region.hide()
 
     # ---------------------------------------------------------------------------- status
-    def _draw_status(self, snapshot: dict) -> None:
-        stream = snapshot.get("stream") or {}
-        name = stream.get("name") or "?"
-        connected = bool(stream.get("connected", False))
-        sfreq = stream.get("sfreq")
-        eff = stream.get("effective_sfreq")
-        rate = f"{sfreq:g} Hz" if sfreq else "? Hz"
+    def _draw_status(self, snapshot: Telemetry) -> None:
+        stream = snapshot.stream
+        name = stream.name or "?"
+        connected = bool(stream.connected)
+        sfreq = stream.sfreq
+        eff = stream.effective_sfreq
+        rate = f"{sfreq:g} Hz" if np.isfinite(sfreq) and sfreq else "? Hz"
         if eff is not None and np.isfinite(eff):
             rate += f" (measured {eff:.1f})"
-        fill = stream.get("buffer_fill")
-        step = snapshot.get("step_time") or {}
-        latency = snapshot.get("latency") or {}
-        dropped = snapshot.get("dropped") or {}
+        fill = stream.buffer_fill
+        step, latency, dropped = snapshot.step_time, snapshot.latency, snapshot.dropped
         dot = "#1a9641" if connected else "#B2182B"
         state = "connected" if connected else "LOST"
         parts = [
             f"<span style='color:{dot}'>●</span> <b>{name}</b> {state}",
-            f"{stream.get('n_channels', len(stream.get('ch_names') or []))} ch @ {rate}",
-            f"buffer {100 * fill:.0f}%" if fill is not None else "buffer –",
+            f"{stream.n_channels or len(stream.ch_names)} ch @ {rate}",
+            f"buffer {100 * fill:.0f}%",
         ]
-        if "decisions_per_second" in snapshot:
+        if snapshot.mode is not None:  # a loop, not a bare stream
             parts += [
-                f"{snapshot.get('decisions_per_second', 0.0):.1f} decisions/s",
-                f"step p50 {_fmt_seconds(step.get('p50'))} / p99 {_fmt_seconds(step.get('p99'))}",
-                "latency p50 "
-                f"{_fmt_seconds(latency.get('p50'))} / p99 {_fmt_seconds(latency.get('p99'))}",
+                f"{snapshot.decisions_per_second:.1f} decisions/s",
+                f"step p50 {_fmt_seconds(step.p50)} / p99 {_fmt_seconds(step.p99)}",
+                f"latency p50 {_fmt_seconds(latency.p50)} / p99 {_fmt_seconds(latency.p99)}",
             ]
-        parts.append(f"gaps {snapshot.get('n_gaps', len(snapshot.get('gaps') or []))}")
-        if dropped:
-            detail = ", ".join(f"{k} {v}" for k, v in dropped.items() if k != "total")
-            parts.append(f"dropped windows {dropped.get('total', 0)} ({detail})")
+        parts.append(f"gaps {snapshot.n_gaps}")
+        if snapshot.mode is not None:
+            detail = ", ".join(
+                f"{f.name} {getattr(dropped, f.name)}" for f in dataclasses.fields(dropped)
+            )
+            parts.append(f"dropped windows {dropped.total} ({detail})")
         self.status.setText(" · ".join(parts))
         if not connected:
             self.banner.setText(
@@ -513,8 +513,8 @@ class LiveTab(QtWidgets.QWidget):
                 "(no decisions until it does; reconnects on its own)."
             )
             self.banner.show()
-        elif snapshot.get("error"):
-            self.banner.setText(f"The online loop reports: {snapshot['error']}")
+        elif snapshot.halted:
+            self.banner.setText(f"No decisions: {snapshot.halted}.")
             self.banner.show()
         else:
             self.banner.hide()
@@ -522,8 +522,8 @@ class LiveTab(QtWidgets.QWidget):
     @property
     def stream_lost(self) -> bool:
         """Whether the last snapshot said the stream is gone."""
-        snap = self.last_snapshot or {}
-        return not (snap.get("stream") or {}).get("connected", True)
+        snap = self.last_snapshot
+        return snap is not None and not snap.stream.connected
 
 
 def _fmt_amplitude(value: float, unit: str) -> str:

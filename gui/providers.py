@@ -1,7 +1,7 @@
 """Snapshot providers for the Live tab besides the online loop itself.
 
-The Live tab polls any object with ``snapshot(channels=None) -> dict`` in the format of
-:meth:`sblr_rt.online.loop.OnlineLoop.snapshot`. With a model, that is the loop; without
+The Live tab polls any object with ``snapshot(channels=None) -> Telemetry`` (see
+:meth:`sblr_rt.online.loop.OnlineLoop.snapshot`). With a model, that is the loop; without
 one, :class:`SourceProvider` shows the traces of a bare :class:`~sblr_rt.stream.LSLSource`.
 """
 
@@ -64,7 +64,7 @@ class SourceProvider:
         """Stop reading."""
         self.source.stop()
 
-    def snapshot(self, channels=None, *, n_decisions=None) -> dict:
+    def snapshot(self, channels=None, *, n_decisions=None):
         """Return the stream's state and recent samples (no decisions).
 
         Parameters
@@ -76,10 +76,11 @@ class SourceProvider:
 
         Returns
         -------
-        snapshot : dict
-            Keys ``time``, ``stream``, ``raw``, ``gaps``, ``n_gaps`` as in
-            ``OnlineLoop.snapshot()``.
+        snapshot : Telemetry
+            ``time``, ``running``, ``stream``, ``raw``, ``gaps``, ``n_gaps`` as in
+            ``OnlineLoop.snapshot()``; ``mode`` None (no decisions).
         """
+        from sblr_rt.online.telemetry import RawTraces, StreamTelemetry, Telemetry
         from sblr_rt.stream import local_clock
 
         source = self.source
@@ -100,30 +101,21 @@ class SourceProvider:
             times = np.asarray(times[start::step], float)
         else:
             data, times = np.zeros((len(idx), 0), np.float32), np.zeros(0)
-        return {
-            "time": local_clock(),
-            "running": bool(status.get("running", True)),
-            "error": None,
-            "stream": {
-                "name": status.get("name") or source.name,
-                "source_id": status.get("source_id"),
-                "sfreq": sfreq,
-                "n_channels": len(ch_names),
-                "ch_names": ch_names,
-                "connected": bool(status.get("connected")),
-                "n_samples": int(status.get("n_samples", 0)),
-                "buffer_fill": float(status.get("buffer_fill", 0.0)),
-                "effective_sfreq": status.get("effective_sfreq") or float("nan"),
-            },
-            "raw": {
-                "data": data,
-                "times": times,
-                "ch_names": [ch_names[i] for i in idx],
-                "sfreq": sfreq / step,
-            },
-            "decisions": [],
-            "trials": [],
-            "cues": [],
-            "gaps": list(status.get("gaps") or [])[-20:],
-            "n_gaps": int(status.get("n_gaps", 0)),
-        }
+        return Telemetry(
+            time=local_clock(),
+            running=bool(status.get("running", True)),
+            stream=StreamTelemetry(
+                name=status.get("name") or source.name,
+                source_id=status.get("source_id"),
+                sfreq=sfreq,
+                n_channels=len(ch_names),
+                ch_names=tuple(ch_names),
+                connected=bool(status.get("connected")),
+                n_samples=int(status.get("n_samples", 0)),
+                buffer_fill=float(status.get("buffer_fill", 0.0)),
+                effective_sfreq=status.get("effective_sfreq") or float("nan"),
+            ),
+            raw=RawTraces(data, times, tuple(ch_names[i] for i in idx), sfreq / step),
+            gaps=tuple(list(status.get("gaps") or [])[-20:]),
+            n_gaps=int(status.get("n_gaps", 0)),
+        )

@@ -42,8 +42,7 @@ def wait_for_live(window, *, timeout: float = 10.0, settle: float = 3.0) -> bool
     while time.monotonic() < deadline:
         _process_events(0.05)
         snap = window.live_tab.last_snapshot
-        raw = (snap or {}).get("raw") or {}
-        if getattr(raw.get("data"), "size", 0):
+        if snap is not None and snap.raw.data.size:
             _process_events(settle)
             return True
     logger.warning("no live data within %.1f s; the Live screenshot shows no traces", timeout)

@@ -1,22 +1,32 @@
 """Online classification: a pure ``step(window)`` and the loop that runs it on a stream.
 
-- :class:`OnlineClassifier` (``classifier.py``, numpy only): wraps a trained
-  :class:`~sblr_rt.bci_model.BCIModel`; ``step(window) -> decision`` is a pure function of a
-  raw window, with the folded fast path on the waveform features, and
-  :meth:`~OnlineClassifier.streaming` gives the sample-by-sample fast path (projection onto
-  the spatial factors, or band-pass once per sample).
-- :class:`OnlineLoop` (``loop.py``): LSL EEG (and marker) stream in, decisions out on the
-  ``SBLR-Predictions`` outlet, with ``start``/``stop``, a context manager and
-  :meth:`~OnlineLoop.snapshot` for the dashboard. LSL is loaded only when a loop starts.
+- ``classifier.py`` (numpy only): :class:`OnlineClassifier` wraps a trained
+  :class:`~sblr_rt.bci_model.BCIModel`; ``step(window) -> decision`` is a pure function of
+  a raw window; :meth:`~OnlineClassifier.streaming` gives a :class:`StreamingState`.
+- ``streaming.py``: :class:`StreamingState`, samples in and decisions on any recent window
+  out (indices, timestamps, non-finite samples, breaks), driving one feature path.
+- ``paths/``: the feature paths, one :class:`StreamingPath` subclass each (projected
+  waveform, filtered band power, plain), registered in :data:`PATHS`.
+- ``scheduler.py``: one scheduling step (ingest, gaps, sliding hops, trial windows).
+- ``loop.py``: :class:`OnlineLoop`, the collaborators (source, markers, sink, clock) and
+  the worker thread; :meth:`OnlineLoop.from_lsl` builds the LSL ones (``lsl.py``).
+- ``telemetry.py``: counters and latency statistics; :class:`Telemetry`, the snapshot.
+- ``cues.py``: which markers start a trial.
 """
 
-from .classifier import OnlineClassifier, StreamingState, check_stream_info, public_decision
-from .loop import OnlineLoop, decision_to_json
+from .classifier import OnlineClassifier, check_stream_info, decision_to_json, public_decision
+from .loop import OnlineLoop
+from .paths import PATHS, StreamingPath
+from .streaming import StreamingState
+from .telemetry import Telemetry
 
 __all__ = [
+    "PATHS",
     "OnlineClassifier",
     "OnlineLoop",
+    "StreamingPath",
     "StreamingState",
+    "Telemetry",
     "check_stream_info",
     "decision_to_json",
     "public_decision",

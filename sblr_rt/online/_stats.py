@@ -1,76 +1,12 @@
-"""Small bounded statistics used by the online loop (numpy only, not thread-safe)."""
+"""The display decimation of the online loop: every k-th raw sample, for drawing traces.
+
+Not a general ring buffer (that is :class:`sblr_rt.stream.ring_buffer.RingBuffer`): it keeps
+one sample in ``step`` by absolute index, float32, for the dashboard's traces only.
+"""
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
-
-
-class RecentValues:
-    """Values with their times, keeping only the last ``horizon`` seconds.
-
-    Parameters
-    ----------
-    horizon : float
-        Seconds of history kept.
-    maxlen : int
-        Hard bound on the number of values kept, whatever their times.
-    """
-
-    def __init__(self, horizon: float = 60.0, maxlen: int = 100_000) -> None:
-        self.horizon = float(horizon)
-        self._times: deque[float] = deque(maxlen=maxlen)
-        self._values: deque[float] = deque(maxlen=maxlen)
-
-    def add(self, t: float, value: float) -> None:
-        """Record ``value`` observed at time ``t`` (seconds) and drop what is too old."""
-        self._times.append(t)
-        self._values.append(value)
-        self._prune(t)
-
-    def _prune(self, now: float) -> None:
-        limit = now - self.horizon
-        while self._times and self._times[0] < limit:
-            self._times.popleft()
-            self._values.popleft()
-
-    def summary(self, now: float) -> dict:
-        """Summarize the values of the last ``horizon`` seconds.
-
-        Parameters
-        ----------
-        now : float
-            The current time, in the clock of :meth:`add`.
-
-        Returns
-        -------
-        summary : dict
-            ``n``, ``p50``, ``p99``, ``max`` and ``mean`` (NaN when there is no value).
-        """
-        self._prune(now)
-        n = len(self._values)
-        if n == 0:
-            nan = float("nan")
-            return {"n": 0, "p50": nan, "p99": nan, "max": nan, "mean": nan}
-        values = np.fromiter(self._values, dtype=float, count=n)
-        p50, p99 = np.percentile(values, [50.0, 99.0])
-        return {
-            "n": n,
-            "p50": float(p50),
-            "p99": float(p99),
-            "max": float(values.max()),
-            "mean": float(values.mean()),
-        }
-
-    def rate(self, now: float) -> float:
-        """Return the number of values per second over the last ``horizon`` seconds."""
-        self._prune(now)
-        n = len(self._times)
-        if n < 2:
-            return 0.0
-        span = max(now - self._times[0], 1e-9)
-        return n / span if span < self.horizon else n / self.horizon
 
 
 class DecimatedRing:
@@ -118,10 +54,12 @@ class DecimatedRing:
             kept, ts, n = kept[-self.capacity :], ts[-self.capacity :], self.capacity
         pos = self._count % self.capacity
         first = min(n, self.capacity - pos)
-        self._data[pos : pos + first] = kept[:first]
+        with np.errstate(over="ignore"):  # a huge sample is drawn as inf in float32
+            self._data[pos : pos + first] = kept[:first]
+            if first < n:
+                self._data[: n - first] = kept[first:]
         self._times[pos : pos + first] = ts[:first]
         if first < n:
-            self._data[: n - first] = kept[first:]
             self._times[: n - first] = ts[first:]
         self._count += n
 
@@ -145,3 +83,20 @@ class DecimatedRing:
         order = (start + np.arange(n)) % self.capacity
         data = self._data[order] if channels is None else self._data[np.ix_(order, channels)]
         return np.ascontiguousarray(data.T), self._times[order]
+
+
+def display_channels(channels, ch_names):
+    """Return (indices or None, names) of the ``channels`` (names or indices) to display."""
+    if channels is None:
+        return None, ch_names
+    idx = []
+    for ch in channels:
+        if isinstance(ch, str):
+            if ch not in ch_names:
+                raise ValueError(
+                    f"'channels' must name channels of the stream, got unknown {ch!r}."
+                )
+            idx.append(ch_names.index(ch))
+        else:
+            idx.append(int(ch))
+    return np.asarray(idx, dtype=int), [ch_names[i] for i in idx]

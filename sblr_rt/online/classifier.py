@@ -45,17 +45,20 @@ Examples
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
 
+from sblr_rt.io.jsonable import dumps
 from sblr_rt.model.link import proba_from_scores
+from sblr_rt.online.paths import fast_path_for
+from sblr_rt.online.streaming import StreamingState
 
 __all__ = [
     "OnlineClassifier",
     "StreamingState",
     "check_stream_info",
+    "decision_to_json",
     "public_decision",
 ]
 
@@ -86,6 +89,22 @@ def public_decision(decision: dict) -> dict:
         "trial": bool(decision.get("trial", False)),
         "cue": decision.get("cue"),
     }
+
+
+def decision_to_json(decision: dict) -> str:
+    """Serialize a decision as pushed on ``SBLR-Predictions``.
+
+    Parameters
+    ----------
+    decision : dict
+        A decision from :meth:`OnlineClassifier.step` or the loop.
+
+    Returns
+    -------
+    text : str
+        The JSON object with keys ``label``, ``proba``, ``window_end``, ``trial``, ``cue``.
+    """
+    return dumps(public_decision(decision))
 
 
 def check_stream_info(
@@ -207,14 +226,16 @@ class OnlineClassifier:
         self.rank = self._U.shape[2]
         self._n_out = self._U.shape[0]
         self.path = "folded" if (self.fast and pre.is_linear) else "plain"
+        self._native: tuple[np.ndarray, np.ndarray] | None = None
         if pre.is_linear:
             Un, Vn, _ = model.native_factors()
             Un = Un[None] if Un.ndim == 2 else Un
             Vn = Vn[None] if Vn.ndim == 2 else Vn
             # Columns k * r + j: class k, component j.
-            self._Un = np.ascontiguousarray(Un.transpose(1, 0, 2).reshape(Un.shape[1], -1))
-            self._Vn = np.ascontiguousarray(Vn.transpose(1, 0, 2).reshape(Vn.shape[1], -1))
-            self._Vn_flat = self._Vn.reshape(-1)
+            spatial = np.ascontiguousarray(Un.transpose(1, 0, 2).reshape(Un.shape[1], -1))
+            temporal = np.ascontiguousarray(Vn.transpose(1, 0, 2).reshape(Vn.shape[1], -1))
+            spatial.flags.writeable = temporal.flags.writeable = False
+            self._native = (spatial, temporal)
         # W_k = U_k V_k^T on the model grid, for scores from model input in one pass.
         self._W = np.einsum("ksr,ktr->kst", self._U, self._V)
 
@@ -272,16 +293,57 @@ class OnlineClassifier:
         window = self.check_window(window)
         path = self.path if path == "auto" else path
         if path == "folded":
-            if not hasattr(self, "_Un"):
-                raise ValueError(
-                    "'path'='folded' needs the waveform feature path, got "
-                    f"features={self.features!r}"
-                )
             # (n_ch, n_times) @ (n_times, K r), then the spatial factor, per column.
-            cols = np.einsum("ct,tj,cj->j", window, self._Vn, self._Un, optimize=True)
-            return cols.reshape(self._n_out, self.rank).sum(axis=1) + self._b
+            cols = np.einsum(
+                "ct,tj,cj->j", window, self.native_temporal, self.native_spatial, optimize=True
+            )
+            return self.scores_from_columns(cols)
         X = self.model.transform(window[None])[0]
         return self.scores_from_features(X)
+
+    @property
+    def preprocessor(self):
+        """The model's :class:`~sblr_rt.preprocessing.Preprocessor`."""
+        return self.model.preprocessor
+
+    @property
+    def n_outputs(self) -> int:
+        """Scores per window: 1 for two classes, else one per class."""
+        return self._n_out
+
+    @property
+    def intercept(self) -> np.ndarray:
+        """The intercepts, shape (n_outputs,) (a copy)."""
+        return self._b.copy()
+
+    @property
+    def native_spatial(self) -> np.ndarray:
+        """Folded spatial factors on the raw channels, shape (n_channels, n_outputs * rank).
+
+        Column ``k * rank + j`` is output ``k``, component ``j``
+        (:meth:`BCIModel.native_factors`). Waveform models only (read-only array).
+        """
+        return self._folded("native_spatial")[0]
+
+    @property
+    def native_temporal(self) -> np.ndarray:
+        """Folded temporal factors on the raw window, shape (n_times, n_outputs * rank).
+
+        Filtering, baseline, resampling and scaling are folded in. Waveform models only.
+        """
+        return self._folded("native_temporal")[1]
+
+    def _folded(self, what: str) -> tuple[np.ndarray, np.ndarray]:
+        if self._native is None:
+            raise ValueError(
+                f"'{what}' needs the waveform feature path (a linear preprocessing), got "
+                f"features={self.features!r}"
+            )
+        return self._native
+
+    def scores_from_columns(self, cols: np.ndarray) -> np.ndarray:
+        """Return the scores from the products ``u_j^T X v_j``, shape (n_outputs * rank,)."""
+        return np.asarray(cols).reshape(self._n_out, self.rank).sum(axis=1) + self._b
 
     def scores_from_features(self, X: np.ndarray) -> np.ndarray:
         """Return ``tr(U^T X V) + b`` per output for one model input ``X`` (n_rows, n_times)."""
@@ -342,9 +404,28 @@ class OnlineClassifier:
             :func:`numpy.isfinite` before calling, as the loop does.
         """
         scores = self.decision_function(window, path=path)
-        return self._decision(scores, window_end, trial, cue)
+        return self.decision(scores, window_end, trial, cue)
 
-    def _decision(self, scores, window_end, trial, cue) -> dict:
+    def decision(self, scores, window_end=None, trial: bool = False, cue=None) -> dict:
+        """Return the decision dict for the scores of one window (see :meth:`step`).
+
+        Parameters
+        ----------
+        scores : ndarray, shape (n_outputs,)
+            Scores of one window.
+        window_end : float | None
+            Timestamp of the window's last sample.
+        trial : bool
+            Whether this is a trial decision.
+        cue : str | None
+            The cue's marker value.
+
+        Returns
+        -------
+        decision : dict
+            ``label`` (None when a score is not finite), ``proba``, ``score``,
+            ``window_end``, ``trial``, ``cue``.
+        """
         if not np.all(np.isfinite(scores)):
             label, proba = None, dict.fromkeys(self.classes, float("nan"))
         else:
@@ -366,10 +447,12 @@ class OnlineClassifier:
         ----------
         capacity : int | None
             Samples of history kept (at least one window); default two windows.
-        path : {"auto", "plain", "projected", "filtered"}
-            ``"projected"`` (waveform), ``"filtered"`` (band power) or ``"plain"`` (raw
-            samples buffered, :meth:`step` on each window). ``"auto"``: the fast one of
-            the model's feature path, or plain when ``fast=False``.
+        path : str
+            A registered path (:data:`sblr_rt.online.paths.PATHS`): ``"projected"``
+            (waveform), ``"filtered"`` (band power) or ``"plain"`` (raw samples
+            buffered, :meth:`step` on each window). ``"auto"``: the fast path of the
+            model's ``features`` (:func:`~sblr_rt.online.paths.fast_path_for`), or plain
+            when ``fast=False``.
 
         Returns
         -------
@@ -377,379 +460,5 @@ class OnlineClassifier:
             See :class:`StreamingState`.
         """
         if path == "auto":
-            if not self.fast:
-                path = "plain"
-            else:
-                path = "projected" if self.features == "waveform" else "filtered"
+            path = fast_path_for(self.features).name if self.fast else "plain"
         return StreamingState(self, capacity=capacity, path=path)
-
-
-class _Ring:
-    """Rows of samples with absolute indices; every span of ``capacity`` rows is contiguous.
-
-    Each row is written twice (at ``i % capacity`` and ``+ capacity``), so a window is a
-    view, never a copy, whatever the wrap-around.
-    """
-
-    def __init__(self, n_cols: int, capacity: int, dtype=np.float64) -> None:
-        self.capacity = int(capacity)
-        self.data = np.zeros((2 * self.capacity, n_cols), dtype=dtype)
-        self.n = 0
-
-    def push(self, rows: np.ndarray) -> None:
-        n = rows.shape[0]
-        if n > self.capacity:
-            self.n += n - self.capacity
-            rows = rows[-self.capacity :]
-            n = self.capacity
-        pos = self.n % self.capacity
-        first = min(n, self.capacity - pos)
-        cap = self.capacity
-        self.data[pos : pos + first] = rows[:first]
-        self.data[pos + cap : pos + cap + first] = rows[:first]
-        if first < n:
-            self.data[: n - first] = rows[first:]
-            self.data[cap : cap + n - first] = rows[first:]
-        self.n += n
-
-    def skip(self, n: int) -> None:
-        self.n += int(n)
-
-    def view(self, start: int, stop: int) -> np.ndarray:
-        """Rows ``start..stop-1`` (absolute); the caller checks they are held."""
-        pos = start % self.capacity
-        return self.data[pos : pos + (stop - start)]
-
-
-class StreamingState:
-    """Samples in, decisions on any recent window out: the fast path of the online loop.
-
-    Obtained from :meth:`OnlineClassifier.streaming`. Feed raw chunks with :meth:`push`
-    (model channel order); samples get absolute indices from 0. Then
-    :meth:`decide(stop) <decide>` classifies the raw window of samples ``stop - n_times``
-    up to ``stop - 1``, with the same result (to rounding) as :meth:`OnlineClassifier.step`
-    on those samples. Not thread-safe: one thread feeds and decides.
-
-    Samples with NaN are stored as zeros and remembered; a window that holds one, or that
-    straddles a break (:meth:`mark_break`, :meth:`skip`), is refused by :meth:`why_not`.
-    No filter state needs resetting: the FIR filter forgets everything older than
-    ``n_pad`` samples, and that warm-up is part of every window.
-
-    Parameters
-    ----------
-    classifier : OnlineClassifier
-        The classifier.
-    capacity : int | None
-        Samples of history kept; default two windows.
-    path : {"projected", "filtered", "plain"}
-        See :meth:`OnlineClassifier.streaming`.
-
-    Attributes
-    ----------
-    n_pushed : int
-        Samples pushed (or skipped) so far; the next sample's index.
-    n_times : int
-        Samples per raw window.
-    path : str
-        The computation path.
-    """
-
-    _BLOCK = 64  # samples per Toeplitz filter block (bounds the matrix size)
-
-    def __init__(self, classifier: OnlineClassifier, *, capacity=None, path="projected"):
-        clf = classifier
-        self.classifier = clf
-        self.n_times = clf.n_times
-        capacity = 2 * clf.n_times if capacity is None else int(capacity)
-        if capacity < clf.n_times:
-            raise ValueError(
-                f"'capacity' must hold at least one window ({clf.n_times} samples), got {capacity}"
-            )
-        self.capacity = capacity
-        self.path = path
-        self._n_ch = len(clf.ch_names)
-        self._times = _Ring(1, capacity)
-        # Recent runs of samples with NaN, [first, last] absolute; recent breaks (index of
-        # the first sample after a discontinuity). Pruned once older than the history.
-        self._nan_runs: deque[list[int]] = deque()
-        self._breaks: deque[int] = deque()
-        self._skipped: deque[list[int]] = deque()  # runs of lost samples, like _nan_runs
-        if path == "projected":
-            if not hasattr(clf, "_Un"):
-                raise ValueError(
-                    "'path'='projected' needs the waveform feature path, got "
-                    f"features={clf.features!r}"
-                )
-            self._ring = _Ring(clf._Un.shape[1], capacity)
-        elif path == "filtered":
-            self._init_filtered(clf)
-        elif path == "plain":
-            self._ring = _Ring(self._n_ch, capacity)
-        else:
-            raise ValueError(
-                f"'path' must be one of ('projected', 'filtered', 'plain'), got {path!r}"
-            )
-
-    def _init_filtered(self, clf) -> None:
-        pre = clf.model.preprocessor
-        if pre.features != "bandpower":
-            raise ValueError(
-                f"'path'='filtered' is for the bandpower feature path, got {pre.features!r}"
-            )
-        self._picks = np.asarray(pre.pick_indices, dtype=np.intp)
-        self._taps = np.stack([np.asarray(b, dtype=np.float64) for b in pre.filters])
-        self._m = self._taps.shape[1]
-        n_pick = len(self._picks)
-        # Raw picked history: the filter needs the last m - 1 samples before each block.
-        self._raw = _Ring(n_pick, max(self._m - 1 + self._BLOCK, 2 * self._BLOCK))
-        self._raw.push(np.zeros((self._m - 1, n_pick)))  # zero initial state
-        # Running sums of the squared band signals (band-major columns): a bin's power is a
-        # difference of two rows, so a decision reads n_bins + 1 rows, not the window.
-        self._ring = _Ring(n_pick * self._taps.shape[0], self.capacity)
-        self._csum = np.zeros(n_pick * self._taps.shape[0])
-        self._since_rebase = 0
-        self._toeplitz: dict[int, np.ndarray] = {}
-        edges = np.asarray(pre._edges)
-        self._edges = edges
-        self._counts = np.diff(edges).astype(np.float64)
-        self._tiny = np.finfo(np.float64).tiny
-
-    # ------------------------------------------------------------------ feeding
-    @property
-    def n_pushed(self) -> int:
-        """Samples pushed or skipped so far (the next sample's absolute index)."""
-        return self._times.n
-
-    def count_nan(self, chunk: np.ndarray) -> int:
-        """Return the number of samples (rows) of ``chunk`` holding NaN (no side effect)."""
-        if chunk.size == 0:
-            return 0
-        return int(np.count_nonzero(np.isnan(chunk).any(axis=1)))
-
-    def push(self, chunk: np.ndarray, timestamps: np.ndarray) -> None:
-        """Append raw samples.
-
-        Parameters
-        ----------
-        chunk : ndarray, shape (n_samples, n_channels)
-            Raw samples in the model's channel order (LSL's layout).
-        timestamps : ndarray, shape (n_samples,)
-            Their timestamps.
-        """
-        n = chunk.shape[0]
-        if n == 0:
-            return
-        if chunk.ndim != 2 or chunk.shape[1] != self._n_ch:
-            raise ValueError(
-                f"'chunk' must have shape (n_samples, {self._n_ch}), got {chunk.shape}"
-            )
-        start = self.n_pushed
-        bad = np.isnan(chunk).any(axis=1)
-        if bad.any():
-            self._note_nan(start + np.flatnonzero(bad))
-            chunk = np.where(bad[:, None], 0.0, chunk)
-        if self.path == "projected":
-            self._ring.push(chunk @ self.classifier._Un)
-        elif self.path == "plain":
-            self._ring.push(chunk)
-        else:
-            self._push_filtered(chunk[:, self._picks])
-        self._times.push(np.asarray(timestamps, dtype=np.float64)[:, None])
-        if self._nan_runs or self._breaks or self._skipped:
-            self._prune()
-
-    def _note_nan(self, indices: np.ndarray) -> None:
-        runs = self._nan_runs
-        cuts = np.flatnonzero(np.diff(indices) > 1)
-        for first, last in zip(
-            indices[np.r_[0, cuts + 1]], indices[np.r_[cuts, len(indices) - 1]], strict=True
-        ):
-            if runs and runs[-1][1] + 1 >= first:
-                runs[-1][1] = int(last)
-            else:
-                runs.append([int(first), int(last)])
-        self._prune()
-
-    def _prune(self) -> None:
-        oldest = self.n_pushed - self.capacity
-        while self._nan_runs and self._nan_runs[0][1] < oldest:
-            self._nan_runs.popleft()
-        while self._skipped and self._skipped[0][1] < oldest:
-            self._skipped.popleft()
-        while self._breaks and self._breaks[0] <= oldest:
-            self._breaks.popleft()
-
-    def _push_filtered(self, picked: np.ndarray) -> None:
-        for i in range(0, picked.shape[0], self._BLOCK):
-            block = picked[i : i + self._BLOCK]
-            h = block.shape[0]
-            self._raw.push(block)
-            n = self._raw.n
-            hist = self._raw.view(n - h - self._m + 1, n)  # (m - 1 + h, n_pick)
-            y = self._toeplitz_for(h) @ hist  # (n_bands * h, n_pick)
-            n_bands = self._taps.shape[0]
-            # (n_bands, h, n_pick) -> (h, n_bands * n_pick): band-major columns.
-            power = np.square(y).reshape(n_bands, h, -1).transpose(1, 0, 2).reshape(h, -1)
-            csum = np.cumsum(power, axis=0)
-            csum += self._csum
-            self._csum = csum[-1].copy()
-            self._ring.push(csum)
-            self._since_rebase += h
-        if self._since_rebase >= self.capacity:
-            # Keep the running sums small (their rounding error grows with their size):
-            # subtract the oldest held row from every stored row; differences are unchanged.
-            base = self._ring.view(self._ring.n - self.capacity, self._ring.n)[0].copy()
-            self._ring.data -= base
-            self._csum -= base
-            self._since_rebase = 0
-
-    def _toeplitz_for(self, h: int) -> np.ndarray:
-        T = self._toeplitz.get(h)
-        if T is None:
-            m = self._m
-            n_bands = self._taps.shape[0]
-            T = np.zeros((n_bands * h, m - 1 + h))
-            rev = self._taps[:, ::-1]
-            for j in range(h):
-                T[j::h][:, j : j + m] = rev
-            self._toeplitz[h] = T
-        return T
-
-    def skip(self, n: int) -> None:
-        """Advance by ``n`` samples that were lost (no window may span them)."""
-        n = int(n)
-        if n <= 0:
-            return
-        self.mark_break()
-        self._skipped.append([self.n_pushed, self.n_pushed + n - 1])
-        self._ring.skip(n)
-        self._times.skip(n)
-        if self.path == "filtered":
-            self._raw.push(np.zeros((min(n, self._raw.capacity), self._raw.data.shape[1])))
-        self.mark_break()
-
-    def mark_break(self) -> None:
-        """Declare a discontinuity before the next sample (a gap in the stream)."""
-        if not self._breaks or self._breaks[-1] != self.n_pushed:
-            self._breaks.append(self.n_pushed)
-        self._prune()
-
-    reset = mark_break
-
-    # ------------------------------------------------------------------ deciding
-    def timestamp(self, index: int) -> float:
-        """Timestamp of the held sample at absolute ``index``."""
-        return float(self._times.view(index, index + 1)[0, 0])
-
-    def trial_stop(self, t_cue: float) -> int | None:
-        """Return the ``stop`` index of the trial window of a cue at time ``t_cue``.
-
-        The cue's sample is the held sample nearest to ``t_cue``; the window ends at
-        ``onset + round(tmax * sfreq)`` (exclusive), as in
-        :class:`~sblr_rt.bci_model.BCIModel`'s epoch convention.
-
-        Parameters
-        ----------
-        t_cue : float
-            The marker's timestamp (same clock as the samples).
-
-        Returns
-        -------
-        stop : int | None
-            None while no sample at or after ``t_cue`` has arrived; ``-1`` if the cue
-            precedes the samples held.
-        """
-        n = self.n_pushed
-        first = max(0, n - self.capacity)
-        if n == 0:
-            return None
-        times = self._times.view(first, n)[:, 0]
-        if t_cue > times[-1]:
-            return None
-        k = int(np.searchsorted(times, t_cue))
-        if k == 0:
-            if t_cue < times[0] - 0.5 / self.classifier.sfreq:
-                return -1
-            onset = first
-        else:
-            onset = first + (k if times[k] - t_cue < t_cue - times[k - 1] else k - 1)
-        clf = self.classifier
-        # Window [onset + round(tmin sfreq), + n_window); raw epoch n_pad earlier.
-        return onset + round(clf.tmin * clf.sfreq) + clf.n_window
-
-    def why_not(self, stop: int) -> str | None:
-        """Return why the window ending before ``stop`` cannot be classified, or None.
-
-        Returns
-        -------
-        reason : str | None
-            ``"future"`` (not all samples arrived), ``"unavailable"`` (before the first
-            sample, or overwritten), ``"gap"`` (straddles a break), ``"nan"`` (holds NaN),
-            or None when the window can be classified.
-        """
-        start = stop - self.n_times
-        n = self.n_pushed
-        if stop > n:
-            return "future"
-        if start < 0 or start < n - self.capacity:
-            return "unavailable"
-        if any(start < b < stop for b in self._breaks) or any(
-            first < stop and last >= start for first, last in self._skipped
-        ):
-            return "gap"
-        if any(first < stop and last >= start for first, last in self._nan_runs):
-            return "nan"
-        return None
-
-    def decide(self, stop: int, *, trial: bool = False, cue: str | None = None) -> dict:
-        """Classify the raw window of samples ``stop - n_times`` .. ``stop - 1``.
-
-        Parameters
-        ----------
-        stop : int
-            Absolute index one past the window's last sample.
-        trial : bool
-            Whether this is a trial decision.
-        cue : str | None
-            The cue's marker value.
-
-        Returns
-        -------
-        decision : dict
-            As :meth:`OnlineClassifier.step`, with ``window_end`` the last sample's
-            timestamp.
-
-        Raises
-        ------
-        ValueError
-            If the window cannot be classified (see :meth:`why_not`).
-        """
-        reason = self.why_not(stop)
-        if reason is not None:
-            raise ValueError(
-                f"the window ending before sample {stop} cannot be classified: {reason} "
-                f"(check StreamingState.why_not first); got 'stop'={stop}"
-            )
-        clf = self.classifier
-        start = stop - self.n_times
-        view = self._ring.view(start, stop)
-        if self.path == "projected":
-            if clf._n_out == 1:  # two classes: one dot product over the window's r columns
-                scores = np.dot(view.reshape(-1), clf._Vn_flat) + clf._b
-            else:
-                cols = np.einsum("tj,tj->j", view, clf._Vn)
-                scores = cols.reshape(clf._n_out, clf.rank).sum(axis=1) + clf._b
-        elif self.path == "plain":
-            scores = clf.decision_function(view.T, path="plain")
-        else:
-            # Running sums just before each bin edge; the first edge is the window's first
-            # sample, whose predecessor is in the warm-up part of the view (n_pad >= 1).
-            csum = view[clf.n_pad - 1 + self._edges]  # (n_bins + 1, n_rows)
-            sums = np.diff(csum, axis=0)
-            Z = np.log(np.maximum(sums.T / self._counts, self._tiny))
-            pre = clf.model.preprocessor
-            X = (Z - pre.row_offset_[:, None]) / (
-                pre.row_scale_[:, None] * pre.col_scale_[None, :]
-            )
-            scores = clf.scores_from_features(X)
-        return clf._decision(scores, self.timestamp(stop - 1), trial, cue)

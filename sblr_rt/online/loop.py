@@ -1,20 +1,22 @@
-"""The online loop: an LSL EEG stream in, one decision per hop (and per cue) out.
+"""The online loop: an EEG source in, one decision per hop (and per cue) out.
 
-:class:`OnlineLoop` connects to the EEG stream (and, in trial mode, to the marker stream),
-checks the stream's channels and rate against the model, and runs a worker thread that
+:class:`OnlineLoop` takes its collaborators as objects: the EEG source (a ``buffer``
+:class:`~sblr_rt.stream.RingBuffer` with ``ch_names``, ``sfreq``, ``status()``), the marker
+source (``pop() -> [(t, value), ...]``) in trial mode, a sink (``push(decision)``) and the
+clock. :meth:`OnlineLoop.from_lsl` builds the LSL ones. Once started, a worker thread calls
+:meth:`OnlineLoop.step_once` over and over; each step
 
-1. moves the samples that arrived since the last cycle from the source's ring buffer into
-   the classifier's streaming state (projected onto the model's spatial factors, or
-   band-pass filtered once per sample: :meth:`OnlineClassifier.streaming`),
+1. moves the samples that arrived since the last step from the source's ring buffer into
+   the classifier's streaming state (:meth:`OnlineClassifier.streaming`),
 2. every ``hop`` seconds of stream time classifies the latest window,
 3. in trial mode also classifies the window that ends at each cue's ``tmax``,
-4. pushes each decision as JSON to the ``SBLR-Predictions`` outlet.
+4. pushes each decision to the sink (JSON on the ``SBLR-Predictions`` outlet).
 
-The worker never holds a lock that the LSL reader or the outlet waits on for longer than a
-copy of the new samples. Windows that hold a gap in the stream or samples with NaN give no
-decision (counted in :meth:`OnlineLoop.snapshot`); when the stream vanishes the loop says
-so in the log and resumes on its own when the stream returns. An exception in the worker
-thread is logged, stops the worker, and is raised again by the next public call.
+Windows that hold a gap or non-finite samples give no decision (counted in
+:meth:`OnlineLoop.snapshot`); while the source says its measured rate is far from the
+declared one the loop decides nothing and says why. When the stream vanishes the loop says
+so in the log and resumes on its own when it returns. An exception in the worker is
+logged, stops the worker, and is raised again by the next public call.
 """
 
 from __future__ import annotations
@@ -23,79 +25,59 @@ import logging
 import math
 import threading
 import time
-from collections import deque
 
 import numpy as np
 
-from sblr_rt.io.jsonable import dumps
-from sblr_rt.online._stats import DecimatedRing, RecentValues
-from sblr_rt.online.classifier import OnlineClassifier, check_stream_info, public_decision
+from sblr_rt.online._stats import DecimatedRing, display_channels
+from sblr_rt.online.classifier import OnlineClassifier, check_stream_info
+from sblr_rt.online.cues import CueFilter
+from sblr_rt.online.lsl import lsl_collaborators
+from sblr_rt.online.scheduler import Scheduler
+from sblr_rt.online.telemetry import RawTraces, StreamTelemetry, Telemetry, TelemetryRecorder
 
 logger = logging.getLogger("sblr_rt.online")
 
-__all__ = ["OnlineLoop", "local_clock"]
-
-
-def local_clock() -> float:
-    """Return the LSL clock (seconds).
-
-    liblsl's clock is ``std::chrono::steady_clock``, which is the clock of
-    :func:`time.monotonic` on Linux, macOS and Windows alike; using it here keeps pylsl out
-    of this module.
-    """
-    return time.monotonic()
-
+__all__ = ["OnlineLoop"]
 
 _MODES = ("sliding", "trial")
+_OPTIONS = ("display_sfreq", "display_seconds", "history_seconds", "max_history")
+_STATUS_EVERY = 0.1  # seconds of clock between reads of the source's status
 
 
 class OnlineLoop:
-    """Classify an LSL EEG stream in real time and publish the decisions.
+    """Classify an EEG stream in real time and publish the decisions.
 
     Parameters
     ----------
     model : BCIModel | OnlineClassifier
-        The trained model (e.g. from :func:`sblr_rt.load_model`), or a classifier built on
-        one.
-    stream : str | None
-        Name of the EEG stream; None takes the only stream of type ``stype``.
-    stype : str
-        Type of the EEG stream.
-    source_id : str | None
-        ``source_id`` of the EEG stream, to tell apart streams of the same name.
+        The trained model, or a classifier built on one.
+    source : object
+        The EEG source: ``buffer`` (a :class:`~sblr_rt.stream.RingBuffer`), ``ch_names``,
+        ``sfreq``, ``n_channels``, ``name``, ``status() -> dict``; optional ``start()`` and
+        ``stop()`` (called by :meth:`start` and :meth:`stop`).
+    markers : object | None
+        The marker source in trial mode: ``pop() -> list of (timestamp, value)``; optional
+        ``start()``/``stop()``.
+    sink : object | None
+        Where decisions go: ``push(dict)``; optional ``open()`` and ``close()``.
+    clock : callable | None
+        The clock of the stream's timestamps; default
+        :func:`sblr_rt.stream.clock.local_clock`.
     mode : ``"sliding"`` | ``"trial"``
         ``"sliding"``: a decision on the latest window every ``hop`` seconds.
         ``"trial"``: the same, and also a decision on the window that ends at each cue's
-        ``tmax`` (cues are the marker values in ``cues``), marked ``"trial": true``.
+        ``tmax``, marked ``"trial": true``.
     hop : float
         Seconds of stream time between sliding decisions, ``>= 0``; 0 turns sliding
         decisions off (trial mode only then).
-    marker_stream : str | None
-        Name of the marker stream (trial mode); None takes the only stream of type
-        ``marker_stype``.
-    marker_stype : str
-        Type of the marker stream.
-    marker_source_id : str | None
-        ``source_id`` of the marker stream.
-    cues : sequence of str | None
-        Marker values that start a trial; None uses the model's class labels.
-    outlet : bool
-        Whether to publish decisions on an LSL outlet.
-    outlet_name : str
-        Name of the prediction outlet.
-    outlet_source_id : str | None
-        ``source_id`` of the prediction outlet (default: derived from the outlet name).
-    timeout : float
-        Seconds to wait for the streams at :meth:`start`.
+    cues : sequence of str | str | None
+        Marker values that start a trial; None: the model's class labels and the marker
+        values of its calibration (``model.metadata["config"]["classes"]``).
     fast : bool
-        Use the projected/folded fast path (default) rather than the plain pipeline.
-        Both give the same numbers (to rounding); the plain path is for checking.
-    buffer_seconds : float | None
-        Seconds of raw samples the LSL source keeps; default: 4 windows and at least 30 s.
-    display_sfreq : float
-        Rate of the decimated raw samples kept for :meth:`snapshot`.
-    display_seconds : float
-        Seconds of decimated raw samples kept for :meth:`snapshot`.
+        Use the fast streaming path of the model's features (default) rather than the
+        plain pipeline; both give the same numbers to rounding.
+    display_sfreq, display_seconds : float
+        Rate and length of the decimated raw samples kept for :meth:`snapshot`.
     history_seconds : float
         Horizon of the latency, step-time and rate statistics.
     max_history : int
@@ -106,37 +88,30 @@ class OnlineLoop:
     Hops are counted in samples (``round(hop * sfreq)``), so a replay at accelerated speed
     gets one decision per ``hop`` seconds of *stream* time. When the samples of several
     hops arrive at once, only the latest window is classified (the others are counted as
-    ``dropped["behind"]`` in :meth:`snapshot`). While the worker runs, BLAS is limited to
-    one thread (:func:`threadpoolctl.threadpool_limits` acts on the whole process): on
-    small products a multi-threaded OpenBLAS is many times slower and jittery.
+    ``dropped.behind``). While the worker runs, BLAS is limited to one thread: on small
+    products a multi-threaded OpenBLAS is many times slower and jittery.
 
     Examples
     --------
     >>> from sblr_rt import load_model  # doctest: +SKIP
-    >>> with OnlineLoop(load_model("model.npz"), stream="SBLR-Sim") as loop:  # doctest: +SKIP
+    >>> loop = OnlineLoop.from_lsl(load_model("model.npz"), stream="SBLR-Sim")  # doctest: +SKIP
+    >>> with loop:  # doctest: +SKIP
     ...     time.sleep(10)
-    ...     print(loop.snapshot()["latency"])
+    ...     print(loop.snapshot().latency.p99)
     """
 
     def __init__(
         self,
         model,
+        source,
         *,
-        stream: str | None = None,
-        stype: str = "EEG",
-        source_id: str | None = None,
+        markers=None,
+        sink=None,
+        clock=None,
         mode: str = "sliding",
         hop: float = 0.05,
-        marker_stream: str | None = None,
-        marker_stype: str = "Markers",
-        marker_source_id: str | None = None,
         cues=None,
-        outlet: bool = True,
-        outlet_name: str = "SBLR-Predictions",
-        outlet_source_id: str | None = None,
-        timeout: float = 5.0,
         fast: bool = True,
-        buffer_seconds: float | None = None,
         display_sfreq: float = 100.0,
         display_seconds: float = 10.0,
         history_seconds: float = 60.0,
@@ -152,94 +127,99 @@ class OnlineLoop:
             raise ValueError(f"'hop' must be a finite number of seconds >= 0, got {hop!r}.")
         if mode == "sliding" and hop == 0:
             raise ValueError("'hop' must be > 0 in sliding mode (0 turns sliding off), got 0.")
-        for name, value in (("timeout", timeout), ("display_sfreq", display_sfreq)):
-            if not value > 0:
-                raise ValueError(f"'{name}' must be > 0, got {value!r}.")
-        self.stream = stream
-        self.stype = stype
-        self.source_id = source_id
+        if mode == "trial" and markers is None:
+            raise ValueError("'markers' must be a marker source in trial mode, got None.")
+        if not display_sfreq > 0:
+            raise ValueError(f"'display_sfreq' must be > 0, got {display_sfreq!r}.")
+        if clock is None:
+            from sblr_rt.stream import local_clock as clock
+        self.source = source
+        self.markers = markers
+        self.sink = sink
+        self.clock = clock
         self.mode = mode
         self.hop = hop
-        self.marker_stream = marker_stream
-        self.marker_stype = marker_stype
-        self.marker_source_id = marker_source_id
-        self.cues = (
-            None if cues is None and mode == "sliding" else self._cue_set(cues, self.classifier)
+        self._cue_filter = (
+            None if cues is None and mode == "sliding" else CueFilter(cues, self.classifier)
         )
-        self.outlet = bool(outlet)
-        self.outlet_name = outlet_name
-        self.outlet_source_id = outlet_source_id
-        self.timeout = float(timeout)
-        self.fast = bool(fast)
-        window_seconds = self.classifier.n_times / self.classifier.sfreq
-        self.buffer_seconds = (
-            max(30.0, 4 * window_seconds) if buffer_seconds is None else float(buffer_seconds)
-        )
+        self.cues = None if self._cue_filter is None else self._cue_filter.cues
         self.display_sfreq = float(display_sfreq)
         self.display_seconds = float(display_seconds)
         self.history_seconds = float(history_seconds)
         self.max_history = int(max_history)
-
-        self._lock = threading.Lock()  # guards everything snapshot() reads
         self._stop_event = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
-        self._source = None
-        self._markers = None
-        self._outlet = None
         self._started = False
-        self._reset_stats()
-
-    # ------------------------------------------------------------------------------------
-    @staticmethod
-    def _cue_set(cues, classifier) -> frozenset:
-        if cues is None:
-            return frozenset(str(c) for c in classifier.classes)
-        if isinstance(cues, str):
-            cues = [c.strip() for c in cues.split(",") if c.strip()]
-        return frozenset(str(c) for c in cues)
-
-    def _reset_stats(self) -> None:
-        self._decisions: deque = deque(maxlen=self.max_history)
-        self._trial_decisions: deque = deque(maxlen=self.max_history)
-        self._pending_out: deque = deque(maxlen=100_000)  # for pop_decisions()
-        self._cue_log: deque = deque(maxlen=self.max_history)
-        self._step_times = RecentValues(self.history_seconds)
-        self._latencies = RecentValues(self.history_seconds)
-        self._decision_times = RecentValues(self.history_seconds)
-        self._counts = {
-            "decisions": 0,
-            "trial_decisions": 0,
-            "dropped_gap": 0,
-            "dropped_nan": 0,
-            "dropped_behind": 0,
-            "dropped_trials": 0,
-            "nan_samples": 0,
-            "gaps": 0,
-            "overruns": 0,
-            "cues": 0,
-        }
-        self._gaps: deque = deque(maxlen=self.max_history)
-        self._connected = False
-        self._status: dict = {}
+        self._scheduler: Scheduler | None = None
         self._display = None
+        self._telemetry = TelemetryRecorder(self.history_seconds, self.max_history)
+        self._status: dict = {}
+        self._connected = False
+        self._last_status = -math.inf
         self._worker_cpu = 0.0
         self._worker_started = None
 
+    @classmethod
+    def from_lsl(
+        cls, model, *, mode: str = "sliding", hop: float = 0.05, cues=None, fast=True, **kwargs
+    ) -> OnlineLoop:
+        """Build a loop on LSL streams (connected at :meth:`start`).
+
+        Parameters
+        ----------
+        model : BCIModel | OnlineClassifier
+            The trained model.
+        mode, hop, cues, fast
+            See :class:`OnlineLoop`.
+        **kwargs
+            ``display_sfreq``, ``display_seconds``, ``history_seconds``, ``max_history``
+            (see :class:`OnlineLoop`), and the streams of
+            :func:`~sblr_rt.online.lsl.lsl_collaborators`: ``stream``, ``stype``,
+            ``source_id`` (EEG), ``marker_stream``, ``marker_stype``,
+            ``marker_source_id`` (trial mode), ``outlet`` (bool), ``outlet_name``,
+            ``outlet_source_id``, ``timeout`` (seconds to wait for the streams at
+            :meth:`start`), ``buffer_seconds`` (raw samples kept, default 4 windows and
+            at least 30 s).
+
+        Returns
+        -------
+        loop : OnlineLoop
+            Not started; a stopped loop cannot be started again (build a new one).
+        """
+        options = {k: kwargs.pop(k) for k in _OPTIONS if k in kwargs}
+        clf = model if isinstance(model, OnlineClassifier) else OnlineClassifier(model, fast=fast)
+        source, markers, sink, clock = lsl_collaborators(clf, trial=mode == "trial", **kwargs)
+        return cls(
+            clf,
+            source,
+            markers=markers,
+            sink=sink,
+            clock=clock,
+            mode=mode,
+            hop=hop,
+            cues=cues,
+            **options,
+        )
+
     # ------------------------------------------------------------------------------------
-    # public API
-    def start(self) -> OnlineLoop:
-        """Connect to the streams, check them against the model and start the worker.
+    # life cycle
+    def start(self, *, thread: bool = True) -> OnlineLoop:
+        """Start the collaborators, check the stream against the model, start the worker.
+
+        Parameters
+        ----------
+        thread : bool
+            Start the worker thread; False leaves the stepping to :meth:`step_once`.
 
         Returns
         -------
         self : OnlineLoop
-            The running loop.
 
         Raises
         ------
         TimeoutError
-            If a stream is not found within ``timeout`` seconds.
+            If a stream is not found in time (LSL sources).
         ValueError
             If the stream's channels or rate differ from the model's.
         RuntimeError
@@ -248,73 +228,69 @@ class OnlineLoop:
         self._raise_if_failed()
         if self._started:
             raise RuntimeError("The loop is already running; call OnlineLoop.stop() first.")
-        from sblr_rt.stream import LSLSource, MarkerSource, PredictionOutlet
-
-        clf = self.classifier
-        source = LSLSource(
-            name=self.stream,
-            stype=self.stype,
-            source_id=self.source_id,
-            timeout=self.timeout,
-            buffer_seconds=self.buffer_seconds,
-        )
-        source.start()
-        markers = None
+        opened = []
         try:
-            self._pick = check_stream_info(
-                clf, list(source.ch_names), float(source.sfreq), stream=self._stream_label(source)
+            _start(self.source, opened)
+            pick = check_stream_info(
+                self.classifier,
+                list(self.source.ch_names),
+                float(self.source.sfreq),
+                stream=self._label,
             )
-            if self.mode == "trial":
-                markers = MarkerSource(
-                    name=self.marker_stream,
-                    stype=self.marker_stype,
-                    source_id=self.marker_source_id,
-                    timeout=self.timeout,
-                )
-                markers.start()
-            outlet = None
-            if self.outlet:
-                kwargs = {"name": self.outlet_name}
-                kwargs["source_id"] = self.outlet_source_id or f"sblr-rt-{self.outlet_name}"
-                outlet = PredictionOutlet(**kwargs)
+            _start(self.markers, opened)
+            if self.sink is not None and hasattr(self.sink, "open"):
+                self.sink.open()
         except BaseException:
-            for started in (markers, source):
-                if started is not None:
-                    try:
-                        started.stop()
-                    except Exception:
-                        logger.exception("Stopping %r failed.", started)
+            for obj in reversed(opened):
+                _close(obj)
             raise
-        self._source, self._markers, self._outlet = source, markers, outlet
-        self._reset_stats()
-        n_display = max(1, round(clf.sfreq / self.display_sfreq))
-        self._display = DecimatedRing(
-            source.n_channels,
-            n_display,
-            max(1, round(self.display_seconds * clf.sfreq / n_display)),
-        )
-        self._display_sfreq = clf.sfreq / n_display
-        self._state = clf.streaming(capacity=self._state_capacity())
-        self._stop_event.clear()
-        self._error = None
+        self._prepare(pick)
         self._started = True
-        self._thread = threading.Thread(target=self._run, name="sblr-rt-online", daemon=True)
-        self._thread.start()
+        self._stop_event.clear()
+        if thread:
+            self._thread = threading.Thread(target=self._run, name="sblr-rt-online", daemon=True)
+            self._thread.start()
         logger.info(
             "Online loop started on %s (%d channels, %g Hz): %s mode, hop %g s, window %d "
             "samples, %s path.",
-            self._stream_label(source),
-            source.n_channels,
-            source.sfreq,
+            self._label,
+            self.source.n_channels,
+            self.source.sfreq,
             self.mode,
             self.hop,
-            clf.n_times,
-            self._state.path,
+            self.classifier.n_times,
+            self._scheduler.state.path,
         )
         return self
 
+    def _prepare(self, pick) -> None:
+        clf = self.classifier
+        self._telemetry = TelemetryRecorder(self.history_seconds, self.max_history)
+        step = max(1, round(clf.sfreq / self.display_sfreq))
+        n_keep = max(1, round(self.display_seconds * clf.sfreq / step))
+        self._display = DecimatedRing(self.source.n_channels, step, n_keep)
+        self._display_sfreq = clf.sfreq / step
+        # Room for a window plus 5 s (at least a window) for cues whose marker arrives
+        # late (a marker inlet's first clock sync can take a while; replays run faster
+        # than real time) and for slow worker cycles.
+        capacity = int(clf.n_times + max(5.0 * clf.sfreq, clf.n_times))
+        hop_samples = max(1, round(self.hop * clf.sfreq)) if self.hop > 0 else 0
+        self._scheduler = Scheduler(
+            clf.streaming(capacity=capacity),
+            self.source.buffer,
+            pick,
+            self._telemetry,
+            self.clock,
+            self.sink,
+            hop_samples,
+            self._label,
+            on_chunk=self._to_display,
+        )
+        self._last_status = -math.inf
+        self._error = None
+
     def stop(self) -> None:
-        """Stop the worker and close the streams; raise the worker's error if it failed.
+        """Stop the worker and close the collaborators; raise the worker's error if any.
 
         Safe to call twice.
         """
@@ -324,14 +300,10 @@ class OnlineLoop:
             thread.join(timeout=10.0)
             if thread.is_alive():  # pragma: no cover - the worker never blocks this long
                 logger.error("The online worker did not stop within 10 s.")
-        for attr in ("_markers", "_source", "_outlet"):
-            obj = getattr(self, attr)
-            setattr(self, attr, None)
-            if obj is not None:
-                try:
-                    obj.stop() if hasattr(obj, "stop") else obj.close()
-                except Exception:
-                    logger.exception("Closing %s failed.", attr.strip("_"))
+        if self._started:
+            for obj in (self.markers, self.source, self.sink):
+                if obj is not None:
+                    _close(obj)
         self._started = False
         self._raise_if_failed()
 
@@ -353,41 +325,101 @@ class OnlineLoop:
         """Whether the worker thread is running."""
         return self._thread is not None and self._thread.is_alive()
 
+    # ------------------------------------------------------------------------------------
+    # one step
+    def step_once(self) -> int:
+        """Run one scheduling step: ingest the new samples, decide the due windows.
+
+        Returns
+        -------
+        n_new : int
+            Samples ingested.
+
+        Raises
+        ------
+        RuntimeError
+            If the loop was not started, or if its worker thread runs (one stepper only).
+        """
+        if self._scheduler is None or not self._started:
+            raise RuntimeError("Start the loop first: OnlineLoop.start(thread=False).")
+        if self._thread is not None and threading.current_thread() is not self._thread:
+            raise RuntimeError("The worker thread steps this loop; do not call step_once().")
+        self._check_status()
+        cues = self._collect_cues() if self.mode == "trial" else ()
+        return self._scheduler.step(cues)
+
+    def _run(self) -> None:
+        from threadpoolctl import threadpool_limits
+
+        t_cpu0 = time.thread_time()
+        with self._telemetry.lock:
+            self._worker_started = time.monotonic()
+        try:
+            with threadpool_limits(limits=1):
+                buffer = self.source.buffer
+                while not self._stop_event.is_set():
+                    buffer.wait_for(self._scheduler.next_target(), timeout=0.02)
+                    self.step_once()
+                    self._worker_cpu = time.thread_time() - t_cpu0
+        except BaseException as exc:
+            logger.exception("The online worker thread failed; the loop stopped.")
+            self._error = exc
+        finally:
+            self._worker_cpu = time.thread_time() - t_cpu0
+
+    def _check_status(self) -> None:
+        now = self.clock()
+        if now - self._last_status < _STATUS_EVERY:
+            return
+        self._last_status = now
+        status = self.source.status()
+        connected = bool(status.get("connected", True))
+        if connected != self._connected:
+            if connected:
+                logger.info("%s is streaming.", self._label)
+            else:
+                logger.warning(
+                    "%s vanished; no decisions until it returns (the loop keeps running).",
+                    self._label,
+                )
+        self._scheduler.watch(status)
+        with self._telemetry.lock:
+            self._status, self._connected = status, connected
+
+    def _collect_cues(self) -> list[tuple[float, str]]:
+        popped = self.markers.pop() or ()
+        for t, value in popped:
+            self._telemetry.cue(t, value)
+        return self._cue_filter.accept(popped)
+
+    def _to_display(self, first_index: int, data: np.ndarray, ts: np.ndarray) -> None:
+        with self._telemetry.lock:  # snapshot() reads the display ring
+            self._display.push(first_index, data, ts)
+
+    # ------------------------------------------------------------------------------------
+    # reading
     def pop_decisions(self) -> list[dict]:
         """Return the decisions made since the last call, oldest first.
 
         Returns
         -------
         decisions : list of dict
-            Each as pushed to the outlet (``label``, ``proba``, ``window_end``, ``trial``,
-            ``cue``) plus ``score`` (the model's decision function),
-            ``window_start_index``/``window_stop_index`` (absolute sample indices of the
-            window in the stream since :meth:`start`), ``published`` (LSL clock time when
-            pushed) and ``step_time`` (seconds spent classifying).
+            Each as pushed to the sink (``label``, ``proba``, ``window_end``, ``trial``,
+            ``cue``) plus ``score``, ``window_start_index``/``window_stop_index``
+            (absolute sample indices in the stream since :meth:`start`), ``published``
+            (clock time when pushed) and ``step_time`` (seconds spent classifying).
         """
         self._raise_if_failed()
-        with self._lock:
-            out = list(self._pending_out)
-            self._pending_out.clear()
-        return out
+        return self._telemetry.pop_pending()
 
     def wait_for_decisions(self, n: int, timeout: float, *, trial: bool = False) -> list[dict]:
         """Collect at least ``n`` decisions (trial decisions only if ``trial``).
 
-        Parameters
-        ----------
-        n : int
-            Number of decisions wanted.
-        timeout : float
-            Seconds to wait at most.
-        trial : bool
-            Count only trial decisions.
-
         Returns
         -------
         decisions : list of dict
-            Everything popped (see :meth:`pop_decisions`); may hold fewer than ``n`` if the
-            timeout expired.
+            Everything popped (see :meth:`pop_decisions`); fewer than ``n`` if the
+            ``timeout`` (seconds) expired.
         """
         deadline = time.monotonic() + timeout
         got: list[dict] = []
@@ -398,7 +430,7 @@ class OnlineLoop:
             time.sleep(0.01)
         return got
 
-    def snapshot(self, channels=None, *, n_decisions: int | None = None) -> dict:
+    def snapshot(self, channels=None, *, n_decisions: int | None = None) -> Telemetry:
         """Return the loop's state for a dashboard; cheap and thread-safe.
 
         Meant to be polled from a GUI timer (10-30 Hz): it copies a few small arrays under
@@ -407,145 +439,50 @@ class OnlineLoop:
         Parameters
         ----------
         channels : sequence of str or int | None
-            Raw channels to return in ``"raw"`` (names or stream indices); all when None.
+            Raw channels to return in ``raw`` (names or stream indices); all when None.
         n_decisions : int | None
             Return at most this many recent decisions (all kept when None).
 
         Returns
         -------
-        snapshot : dict
-            With keys
-
-            ``time`` : float
-                LSL clock time of the snapshot.
-            ``running`` : bool
-                Whether the worker runs. ``error`` : str | None, the worker's failure.
-            ``mode`` : str, ``hop`` : float, ``path`` : str
-                Configuration: sliding/trial, seconds between decisions, and the
-                computation path (``"projected"``, ``"filtered"`` or ``"plain"``).
-            ``stream`` : dict
-                ``name``, ``source_id``, ``sfreq`` (nominal), ``n_channels``,
-                ``ch_names``, ``connected`` (bool), ``n_samples`` (received since start),
-                ``buffer_fill`` (fraction of the raw ring buffer in use, 0-1),
-                ``buffer_seconds``, ``effective_sfreq`` (from the timestamps, NaN until
-                known), ``n_reconnects``.
-            ``raw`` : dict
-                ``data`` ndarray float32 (n_selected, n_display), the latest samples
-                decimated (every k-th sample, no anti-alias filter) to ``sfreq``;
-                ``times`` ndarray (n_display,) their LSL timestamps; ``ch_names``;
-                ``sfreq`` (the display rate).
-            ``decisions`` : list of dict
-                Recent decisions, oldest first: ``label``, ``proba`` ({label: p}),
-                ``score``, ``window_end`` (LSL timestamp of the window's last sample),
-                ``trial``, ``cue``, ``published`` (LSL clock time when pushed),
-                ``step_time`` (s), ``window_start_index``/``window_stop_index``.
-            ``trials`` : list of dict
-                Recent trial decisions (same keys).
-            ``cues`` : list of (float, str)
-                Recent markers received (all values, not only cues): LSL timestamp and
-                value. ``n_cues`` : int, markers received in total.
-            ``step_time`` : dict
-                Seconds spent per decision over the last ``history_seconds``: ``n``,
-                ``p50``, ``p99``, ``max``, ``mean`` (NaN when empty).
-            ``latency`` : dict
-                End-to-end latency inside the loop, from ``window_end`` to the push on the
-                outlet (seconds), same keys.
-            ``decisions_per_second`` : float
-                Over the last ``history_seconds``.
-            ``n_decisions``, ``n_trial_decisions`` : int
-                Totals since start.
-            ``gaps`` : list of (float, float)
-                Recent gaps in the stream (timestamps of the last sample before and the
-                first after); ``n_gaps`` : int, total.
-            ``dropped`` : dict
-                Windows given no decision: ``gap`` (the window held a gap),
-                ``nan`` (it held samples with NaN), ``behind`` (hops skipped because
-                samples of several hops arrived at once, or the loop was late: only the
-                latest window is classified), ``trials`` (trial windows that could not
-                be classified), ``total``.
-            ``n_nan_samples`` : int
-                Samples received with NaN in one of the model's channels.
-            ``n_overruns`` : int
-                Times the loop fell so far behind that the raw buffer overwrote samples
-                it had not read (those samples are skipped, like a gap).
-            ``worker_cpu`` : float
-                CPU seconds used by the worker thread per wall second since start.
+        telemetry : Telemetry
+            See :class:`~sblr_rt.online.telemetry.Telemetry`.
         """
         self._raise_if_failed()
-        now = local_clock()
-        source = self._source
-        with self._lock:
-            decisions = list(self._decisions)
-            trials = list(self._trial_decisions)
-            if n_decisions is not None:
-                decisions = decisions[-n_decisions:] if n_decisions else []
-                trials = trials[-n_decisions:] if n_decisions else []
-            cues = list(self._cue_log)
-            counts = dict(self._counts)
-            gaps = list(self._gaps)
-            step = self._step_times.summary(now)
-            latency = self._latencies.summary(now)
-            rate = self._decision_times.rate(now)
-            connected = self._connected
+        now = self.clock()
+        source = self.source
+        scheduler = self._scheduler
+        raw = RawTraces()
+        with self._telemetry.lock:
             status = dict(self._status)
-            raw = {"data": np.zeros((0, 0), np.float32), "times": np.zeros(0), "ch_names": []}
-            if self._display is not None and source is not None:
-                idx, names = self._display_channels(channels, list(source.ch_names))
+            connected = self._connected
+            if self._display is not None:
+                idx, names = display_channels(channels, list(source.ch_names))
                 data, times = self._display.latest(idx)
-                raw = {"data": data, "times": times, "ch_names": names}
-                raw["sfreq"] = self._display_sfreq
-            cpu = self._worker_cpu
-            started = self._worker_started
-        stream = {"name": self.stream, "source_id": self.source_id, "connected": connected}
-        if source is not None:
-            buffer = source.buffer
-            stream.update(
-                name=getattr(source, "name", None) or self.stream,
-                sfreq=float(source.sfreq),
-                n_channels=int(source.n_channels),
-                ch_names=list(source.ch_names),
-                n_samples=int(buffer.n_pushed),
-                buffer_fill=buffer.n_available / buffer.capacity,
-                buffer_seconds=buffer.capacity / float(source.sfreq),
-                effective_sfreq=status.get("effective_sfreq") or float("nan"),
-                n_reconnects=status.get("n_reconnects", 0),
-            )
+                raw = RawTraces(data, times, tuple(names), self._display_sfreq)
+            cpu, started = self._worker_cpu, self._worker_started
+        stream = StreamTelemetry(name=getattr(source, "name", None), connected=connected)
+        if self._started:
+            stream = StreamTelemetry.from_source(source, status, connected)
         wall = (time.monotonic() - started) if started else 0.0
-        dropped = {
-            "gap": counts["dropped_gap"],
-            "nan": counts["dropped_nan"],
-            "behind": counts["dropped_behind"],
-            "trials": counts["dropped_trials"],
-        }
-        dropped["total"] = sum(dropped.values())
-        return {
-            "time": now,
-            "running": self.running,
-            "error": None,
-            "mode": self.mode,
-            "hop": self.hop,
-            "path": getattr(getattr(self, "_state", None), "path", None),
-            "stream": stream,
-            "raw": raw,
-            "decisions": decisions,
-            "trials": trials,
-            "cues": cues,
-            "step_time": step,
-            "latency": latency,
-            "decisions_per_second": rate,
-            "n_decisions": counts["decisions"],
-            "n_trial_decisions": counts["trial_decisions"],
-            "gaps": gaps,
-            "n_gaps": counts["gaps"],
-            "dropped": dropped,
-            "n_nan_samples": counts["nan_samples"],
-            "n_overruns": counts["overruns"],
-            "n_cues": counts["cues"],
-            "worker_cpu": cpu / wall if wall > 0 else 0.0,
-        }
+        return self._telemetry.freeze(
+            now,
+            n_decisions,
+            running=self.running,
+            mode=self.mode,
+            hop=self.hop,
+            path=None if scheduler is None else scheduler.state.path,
+            stream=stream,
+            raw=raw,
+            worker_cpu=cpu / wall if wall > 0 else 0.0,
+        )
 
     # ------------------------------------------------------------------------------------
-    # internals
+    @property
+    def _label(self) -> str:
+        name = getattr(self.source, "name", None)
+        return f"EEG stream {name!r}" if name else "the EEG stream"
+
     def _raise_if_failed(self) -> None:
         error = self._error
         if error is not None:
@@ -554,249 +491,18 @@ class OnlineLoop:
                 f"The online worker thread failed: {type(error).__name__}: {error}"
             ) from error
 
-    @staticmethod
-    def _stream_label(source) -> str:
-        name = getattr(source, "name", None)
-        return f"EEG stream {name!r}" if name else "the EEG stream"
 
-    def _state_capacity(self) -> int:
-        clf = self.classifier
-        # Room for a window plus 5 s (at least a window) for cues whose marker arrives
-        # late (a marker inlet's first clock sync can take a while; replays run faster
-        # than real time) and for slow worker cycles.
-        return int(clf.n_times + max(5.0 * clf.sfreq, clf.n_times))
-
-    def _display_channels(self, channels, ch_names):
-        if channels is None:
-            return None, ch_names
-        idx = []
-        for ch in channels:
-            if isinstance(ch, str):
-                if ch not in ch_names:
-                    raise ValueError(
-                        f"'channels' must name channels of the stream, got unknown {ch!r}."
-                    )
-                idx.append(ch_names.index(ch))
-            else:
-                idx.append(int(ch))
-        return np.asarray(idx, dtype=int), [ch_names[i] for i in idx]
-
-    def _run(self) -> None:
-        from threadpoolctl import threadpool_limits
-
-        t_cpu0 = time.thread_time()
-        with self._lock:
-            self._worker_started = time.monotonic()
-        try:
-            with threadpool_limits(limits=1):
-                self._loop()
-        except BaseException as exc:
-            logger.exception("The online worker thread failed; the loop stopped.")
-            self._error = exc
-        finally:
-            with self._lock:
-                self._worker_cpu = time.thread_time() - t_cpu0
-
-    def _loop(self) -> None:
-        clf = self.classifier
-        source = self._source
-        buffer = source.buffer
-        state = self._state
-        sfreq = clf.sfreq
-        hop_samples = max(1, round(self.hop * sfreq)) if self.hop > 0 else 0
-        # Start from the oldest sample held: samples that arrived while start() was still
-        # connecting the marker stream and outlet are classified too (trial cues at the
-        # very start of a stream need them).
-        self._n_in = buffer.first_index  # absolute index in the raw buffer of the next sample
-        self._offset = self._n_in  # raw index of the state's sample 0
-        self._last_ts = None
-        self._gap_threshold = 2.5 / sfreq
-        self._next_slide = None  # state index at which the next sliding decision is due
-        self._pending_cues: list[tuple[float, str]] = []
-        self._last_status = 0.0
-        t_cpu0 = time.thread_time()
-        while not self._stop_event.is_set():
-            target = self._n_in + (hop_samples or 1)
-            if self._next_slide is not None:
-                target = max(self._n_in + 1, self._next_slide + self._offset)
-            buffer.wait_for(target, timeout=0.02)
-            self._check_status()
-            n_new = self._ingest(buffer, state)
-            if self._markers is not None:
-                self._collect_cues()
-                self._trial_decisions_due(state)
-            if hop_samples and n_new:
-                self._slide(state, hop_samples)
-            with self._lock:
-                self._worker_cpu = time.thread_time() - t_cpu0
-
-    def _check_status(self) -> None:
-        now = time.monotonic()
-        if now - self._last_status < 0.1:
-            return
-        self._last_status = now
-        status = self._source.status()
-        connected = bool(status.get("connected", True))
-        with self._lock:
-            self._status = status
-        if connected != self._connected:
-            if connected:
-                logger.info("%s is streaming.", self._stream_label(self._source))
-            else:
-                logger.warning(
-                    "%s vanished; no decisions until it returns (the loop keeps running).",
-                    self._stream_label(self._source),
-                )
-            with self._lock:
-                self._connected = connected
-
-    def _ingest(self, buffer, state) -> int:
-        n_pushed = buffer.n_pushed
-        if n_pushed <= self._n_in:
-            return 0
-        first = buffer.first_index
-        if self._n_in < first:  # fell behind the raw buffer: skip to what is left
-            lost = first - self._n_in
-            logger.warning("The online loop fell behind the stream: %d samples skipped.", lost)
-            state.skip(lost)
-            self._n_in = first
-            self._last_ts = None
-            with self._lock:
-                self._counts["overruns"] += 1
-        try:
-            chunk, ts = buffer.get(self._n_in, n_pushed)
-        except ValueError:  # overwritten between the two reads; catch up next cycle
-            return 0
-        first_index = self._n_in
-        self._n_in = n_pushed
-        data = chunk.T  # (n_samples, n_channels) view
-        with self._lock:  # snapshot() reads the display ring
-            self._display.push(first_index, data, ts)
-        # Gaps: a jump in the timestamps larger than 2.5 sample periods.
-        prev = self._last_ts
-        diffs = np.diff(ts, prepend=ts[0] if prev is None else prev)
-        gap_at = np.flatnonzero(diffs > self._gap_threshold)
-        self._last_ts = ts[-1]
-        picked = data if self._pick is None else data[:, self._pick]
-        n_nan = state.count_nan(picked)
-        if n_nan:
-            with self._lock:
-                self._counts["nan_samples"] += n_nan
-        start = 0
-        for g in gap_at:
-            state.push(picked[start:g], ts[start:g])
-            state.reset()
-            t_before = ts[g - 1] if g > 0 else prev
-            logger.warning(
-                "Gap of %.3f s in %s; decisions resume once a full window follows.",
-                ts[g] - t_before,
-                self._stream_label(self._source),
-            )
-            with self._lock:
-                self._counts["gaps"] += 1
-                self._gaps.append((float(t_before), float(ts[g])))
-            start = g
-        state.push(picked[start:], ts[start:])
-        return n_pushed - first_index
-
-    def _collect_cues(self) -> None:
-        popped = self._markers.pop()
-        if not popped:
-            return
-        with self._lock:
-            for t, value in popped:
-                self._cue_log.append((float(t), str(value)))
-                self._counts["cues"] += 1
-        for t, value in popped:
-            if str(value) in self.cues:
-                self._pending_cues.append((float(t), str(value)))
-
-    def _trial_decisions_due(self, state) -> None:
-        if not self._pending_cues:
-            return
-        keep = []
-        for t, value in self._pending_cues:
-            stop = state.trial_stop(t)
-            if stop is None:  # the cue's sample has not arrived yet
-                keep.append((t, value))
-                continue
-            if stop > state.n_pushed:
-                keep.append((t, value))
-                continue
-            self._decide(state, stop, trial=True, cue=value)
-        self._pending_cues = keep
-
-    def _slide(self, state, hop_samples: int) -> None:
-        n = state.n_pushed
-        if self._next_slide is None:
-            self._next_slide = max(n, state.n_times)
-        if n < self._next_slide:
-            return
-        behind = (n - self._next_slide) // hop_samples
-        if behind:
-            with self._lock:
-                self._counts["dropped_behind"] += behind
-        self._decide(state, n, trial=False, cue=None)
-        self._next_slide = n + hop_samples - (n - self._next_slide) % hop_samples
-
-    def _decide(self, state, stop: int, *, trial: bool, cue) -> None:
-        reason = state.why_not(stop)
-        if reason is not None:
-            with self._lock:
-                if trial:
-                    self._counts["dropped_trials"] += 1
-                else:
-                    key = "dropped_nan" if reason == "nan" else "dropped_gap"
-                    self._counts[key] += 1
-            if trial:
-                logger.warning(
-                    "No decision for the trial at cue %r: window %s (samples %d..%d; held "
-                    "%d..%d).",
-                    cue,
-                    reason,
-                    stop - state.n_times + self._offset,
-                    stop - 1 + self._offset,
-                    max(0, state.n_pushed - state.capacity) + self._offset,
-                    state.n_pushed - 1 + self._offset,
-                )
-            return
-        t0 = time.perf_counter()
-        decision = state.decide(stop, trial=trial, cue=cue)
-        step_time = time.perf_counter() - t0
-        public = public_decision(decision)
-        if self._outlet is not None:
-            self._outlet.push(public)
-        published = local_clock()
-        latency = published - decision["window_end"]
-        decision.update(
-            window_start_index=stop - state.n_times + self._offset,
-            window_stop_index=stop + self._offset,
-            published=published,
-            step_time=step_time,
-        )
-        with self._lock:
-            self._step_times.add(published, step_time)
-            self._latencies.add(published, latency)
-            self._decision_times.add(published, 1.0)
-            self._decisions.append(decision)
-            self._pending_out.append(decision)
-            if trial:
-                self._trial_decisions.append(decision)
-                self._counts["trial_decisions"] += 1
-            self._counts["decisions"] += 1
+def _start(obj, opened: list) -> None:
+    if obj is not None and hasattr(obj, "start"):
+        obj.start()
+        opened.append(obj)
 
 
-def decision_to_json(decision: dict) -> str:
-    """Serialize a decision as pushed on ``SBLR-Predictions``.
-
-    Parameters
-    ----------
-    decision : dict
-        A decision from :meth:`OnlineClassifier.step` or the loop.
-
-    Returns
-    -------
-    text : str
-        The JSON object with keys ``label``, ``proba``, ``window_end``, ``trial``, ``cue``.
-    """
-    return dumps(public_decision(decision))
+def _close(obj) -> None:
+    try:
+        if hasattr(obj, "stop"):
+            obj.stop()
+        elif hasattr(obj, "close"):
+            obj.close()
+    except Exception:
+        logger.exception("Closing %r failed.", obj)

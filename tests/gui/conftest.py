@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sblr_rt.io.model_file import save_model
+from sblr_rt.online.telemetry import Dropped, RawTraces, Stats, StreamTelemetry, Telemetry
 
 SIM_CLASSES = ("left", "right")
 
@@ -83,7 +84,7 @@ def sim_model_file(tmp_path_factory, sim_model):
 
 
 class FakeSnapshots:
-    """A stand-in for OnlineLoop.snapshot(): same keys, synthetic content."""
+    """A stand-in for OnlineLoop.snapshot(): a Telemetry with synthetic content."""
 
     def __init__(self, ch_names, *, classes=SIM_CLASSES, connected=True, seconds=10.0):
         self.ch_names = list(ch_names)
@@ -123,27 +124,27 @@ class FakeSnapshots:
                 "proba": {"left": 0.2, "right": 0.8},
             }
         ]
-        return {
-            "time": now,
-            "running": True,
-            "error": None,
-            "stream": {
-                "name": "Fake-EEG",
-                "sfreq": 100.0,
-                "n_channels": len(self.ch_names),
-                "ch_names": self.ch_names,
-                "connected": self.connected,
-                "buffer_fill": 0.5,
-                "effective_sfreq": 100.0,
-            },
-            "raw": {"data": data, "times": times, "ch_names": names},
-            "decisions": decisions,
-            "trials": trials,
-            "cues": [(cue_t, "right")],
-            "step_time": {"p50": 4e-5, "p99": 9e-5},
-            "latency": {"p50": 1e-3, "p99": 2e-3},
-            "decisions_per_second": 20.0,
-            "gaps": [(now - 6.0, now - 5.5)],
-            "n_gaps": 1,
-            "dropped": {"gap": 3, "nan": 0, "behind": 0, "trials": 0, "total": 3},
-        }
+        return Telemetry(
+            time=now,
+            running=True,
+            mode="trial",
+            stream=StreamTelemetry(
+                name="Fake-EEG",
+                sfreq=100.0,
+                n_channels=len(self.ch_names),
+                ch_names=tuple(self.ch_names),
+                connected=self.connected,
+                buffer_fill=0.5,
+                effective_sfreq=100.0,
+            ),
+            raw=RawTraces(data, times, tuple(names)),
+            decisions=tuple(decisions),
+            trials=tuple(trials),
+            cues=((cue_t, "right"),),
+            step_time=Stats(p50=4e-5, p99=9e-5),
+            latency=Stats(p50=1e-3, p99=2e-3),
+            decisions_per_second=20.0,
+            gaps=((now - 6.0, now - 5.5),),
+            n_gaps=1,
+            dropped=Dropped(gap=3),
+        )

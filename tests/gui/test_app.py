@@ -87,7 +87,10 @@ def test_window_connects_in_a_worker_and_swaps_the_model_live(qtbot, sim_model, 
         qtbot.waitUntil(lambda: window.provider is not None, timeout=20_000)
         first = window.provider
         qtbot.waitUntil(
-            lambda: len((window.live_tab.last_snapshot or {}).get("decisions") or []) > 3,
+            lambda: (
+                window.live_tab.last_snapshot is not None
+                and len(window.live_tab.last_snapshot.decisions) > 3
+            ),
             timeout=20_000,
         )
         # a new model replaces the running one without a restart of the program
@@ -99,7 +102,10 @@ def test_window_connects_in_a_worker_and_swaps_the_model_live(qtbot, sim_model, 
         )
         assert window.provider.classifier.model is other
         qtbot.waitUntil(
-            lambda: len((window.live_tab.last_snapshot or {}).get("decisions") or []) > 3,
+            lambda: (
+                window.live_tab.last_snapshot is not None
+                and len(window.live_tab.last_snapshot.decisions) > 3
+            ),
             timeout=20_000,
         )
         assert window.model_tab.summary.scores[0].rank == 1
@@ -172,10 +178,13 @@ def test_cue_window_recording_calibration_then_live(qtbot, tmp_path, source_id):
             tab.calibrate_button.click()
         # live classification with the new model, without a restart
         qtbot.waitUntil(
-            lambda: len((window.live_tab.last_snapshot or {}).get("decisions") or []) > 3,
+            lambda: (
+                window.live_tab.last_snapshot is not None
+                and len(window.live_tab.last_snapshot.decisions) > 3
+            ),
             timeout=30_000,
         )
-        assert window.live_tab.last_snapshot["stream"]["name"] == name
+        assert window.live_tab.last_snapshot.stream.name == name
         assert window.provider.classifier.model is window.model
     finally:
         window.close()

@@ -36,14 +36,14 @@ def test_draws_traces_decisions_and_status_from_a_snapshot(live_tab):
     x, y = live_tab.trace_curve.getData()
     # min/max decimation to about one point per pixel column, never more points than sent
     n = x.size // 3
-    assert x.size == 3 * n and 100 < n <= snap["raw"]["times"].size
+    assert x.size == 3 * n and 100 < n <= snap.raw.times.size
     # one row per channel, stacked from the top, newest sample at the right near 0 s
     rows = np.round(y.reshape(3, -1).mean(axis=1))
     np.testing.assert_array_equal(rows, [2, 1, 0])
     assert -0.1 < x.max() <= 0
-    decisions = [d for d in snap["decisions"]]
+    decisions = [d for d in snap.decisions]
     t, p = live_tab.proba_curves["right"].getData()
-    np.testing.assert_allclose(t, [d["window_end"] - snap["time"] for d in decisions])
+    np.testing.assert_allclose(t, [d["window_end"] - snap.time for d in decisions])
     np.testing.assert_allclose(p, [d["proba"]["right"] for d in decisions])
     (trial,) = live_tab.trial_points.data
     assert trial["data"] == "right"
@@ -116,7 +116,7 @@ def test_timeline_receives_decisions_from_a_live_loop(qtbot, live_tab, sim_model
         iti=(0.5, 1.0),
         background=True,
     )
-    loop = OnlineLoop(
+    loop = OnlineLoop.from_lsl(
         sim_model,
         stream=name,
         source_id=source_id,
@@ -130,9 +130,12 @@ def test_timeline_receives_decisions_from_a_live_loop(qtbot, live_tab, sim_model
     try:
         loop.start()
         live_tab.set_provider(loop, classes=sim_model.classes)
-        qtbot.waitUntil(lambda: bool((live_tab.last_snapshot or {}).get("trials")), timeout=20_000)
+        qtbot.waitUntil(
+            lambda: bool(live_tab.last_snapshot is not None and live_tab.last_snapshot.trials),
+            timeout=20_000,
+        )
         snap = live_tab.last_snapshot
-        assert snap["stream"]["name"] == name and snap["stream"]["connected"]
+        assert snap.stream.name == name and snap.stream.connected
         for label in sim_model.classes:
             t, p = live_tab.proba_curves[label].getData()
             assert t.size > 0 and np.all((p >= 0) & (p <= 1))
@@ -188,7 +191,7 @@ def test_traces_without_a_model_and_a_recording_of_the_stream(qtbot, live_tab, s
             ),
             timeout=10_000,
         )
-        assert live_tab.last_snapshot["stream"]["n_channels"] == 8
+        assert live_tab.last_snapshot.stream.n_channels == 8
         assert "dropped" not in live_tab.status.text()  # no loop, no decision statistics
         qtbot.waitUntil(lambda: recorder.poll()["n_markers"] >= 3, timeout=15_000)
         # markers can overtake the EEG: let the samples of the last cue arrive too

@@ -1,11 +1,15 @@
-"""Fixtures for the online tests: small trained models on synthetic data."""
+"""Fixtures for the online tests: small trained models, in-memory loop collaborators."""
 
 from __future__ import annotations
 
+import types
 import warnings
 
 import numpy as np
 import pytest
+
+from sblr_rt.io.jsonable import dumps
+from sblr_rt.stream.ring_buffer import RingBuffer
 
 
 def _make_model(
@@ -79,3 +83,113 @@ def make_model():
         return cache[key]
 
     return factory
+
+
+#: Model options of the cases every ``case_model`` test runs on.
+CASES = {
+    "wave-r1": {},
+    "wave-r3-filter-baseline": {
+        "rank": 3,
+        "l_freq": 1.0,
+        "h_freq": 20.0,
+        "baseline": (0.0, 0.2),
+        "scaling": "channel_time",
+        "picks": ["EEG004", "EEG001", "EEG002"],
+    },
+    "wave-3class-ovr": {"n_classes": 3, "rank": 2},
+    "wave-3class-multinomial": {"n_classes": 3, "multi_class": "multinomial", "rank": 2},
+    "bandpower-r2": {"features": "bandpower", "rank": 2},
+    "bandpower-3class": {"features": "bandpower", "n_classes": 3, "picks": ["EEG003", "EEG000"]},
+}
+
+
+def pytest_generate_tests(metafunc):
+    """Run every test taking ``case_model`` once per entry of ``CASES``."""
+    if "case_model" in metafunc.fixturenames:
+        metafunc.parametrize("case", list(CASES))
+
+
+@pytest.fixture
+def case_model(make_model, case):
+    """The model of one entry of ``CASES``."""
+    return make_model(**CASES[case])
+
+
+# In-memory collaborators of the online loop: no LSL, no thread.
+class FakeSource:
+    """An EEG source serving chunks of a numpy array with their timestamps.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_samples, n_channels)
+        What the stream will carry.
+    timestamps : ndarray, shape (n_samples,)
+        Their timestamps.
+    ch_names : list of str
+        Channel labels.
+    sfreq : float
+        Declared rate.
+    """
+
+    def __init__(self, data, timestamps, ch_names, sfreq, *, capacity=None):
+        self.data = np.asarray(data, dtype=np.float64)
+        self.timestamps = np.asarray(timestamps, dtype=np.float64)
+        self.ch_names = list(ch_names)
+        self.sfreq = float(sfreq)
+        self.n_channels = len(self.ch_names)
+        self.name = "fake-eeg"
+        self.source_id = "fake"
+        self.buffer = RingBuffer(self.n_channels, capacity or len(self.data))
+        self.sent = 0
+        self.extra_status = {}
+
+    def send(self, n):
+        """Make the next ``n`` samples available, as one chunk."""
+        stop = min(self.sent + n, len(self.data))
+        self.buffer.push(self.data[self.sent : stop], self.timestamps[self.sent : stop])
+        self.sent = stop
+
+    def status(self):
+        return {"connected": True, "effective_sfreq": self.sfreq, **self.extra_status}
+
+
+class FakeMarkers:
+    """A marker source: ``add(t, value)``, then the loop's ``pop()`` takes them."""
+
+    def __init__(self):
+        self.queue = []
+
+    def add(self, t, value):
+        self.queue.append((t, value))
+
+    def pop(self):
+        out, self.queue = self.queue, []
+        return out
+
+
+class FakeSink:
+    """A decision sink keeping what a JSON outlet would send (strict JSON)."""
+
+    def __init__(self):
+        self.sent = []
+
+    def push(self, decision):
+        self.sent.append(dumps(decision))
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, t=0.0):
+        self.t = float(t)
+
+    def __call__(self):
+        return self.t
+
+
+@pytest.fixture
+def fakes():
+    """The in-memory collaborators: ``Source``, ``Markers``, ``Sink``, ``Clock``."""
+    return types.SimpleNamespace(
+        Source=FakeSource, Markers=FakeMarkers, Sink=FakeSink, Clock=FakeClock
+    )

@@ -1,4 +1,4 @@
-"""The pure classifier and its streaming state, on arrays only (no LSL)."""
+"""The pure classifier, on arrays only (no LSL)."""
 
 from __future__ import annotations
 
@@ -7,28 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from sblr_rt.online.classifier import (
-    OnlineClassifier,
-    StreamingState,
-    check_stream_info,
-    public_decision,
-)
-
-CASES = {
-    "wave-r1": {},
-    "wave-r3-filter-baseline": {
-        "rank": 3,
-        "l_freq": 1.0,
-        "h_freq": 20.0,
-        "baseline": (0.0, 0.2),
-        "scaling": "channel_time",
-        "picks": ["EEG004", "EEG001", "EEG002"],
-    },
-    "wave-3class-ovr": {"n_classes": 3, "rank": 2},
-    "wave-3class-multinomial": {"n_classes": 3, "multi_class": "multinomial", "rank": 2},
-    "bandpower-r2": {"features": "bandpower", "rank": 2},
-    "bandpower-3class": {"features": "bandpower", "n_classes": 3, "picks": ["EEG003", "EEG000"]},
-}
+from sblr_rt.online.classifier import OnlineClassifier, check_stream_info, public_decision
 
 
 def _windows(clf, n=5, seed=1):
@@ -36,9 +15,8 @@ def _windows(clf, n=5, seed=1):
     return rng.standard_normal((n, len(clf.ch_names), clf.n_times))
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_step_equals_offline_model(make_model, case):
-    model = make_model(**CASES[case])
+def test_step_equals_offline_model(case_model):
+    model = case_model
     clf = OnlineClassifier(model)
     windows = _windows(clf)
     expected_scores = model.decision_function(windows)
@@ -95,111 +73,6 @@ def test_nan_window_gives_no_label(make_model):
     assert np.isnan(decision["score"])
 
 
-def _feed(state, data, times, rng, max_chunk=37):
-    """Push ``data`` (n_samples, n_channels) in irregular chunks, some empty."""
-    i = 0
-    while i < len(data):
-        n = int(rng.integers(0, max_chunk))
-        state.push(data[i : i + n], times[i : i + n])
-        i += n
-
-
-@pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("fast", [True, False])
-def test_streaming_equals_step_on_the_same_samples(make_model, case, fast):
-    """Projected/filtered streaming decisions equal the pure step on the same samples."""
-    model = make_model(**CASES[case])
-    clf = OnlineClassifier(model, fast=fast)
-    rng = np.random.default_rng(3)
-    n_total = 3 * clf.n_times + 101
-    data = rng.standard_normal((n_total, len(clf.ch_names)))
-    times = 100.0 + np.arange(n_total) / clf.sfreq
-    state = clf.streaming(capacity=clf.n_times + 150)
-    expected_path = (
-        "plain" if not fast else ("projected" if model.features == "waveform" else "filtered")
-    )
-    assert state.path == expected_path
-    stops = sorted(rng.choice(np.arange(clf.n_times, n_total + 1), 12, replace=False))
-    stops[-1] = n_total
-    pushed = 0
-    for stop in stops:
-        _feed(state, data[pushed:stop], times[pushed:stop], rng)
-        pushed = stop
-        assert state.n_pushed == stop
-        back = int(rng.integers(0, 100))  # a window ending a little before the newest
-        for s in (stop, stop - back):
-            if s < clf.n_times:
-                continue
-            assert state.why_not(s) is None
-            got = state.decide(s, trial=True, cue="x")
-            window = data[s - clf.n_times : s].T
-            ref = model.decision_function(window[None])[0]
-            np.testing.assert_allclose(got["score"], ref, rtol=1e-9, atol=1e-9)
-            assert got["label"] == model.predict(window[None])[0]
-            assert got["window_end"] == times[s - 1]
-            assert got["trial"] and got["cue"] == "x"
-    assert state.why_not(n_total + 1) == "future"
-    assert state.why_not(n_total - clf.n_times - 151 + clf.n_times) == "unavailable"
-
-
-def test_projected_state_buffers_only_r_virtual_channels(make_model):
-    clf = OnlineClassifier(make_model(rank=3, n_classes=3))
-    state = clf.streaming()
-    assert state._ring.data.shape[1] == 3 * 3  # rank x classes, not 6 raw channels
-
-
-def test_streaming_nan_and_breaks(make_model):
-    model = make_model(features="bandpower")
-    for fast in (True, False):
-        clf = OnlineClassifier(model, fast=fast)
-        n = clf.n_times
-        rng = np.random.default_rng(5)
-        data = rng.standard_normal((4 * n, len(clf.ch_names)))
-        times = np.arange(4 * n) / clf.sfreq
-        data[n + 10, 2] = np.nan
-        state = clf.streaming(capacity=2 * n)
-        assert state.count_nan(data) == 1
-        state.push(data[: 2 * n], times[: 2 * n])
-        assert state.why_not(n) is None
-        assert state.why_not(n + 11) == "nan"
-        assert state.why_not(2 * n) == "nan"
-        state.mark_break()
-        state.push(data[2 * n : 3 * n + 5], times[2 * n : 3 * n + 5])
-        assert state.why_not(3 * n - 1) == "gap"  # straddles the break
-        assert state.why_not(3 * n) is None  # starts right after it
-        # After a break, the window equals the pure step on the same samples.
-        ref = model.decision_function(data[2 * n : 3 * n].T[None])[0]
-        np.testing.assert_allclose(state.decide(3 * n)["score"], ref, rtol=1e-9)
-        state.skip(7)
-        assert state.n_pushed == 3 * n + 12
-        assert state.why_not(3 * n + 12) == "gap"
-        with pytest.raises(ValueError, match="cannot be classified: gap"):
-            state.decide(3 * n + 12)
-        # The NaN is forgotten once it leaves the history.
-        state.push(np.nan_to_num(data[: 2 * n]), times[: 2 * n] + 100)
-        assert not state._nan_runs and len(state._breaks) <= 1
-
-
-def test_trial_stop_aligns_cues_to_samples(make_model):
-    model = make_model(tmin=-0.2, tmax=0.8, l_freq=2.0, h_freq=30.0)
-    clf = OnlineClassifier(model)
-    state = clf.streaming(capacity=3 * clf.n_times)
-    t0 = 1000.0
-    n_total = 2 * clf.n_times
-    times = t0 + np.arange(n_total) / clf.sfreq
-    assert state.trial_stop(t0) is None
-    state.push(np.zeros((n_total, len(clf.ch_names))), times)
-    onset = clf.n_times
-    cue = t0 + onset / clf.sfreq + 0.3 / clf.sfreq  # nearest sample: onset
-    stop = state.trial_stop(cue)
-    assert stop == onset + round(0.8 * clf.sfreq)
-    # The raw epoch's convention (BCIModel): n_pad samples before onset + tmin.
-    assert stop - clf.n_times == onset + round(-0.2 * clf.sfreq) - clf.n_pad
-    assert state.trial_stop(t0 + (onset + 0.7) / clf.sfreq) == stop + 1
-    assert state.trial_stop(times[-1] + 1.0) is None
-    assert state.trial_stop(t0 - 5.0) == -1
-
-
 def test_check_stream_info(make_model):
     clf = OnlineClassifier(make_model())
     names = list(clf.ch_names)
@@ -210,16 +83,3 @@ def test_check_stream_info(make_model):
         check_stream_info(clf, names, 250.0, stream="EEG stream 'amp'")
     with pytest.raises(ValueError, match=r"lacks 2 of the model's 6 channels: EEG000, EEG005"):
         check_stream_info(clf, [*names[1:-1], "Cz"], clf.sfreq)
-
-
-def test_streaming_state_rejects_bad_configuration(make_model):
-    clf = OnlineClassifier(make_model())
-    with pytest.raises(ValueError, match="'capacity' must hold at least one window"):
-        clf.streaming(capacity=clf.n_times - 1)
-    with pytest.raises(ValueError, match="'path'='filtered' is for the bandpower"):
-        StreamingState(clf, path="filtered")
-    with pytest.raises(ValueError, match="'path' must be one of"):
-        StreamingState(clf, path="magic")
-    state = clf.streaming()
-    with pytest.raises(ValueError, match="'chunk' must have shape"):
-        state.push(np.zeros((3, 2)), np.zeros(3))

@@ -106,7 +106,7 @@ def test_loop_decisions_equal_the_offline_model(make_model, source_id):
     cues = MarkerOutlet(name="loop-cues", source_id=f"{source_id}-cues")
     pred_id = f"{source_id}-pred"
     pusher = _Pusher(eeg, stream_data, clf.sfreq, markers=markers, marker_outlet=cues)
-    loop = OnlineLoop(
+    loop = OnlineLoop.from_lsl(
         model,
         source_id=source_id,
         mode="trial",
@@ -121,7 +121,7 @@ def test_loop_decisions_equal_the_offline_model(make_model, source_id):
         inlet = _prediction_inlet(pred_id)
         assert eeg.wait_for_consumers(DEADLINE) and cues.wait_for_consumers(DEADLINE)
         pusher.push_until(n_total)
-        _wait(lambda: loop.snapshot()["n_trial_decisions"] >= 3, "3 trial decisions")
+        _wait(lambda: loop.snapshot().n_trial_decisions >= 3, "3 trial decisions")
         decisions = loop.pop_decisions()
         received = []
         _wait(
@@ -153,9 +153,9 @@ def test_loop_decisions_equal_the_offline_model(make_model, source_id):
     assert [p["label"] for p in public] == [d["label"] for d in decisions]
     assert [p["window_end"] for p in public] == [d["window_end"] for d in decisions]
     assert sum(p["trial"] for p in public) == 3
-    assert snap["n_cues"] == 4 and {c[1] for c in snap["cues"]} == {*model.classes, "other"}
-    assert snap["path"] == "projected" and snap["stream"]["n_channels"] == len(stream_names)
-    assert snap["dropped"]["total"] >= 0 and snap["n_gaps"] == 0
+    assert snap.n_cues == 4 and {c[1] for c in snap.cues} == {*model.classes, "other"}
+    assert snap.path == "projected" and snap.stream.n_channels == len(stream_names)
+    assert snap.dropped.total >= 0 and snap.n_gaps == 0
 
 
 def test_loop_survives_nan_and_a_vanished_stream(make_model, source_id, caplog):
@@ -177,7 +177,7 @@ def test_loop_survives_nan_and_a_vanished_stream(make_model, source_id, caplog):
         )
 
     eeg = outlet()
-    loop = OnlineLoop(
+    loop = OnlineLoop.from_lsl(
         model, source_id=source_id, hop=0.1, outlet=False, timeout=DEADLINE, buffer_seconds=60
     )
     pusher = _Pusher(eeg, data, clf.sfreq, speed=8.0)
@@ -185,16 +185,16 @@ def test_loop_survives_nan_and_a_vanished_stream(make_model, source_id, caplog):
         loop.start()
         assert eeg.wait_for_consumers(DEADLINE)
         pusher.push_until(3 * n)
-        _wait(lambda: loop.snapshot()["stream"]["n_samples"] >= 3 * n, "the first part")
+        _wait(lambda: loop.snapshot().stream.n_samples >= 3 * n, "the first part")
         del eeg, pusher.outlet  # the amplifier's program dies
-        _wait(lambda: not loop.snapshot()["stream"]["connected"], "the loss to be noticed")
+        _wait(lambda: not loop.snapshot().stream.connected, "the loss to be noticed")
         time.sleep(0.3)
         eeg = outlet()
         pusher.outlet = eeg
         pusher.t0 += 2.0  # the stream returns later: its timestamps jump
 
         def back():
-            if loop.snapshot()["stream"]["n_samples"] > 3 * n:
+            if loop.snapshot().stream.n_samples > 3 * n:
                 return True
             pusher.push_until(pusher.n + 5)  # samples sent before reconnection are lost
             return False
@@ -202,12 +202,12 @@ def test_loop_survives_nan_and_a_vanished_stream(make_model, source_id, caplog):
         _wait(back, "data after the return")
         pusher.push_until(6 * n)
         _wait(
-            lambda: loop.snapshot()["n_gaps"] >= 1 and loop.snapshot()["n_decisions"] > 0,
+            lambda: loop.snapshot().n_gaps >= 1 and loop.snapshot().n_decisions > 0,
             "the gap",
         )
         first_after = pusher.n
         _wait(
-            lambda: any(d["window_stop_index"] > 3 * n + n for d in loop.snapshot()["decisions"]),
+            lambda: any(d["window_stop_index"] > 3 * n + n for d in loop.snapshot().decisions),
             "decisions after the return",
         )
         decisions = loop.pop_decisions()
@@ -216,10 +216,10 @@ def test_loop_survives_nan_and_a_vanished_stream(make_model, source_id, caplog):
         loop.stop()
         del eeg
     assert first_after > 3 * n
-    assert snap["n_nan_samples"] == 3
-    assert snap["dropped"]["nan"] >= 1 and snap["dropped"]["gap"] >= 1
-    assert snap["n_gaps"] >= 1 and len(snap["gaps"]) >= 1
-    t_gap0, t_gap1 = snap["gaps"][0]
+    assert snap.n_nonfinite_samples == 3
+    assert snap.dropped.nonfinite >= 1 and snap.dropped.gap >= 1
+    assert snap.n_gaps >= 1 and len(snap.gaps) >= 1
+    t_gap0, t_gap1 = snap.gaps[0]
     for d in decisions:
         start_t = d["window_end"] - (clf.n_times - 1) / pusher.rate
         # No window holds the NaN samples, and none straddles the gap.
@@ -241,11 +241,11 @@ def test_loop_refuses_other_channels_or_rate(make_model, source_id):
     names = ["Cz", *clf.ch_names[1:]]
     eeg = EEGOutlet(name="loop-bad", ch_names=names, sfreq=clf.sfreq, source_id=source_id)
     with pytest.raises(ValueError, match=r"lacks 1 of the model's 6 channels: EEG000"):
-        OnlineLoop(model, source_id=source_id, outlet=False, timeout=DEADLINE).start()
+        OnlineLoop.from_lsl(model, source_id=source_id, outlet=False, timeout=DEADLINE).start()
     del eeg
     other = f"{source_id}-rate"
     eeg = EEGOutlet(name="loop-bad", ch_names=clf.ch_names, sfreq=250.0, source_id=other)
-    loop = OnlineLoop(model, source_id=other, outlet=False, timeout=DEADLINE)
+    loop = OnlineLoop.from_lsl(model, source_id=other, outlet=False, timeout=DEADLINE)
     with pytest.raises(ValueError, match=r"runs at 250 Hz but the model was calibrated at 100"):
         loop.start()
     assert not loop.running
@@ -256,7 +256,9 @@ def test_worker_errors_are_raised_on_the_next_call(make_model, source_id, caplog
     model = make_model()
     clf = OnlineClassifier(model)
     eeg = EEGOutlet(name="loop-err", ch_names=clf.ch_names, sfreq=clf.sfreq, source_id=source_id)
-    loop = OnlineLoop(model, source_id=source_id, hop=0.05, outlet=False, timeout=DEADLINE)
+    loop = OnlineLoop.from_lsl(
+        model, source_id=source_id, hop=0.05, outlet=False, timeout=DEADLINE
+    )
     try:
         loop.start()
         assert eeg.wait_for_consumers(DEADLINE)
@@ -264,7 +266,7 @@ def test_worker_errors_are_raised_on_the_next_call(make_model, source_id, caplog
         def broken(*args, **kwargs):
             raise ZeroDivisionError("boom")
 
-        loop._state.decide = broken
+        loop._scheduler.state.decide = broken
         pusher = _Pusher(eeg, np.zeros((3 * clf.n_times, 6)), clf.sfreq, speed=10.0)
         pusher.push_until(3 * clf.n_times)
         _wait(lambda: not loop.running, "the worker to stop")
@@ -281,7 +283,7 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
     model = make_model(rank=3)
     clf = OnlineClassifier(model)
     eeg = EEGOutlet(name="loop-snap", ch_names=clf.ch_names, sfreq=clf.sfreq, source_id=source_id)
-    loop = OnlineLoop(
+    loop = OnlineLoop.from_lsl(
         model,
         source_id=source_id,
         hop=0.05,
@@ -291,9 +293,9 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
         display_seconds=2.0,
     )
     with pytest.raises(ValueError, match="'hop' must be > 0 in sliding mode"):
-        OnlineLoop(model, hop=0)
+        OnlineLoop.from_lsl(model, hop=0)
     with pytest.raises(ValueError, match="'mode' must be one of"):
-        OnlineLoop(model, mode="live")
+        OnlineLoop.from_lsl(model, mode="live")
     data = np.random.default_rng(2).standard_normal((4 * clf.n_times, 6))
     errors = []
 
@@ -312,7 +314,7 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
             poller.start()
             pusher = _Pusher(eeg, data, clf.sfreq, speed=4.0)
             pusher.push_until(len(data))
-            _wait(lambda: loop.snapshot()["n_decisions"] >= 10, "10 decisions")
+            _wait(lambda: loop.snapshot().n_decisions >= 10, "10 decisions")
             snap = loop.snapshot(channels=["EEG002", 0], n_decisions=3)
             assert loop.running
             blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
@@ -321,19 +323,18 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
     finally:
         del eeg
     assert not errors and not loop.running
-    raw = snap["raw"]
-    assert raw["ch_names"] == ["EEG002", "EEG000"] and raw["sfreq"] == 50.0
-    assert raw["data"].shape == (2, 100) and raw["times"].shape == (100,)
+    raw = snap.raw
+    assert raw.ch_names == ("EEG002", "EEG000") and raw.sfreq == 50.0
+    assert raw.data.shape == (2, 100) and raw.times.shape == (100,)
     stride = round(clf.sfreq / 50.0)
-    index = pusher.index_of(raw["times"][-1])
-    np.testing.assert_allclose(raw["data"][:, -1], data[index, [2, 0]], rtol=1e-6)
+    index = pusher.index_of(raw.times[-1])
+    np.testing.assert_allclose(raw.data[:, -1], data[index, [2, 0]], rtol=1e-6)
     assert index % stride == 0
-    assert len(snap["decisions"]) == 3
-    for key in ("p50", "p99", "max", "n"):
-        assert key in snap["step_time"] and key in snap["latency"]
-    assert snap["step_time"]["p50"] > 0 and snap["decisions_per_second"] > 0
-    assert 0 < snap["stream"]["buffer_fill"] <= 1 and snap["stream"]["sfreq"] == clf.sfreq
-    assert snap["worker_cpu"] >= 0 and snap["error"] is None
+    assert len(snap.decisions) == 3
+    assert snap.step_time.n >= 10 and snap.latency.n >= 10
+    assert snap.step_time.p50 > 0 and snap.decisions_per_second > 0
+    assert 0 < snap.stream.buffer_fill <= 1 and snap.stream.sfreq == clf.sfreq
+    assert snap.worker_cpu >= 0
 
 
 def test_cli_run_classifies_a_stream(make_model, source_id, tmp_path, capsys):

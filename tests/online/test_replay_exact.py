@@ -73,7 +73,7 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
         wait_for_consumers=DEADLINE,
     )
     loops = {
-        f: OnlineLoop(
+        f: OnlineLoop.from_lsl(
             m,
             source_id=source_id,
             mode="trial",
@@ -97,11 +97,9 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
             for f, loop in loops.items():
                 decisions[f].extend(loop.pop_decisions())
             snaps = {f: loop.snapshot() for f, loop in loops.items()}
-            if all(s["stream"]["n_samples"] >= n_streamed for s in snaps.values()):
+            if all(s.stream.n_samples >= n_streamed for s in snaps.values()):
                 expected = expected or snaps
-                if all(
-                    s["n_trial_decisions"] + s["dropped"]["trials"] >= 6 for s in snaps.values()
-                ):
+                if all(s.n_trial_decisions + s.dropped.trials >= 6 for s in snaps.values()):
                     time.sleep(0.5)  # let the last trial windows complete
                     break
             time.sleep(0.05)
@@ -119,7 +117,7 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
         stop_offset = round(pre.tmax * pre.sfreq)
         inside = onsets + stop_offset <= n_streamed
         trials = [d for d in decisions[f] if d["trial"]]
-        assert snaps[f]["n_gaps"] == 0 and snaps[f]["dropped"]["trials"] == 0, snaps[f]
+        assert snaps[f].n_gaps == 0 and snaps[f].dropped.trials == 0, snaps[f]
         assert len(trials) == int(inside.sum()) >= 6, (f, len(trials))
         offline = model.decision_function(epochs[inside])
         rate = rec.sfreq * SPEED

@@ -1,24 +1,11 @@
-"""The loop's small bounded statistics (numpy only)."""
+"""The display decimation of the online loop (numpy only)."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+import pytest
 
-from sblr_rt.online._stats import DecimatedRing, RecentValues
-
-
-def test_recent_values_keep_only_the_horizon():
-    values = RecentValues(horizon=10.0)
-    assert values.summary(0.0)["n"] == 0 and math.isnan(values.summary(0.0)["p50"])
-    for t in range(30):
-        values.add(float(t), float(t))
-    summary = values.summary(29.0)
-    assert summary["n"] == 11  # t = 19 .. 29
-    assert summary["max"] == 29.0 and summary["p50"] == 24.0
-    assert 1.0 <= values.rate(29.0) <= 1.2
-    assert values.summary(100.0)["n"] == 0
+from sblr_rt.online._stats import DecimatedRing, display_channels
 
 
 def test_decimated_ring_keeps_every_kth_sample_across_wraps():
@@ -35,3 +22,12 @@ def test_decimated_ring_keeps_every_kth_sample_across_wraps():
     np.testing.assert_array_equal(t, times[kept])
     sub, _ = ring.latest(np.array([2, 0]))
     np.testing.assert_array_equal(sub, data[kept][:, [2, 0]].T)
+
+
+def test_display_channels_by_name_or_index():
+    names = ["C3", "Cz", "C4"]
+    assert display_channels(None, names) == (None, names)
+    idx, picked = display_channels(["C4", 0], names)
+    assert idx.tolist() == [2, 0] and picked == ["C4", "C3"]
+    with pytest.raises(ValueError, match="unknown 'Pz'"):
+        display_channels(["Pz"], names)

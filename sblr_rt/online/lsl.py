@@ -1,0 +1,95 @@
+"""The LSL collaborators of the online loop: EEG and marker sources, decision outlet, clock.
+
+Built through the :mod:`sblr_rt.stream` facade (the only layer that talks to pylsl), for
+:meth:`OnlineLoop.from_lsl <sblr_rt.online.OnlineLoop.from_lsl>`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LSLDecisionSink", "lsl_collaborators"]
+
+
+class LSLDecisionSink:
+    """Publish decisions on a :class:`~sblr_rt.stream.PredictionOutlet` opened at start.
+
+    Parameters
+    ----------
+    name : str
+        Name of the outlet.
+    source_id : str | None
+        Its ``source_id`` (default: derived from the name).
+    """
+
+    def __init__(self, name: str = "SBLR-Predictions", source_id: str | None = None) -> None:
+        self.name = name
+        self.source_id = source_id or f"sblr-rt-{name}"
+        self._outlet = None
+
+    def open(self) -> None:
+        """Create the outlet (it becomes visible on the network)."""
+        from sblr_rt.stream import PredictionOutlet
+
+        self._outlet = PredictionOutlet(name=self.name, source_id=self.source_id)
+
+    def push(self, decision: dict) -> None:
+        """Publish one decision (``label, proba, window_end, trial, cue``)."""
+        self._outlet.push(decision)
+
+    def close(self) -> None:
+        """Destroy the outlet."""
+        outlet, self._outlet = self._outlet, None
+        if outlet is not None:
+            outlet.close()
+
+
+def lsl_collaborators(
+    classifier,
+    *,
+    stream=None,
+    stype="EEG",
+    source_id=None,
+    trial=False,
+    marker_stream=None,
+    marker_stype="Markers",
+    marker_source_id=None,
+    outlet=True,
+    outlet_name="SBLR-Predictions",
+    outlet_source_id=None,
+    timeout=5.0,
+    buffer_seconds=None,
+):
+    """Build the LSL source, marker source, sink and clock of an online loop (not started).
+
+    Parameters are those of :meth:`OnlineLoop.from_lsl`; ``trial`` asks for a marker source.
+
+    Returns
+    -------
+    source : LSLSource
+        The EEG source, keeping ``buffer_seconds`` of samples (default 4 windows, >= 30 s).
+    markers : MarkerSource | None
+        The marker source (trial mode).
+    sink : LSLDecisionSink | None
+        The decision outlet (None when ``outlet`` is False).
+    clock : callable
+        :func:`sblr_rt.stream.clock.local_clock`.
+    """
+    from sblr_rt.stream import LSLSource, MarkerSource, local_clock
+
+    if not timeout > 0:
+        raise ValueError(f"'timeout' must be > 0, got {timeout!r}.")
+    if buffer_seconds is None:
+        buffer_seconds = max(30.0, 4 * classifier.n_times / classifier.sfreq)
+    source = LSLSource(
+        name=stream,
+        stype=stype,
+        source_id=source_id,
+        timeout=timeout,
+        buffer_seconds=float(buffer_seconds),
+    )
+    markers = None
+    if trial:
+        markers = MarkerSource(
+            name=marker_stream, stype=marker_stype, source_id=marker_source_id, timeout=timeout
+        )
+    sink = LSLDecisionSink(outlet_name, outlet_source_id) if outlet else None
+    return source, markers, sink, local_clock

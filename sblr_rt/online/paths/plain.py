@@ -1,0 +1,36 @@
+"""The plain streaming path: raw samples buffered, the offline pipeline on each window."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sblr_rt.online.paths.base import StreamingPath, skip_rows
+from sblr_rt.stream.ring_buffer import RingBuffer
+
+__all__ = ["PlainPath"]
+
+
+class PlainPath(StreamingPath):
+    """Buffer raw samples; a decision runs :meth:`OnlineClassifier.decision_function`.
+
+    The reference against which the fast paths are checked; any model.
+    """
+
+    name = "plain"
+
+    def __init__(self, classifier, capacity: int) -> None:
+        super().__init__(classifier, capacity)
+        self._ring = RingBuffer(len(classifier.ch_names), self.capacity)
+
+    def push(self, chunk: np.ndarray) -> None:
+        """Append finite raw samples, shape (n_samples, n_channels)."""
+        self._ring.push(chunk, np.broadcast_to(np.zeros(1), (chunk.shape[0],)))
+
+    def skip(self, n: int) -> None:
+        """Advance by ``n`` lost samples."""
+        skip_rows(self._ring, n)
+
+    def scores(self, stop: int) -> np.ndarray:
+        """Return the scores (n_outputs,) of the raw window ending before ``stop``."""
+        window, _ = self._ring.get(stop - self.classifier.n_times, stop)
+        return self.classifier.decision_function(window, path="plain")

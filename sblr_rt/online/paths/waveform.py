@@ -1,0 +1,48 @@
+"""The projected waveform path: each sample projected onto the folded spatial factors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sblr_rt.online.paths.base import StreamingPath, skip_rows
+from sblr_rt.stream.ring_buffer import RingBuffer
+
+__all__ = ["ProjectedPath"]
+
+
+class ProjectedPath(StreamingPath):
+    """Waveform features: buffer ``r`` virtual channels per output, not the raw channels.
+
+    Every waveform step is linear, so the model folds into native-rate factors
+    ``score = tr(U_n^T X_raw V_n) + b`` (:meth:`OnlineClassifier.native_spatial`). Each
+    sample is projected onto ``U_n`` as it arrives; a decision is ``r`` dot products of
+    length ``n_times`` with ``V_n``. The FIR filter is folded into ``V_n``: no filter state.
+    """
+
+    name = "projected"
+    features = "waveform"
+
+    def __init__(self, classifier, capacity: int) -> None:
+        super().__init__(classifier, capacity)
+        self._spatial = classifier.native_spatial  # (n_channels, n_outputs * rank)
+        self._temporal = classifier.native_temporal  # (n_times, n_outputs * rank)
+        self._ring = RingBuffer(self._spatial.shape[1], self.capacity)
+
+    @property
+    def n_columns(self) -> int:
+        """Virtual channels buffered per sample (``n_outputs * rank``)."""
+        return self._spatial.shape[1]
+
+    def push(self, chunk: np.ndarray) -> None:
+        """Append finite raw samples, shape (n_samples, n_channels)."""
+        self._ring.push(chunk @ self._spatial, np.broadcast_to(np.zeros(1), (chunk.shape[0],)))
+
+    def skip(self, n: int) -> None:
+        """Advance by ``n`` lost samples."""
+        skip_rows(self._ring, n)
+
+    def scores(self, stop: int) -> np.ndarray:
+        """Return the scores (n_outputs,) of the raw window ending before ``stop``."""
+        view, _ = self._ring.get(stop - self.classifier.n_times, stop)  # (K r, n_times)
+        cols = np.einsum("jt,tj->j", view, self._temporal)
+        return self.classifier.scores_from_columns(cols)

@@ -1,0 +1,233 @@
+"""One scheduling step of the online loop, without threads or I/O of its own.
+
+:class:`Scheduler` moves what the EEG source holds into the classifier's streaming state,
+finds the gaps (:mod:`sblr_rt.stream.gaps`' rule), and decides the windows that are due:
+sliding hops and trial windows of cues. The loop's worker thread calls
+:meth:`Scheduler.step` over and over; tests call it on an in-memory source.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from sblr_rt.online.classifier import public_decision
+from sblr_rt.online.streaming import count_nonfinite
+from sblr_rt.stream.gaps import find_gaps, gap_threshold
+
+logger = logging.getLogger("sblr_rt.online")
+
+__all__ = ["Scheduler"]
+
+
+class Scheduler:
+    """Ingest the source's new samples and decide the due windows.
+
+    Parameters
+    ----------
+    state : StreamingState
+        The classifier's streaming state (fed here).
+    buffer : RingBuffer
+        The source's raw buffer (``n_pushed``, ``first_index``, ``get``).
+    pick : ndarray of int | None
+        The model's channels in the stream's order (None: the stream's own order).
+    telemetry : TelemetryRecorder
+        Where counts, gaps and decisions are recorded.
+    clock : callable
+        The LSL clock (``sblr_rt.stream.clock.local_clock``), for the publish time.
+    sink : object with ``push(dict)`` | None
+        Where decisions are published.
+    hop_samples : int
+        Samples between sliding decisions; 0: no sliding decisions.
+    label : str
+        How to name the stream in messages.
+    on_chunk : callable | None
+        ``on_chunk(first_index, data, timestamps)`` for every chunk read (the display).
+    """
+
+    def __init__(
+        self, state, buffer, pick, telemetry, clock, sink, hop_samples, label, on_chunk=None
+    ):
+        self.state = state
+        self.buffer = buffer
+        self.pick = pick
+        self.telemetry = telemetry
+        self.clock = clock
+        self.sink = sink
+        self.hop_samples = int(hop_samples)
+        self.label = label
+        self.on_chunk = on_chunk
+        self.gap_threshold = gap_threshold(state.classifier.sfreq)
+        # Start from the oldest sample held: samples that arrived while the loop was
+        # still connecting are classified too (cues at the very start need them).
+        self.n_in = buffer.first_index  # raw index of the next sample to read
+        self.offset = self.n_in  # raw index of the state's sample 0
+        self.last_ts: float | None = None
+        self.next_slide: int | None = None  # state index of the next sliding decision
+        self.pending_cues: list[tuple[float, str]] = []
+        self.halted: str | None = None
+
+    # ------------------------------------------------------------------------------------
+    def step(self, cues=()) -> int:
+        """Ingest the new samples, then decide the due trial windows and sliding hop.
+
+        Parameters
+        ----------
+        cues : iterable of (float, str)
+            New cues (timestamp, marker value) that start a trial.
+
+        Returns
+        -------
+        n_new : int
+            Samples ingested.
+        """
+        n_new = self.ingest()
+        self.pending_cues.extend(cues)
+        if self.pending_cues:
+            self.trial_decisions_due()
+        if self.hop_samples and n_new:
+            self.slide()
+        return n_new
+
+    def next_target(self) -> int:
+        """Raw ``n_pushed`` worth waking up for (the next hop's last sample)."""
+        if self.next_slide is not None:
+            return max(self.n_in + 1, self.next_slide + self.offset)
+        return self.n_in + (self.hop_samples or 1)
+
+    def watch(self, status: dict) -> None:
+        """Halt deciding while the source says its measured rate is far from the declared one.
+
+        Parameters
+        ----------
+        status : dict
+            The source's ``status()``; ``rate_far_off`` (absent: False) and
+            ``effective_sfreq`` are read.
+        """
+        halted = None
+        if status.get("rate_far_off", False):
+            rate = status.get("effective_sfreq")
+            measured = "unknown" if rate is None else f"{rate:.4g} Hz"
+            halted = (
+                f"the measured rate ({measured}) is far from the declared "
+                f"{self.state.classifier.sfreq:g} Hz"
+            )
+        if halted != self.halted:
+            if halted:
+                logger.error("%s: no decisions while %s.", self.label, halted)
+            else:
+                logger.info("%s: the rate is back to normal; deciding again.", self.label)
+        self.halted = halted
+        self.telemetry.set_halted(halted)
+
+    # ------------------------------------------------------------------------------------
+    def ingest(self) -> int:
+        """Move the samples that arrived since the last call into the state."""
+        buffer, state = self.buffer, self.state
+        n_pushed = buffer.n_pushed
+        if n_pushed <= self.n_in:
+            return 0
+        first = buffer.first_index
+        if self.n_in < first:  # fell behind the raw buffer: skip to what is left
+            lost = first - self.n_in
+            logger.warning("The online loop fell behind the stream: %d samples skipped.", lost)
+            state.skip(lost)
+            self.n_in = first
+            self.last_ts = None
+            self.telemetry.count("overruns")
+        try:
+            chunk, ts = buffer.get(self.n_in, n_pushed)
+        except ValueError:  # overwritten between the two reads; catch up next cycle
+            return 0
+        first_index, self.n_in = self.n_in, n_pushed
+        data = chunk.T  # (n_samples, n_channels) view
+        if self.on_chunk is not None:
+            self.on_chunk(first_index, data, ts)
+        prev, self.last_ts = self.last_ts, float(ts[-1])
+        # The one gap rule; to read the source's own flags instead, replace this line.
+        gap_at = find_gaps(ts, last=prev, threshold=self.gap_threshold)
+        picked = data if self.pick is None else data[:, self.pick]
+        n_bad = count_nonfinite(picked)
+        if n_bad:
+            self.telemetry.count("nonfinite_samples", n_bad)
+        start = 0
+        for g in gap_at:
+            state.push(picked[start:g], ts[start:g])
+            state.mark_break()
+            t_before = ts[g - 1] if g > 0 else prev
+            logger.warning(
+                "Gap of %.3f s in %s; decisions resume once a full window follows.",
+                ts[g] - t_before,
+                self.label,
+            )
+            self.telemetry.gap(t_before, ts[g])
+            start = g
+        state.push(picked[start:], ts[start:])
+        return n_pushed - first_index
+
+    def trial_decisions_due(self) -> None:
+        """Decide the trial windows whose samples have all arrived."""
+        state, keep = self.state, []
+        for t, value in self.pending_cues:
+            stop = state.trial_stop(t)
+            if stop is None or stop > state.n_pushed:  # not all samples arrived yet
+                keep.append((t, value))
+                continue
+            self.decide(stop, trial=True, cue=value)
+        self.pending_cues = keep
+
+    def slide(self) -> None:
+        """Decide the latest window if a hop is due (older due hops count as behind)."""
+        state, hop = self.state, self.hop_samples
+        n = state.n_pushed
+        if self.next_slide is None:
+            self.next_slide = max(n, state.n_times)
+        if n < self.next_slide:
+            return
+        behind = (n - self.next_slide) // hop
+        if behind:
+            self.telemetry.drop("halted" if self.halted else "behind", behind)
+        self.decide(n, trial=False, cue=None)
+        self.next_slide = n + hop - (n - self.next_slide) % hop
+
+    def decide(self, stop: int, *, trial: bool, cue) -> dict | None:
+        """Classify the window ending before ``stop`` and publish it, or count why not."""
+        state = self.state
+        reason = "halted" if self.halted else state.why_not(stop)
+        decision = None
+        if reason is None:
+            t0 = time.perf_counter()
+            decision = state.decide(stop, trial=trial, cue=cue)
+            step_time = time.perf_counter() - t0
+            if decision["label"] is None:  # non-finite scores are never published
+                reason, decision = "nonfinite", None
+        if reason is not None:
+            self._refused(stop, reason, trial, cue)
+            return None
+        if self.sink is not None:
+            self.sink.push(public_decision(decision))
+        published = self.clock()
+        decision.update(
+            window_start_index=stop - state.n_times + self.offset,
+            window_stop_index=stop + self.offset,
+            published=published,
+            step_time=step_time,
+        )
+        self.telemetry.decision(decision, published, published - decision["window_end"])
+        return decision
+
+    def _refused(self, stop: int, reason: str, trial: bool, cue) -> None:
+        state = self.state
+        if not trial:
+            self.telemetry.drop("gap" if reason in ("gap", "unavailable") else reason)
+            return
+        self.telemetry.drop("trials")
+        logger.warning(
+            "No decision for the trial at cue %r: window %s (samples %d..%d; held %d..%d).",
+            cue,
+            reason,
+            stop - state.n_times + self.offset,
+            stop - 1 + self.offset,
+            max(0, state.n_pushed - state.capacity) + self.offset,
+            state.n_pushed - 1 + self.offset,
+        )

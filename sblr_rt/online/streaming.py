@@ -1,0 +1,254 @@
+"""Samples in, decisions on any recent window out: the streaming state of the online loop.
+
+:class:`StreamingState` keeps what every streaming path shares (absolute sample indices,
+timestamps, non-finite samples, breaks, which windows may be classified) and drives one
+:class:`~sblr_rt.online.paths.StreamingPath` that computes the scores.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from sblr_rt.online.paths import StreamingPath, path_class
+from sblr_rt.stream.ring_buffer import RingBuffer
+
+__all__ = ["StreamingState", "count_nonfinite"]
+
+
+def count_nonfinite(chunk: np.ndarray) -> int:
+    """Return the number of samples (rows) of ``chunk`` holding NaN or ±inf."""
+    if chunk.size == 0:
+        return 0
+    return int(np.count_nonzero(~np.isfinite(chunk).all(axis=1)))
+
+
+class StreamingState:
+    """Samples in, decisions on any recent window out: the fast path of the online loop.
+
+    Obtained from :meth:`OnlineClassifier.streaming`. Feed raw chunks with :meth:`push`
+    (model channel order); samples get absolute indices from 0. Then
+    :meth:`decide(stop) <decide>` classifies the raw window of samples ``stop - n_times``
+    up to ``stop - 1``, with the same result (to rounding) as :meth:`OnlineClassifier.step`
+    on those samples. Not thread-safe: one thread feeds and decides.
+
+    Non-finite samples (NaN, ±inf) are stored as zeros and remembered; a window that holds
+    one, or that straddles a break (:meth:`mark_break`, :meth:`skip`), is refused by
+    :meth:`why_not`. No filter state needs resetting: the FIR filter forgets everything
+    older than ``n_pad`` samples, and that warm-up is part of every window.
+
+    Parameters
+    ----------
+    classifier : OnlineClassifier
+        The classifier.
+    capacity : int | None
+        Samples of history kept; default two windows.
+    path : str
+        A registered path name (:data:`sblr_rt.online.paths.PATHS`).
+
+    Attributes
+    ----------
+    n_pushed : int
+        Samples pushed (or skipped) so far; the next sample's index.
+    n_times : int
+        Samples per raw window.
+    path : str
+        The computation path's name.
+    """
+
+    def __init__(self, classifier, *, capacity=None, path="projected"):
+        clf = classifier
+        self.classifier = clf
+        self.n_times = clf.n_times
+        capacity = 2 * clf.n_times if capacity is None else int(capacity)
+        if capacity < clf.n_times:
+            raise ValueError(
+                f"'capacity' must hold at least one window ({clf.n_times} samples), got {capacity}"
+            )
+        self.capacity = capacity
+        cls = path_class(path)
+        cls.check_model(clf)
+        self.path = cls.name
+        self._path: StreamingPath = cls(clf, capacity)
+        self._n_ch = len(clf.ch_names)
+        self._times = RingBuffer(1, capacity)
+        # Recent runs of non-finite samples and of lost samples, [first, last] absolute;
+        # recent breaks (index of the first sample after a discontinuity). Pruned once
+        # older than the history.
+        self._bad_runs: deque[list[int]] = deque()
+        self._skipped: deque[list[int]] = deque()
+        self._breaks: deque[int] = deque()
+
+    @property
+    def feature_path(self) -> StreamingPath:
+        """The path object computing the scores."""
+        return self._path
+
+    # ------------------------------------------------------------------ feeding
+    @property
+    def n_pushed(self) -> int:
+        """Samples pushed or skipped so far (the next sample's absolute index)."""
+        return self._times.n_pushed
+
+    def push(self, chunk: np.ndarray, timestamps: np.ndarray) -> None:
+        """Append raw samples.
+
+        Parameters
+        ----------
+        chunk : ndarray, shape (n_samples, n_channels)
+            Raw samples in the model's channel order (LSL's layout).
+        timestamps : ndarray, shape (n_samples,)
+            Their timestamps.
+        """
+        n = chunk.shape[0]
+        if n == 0:
+            return
+        if chunk.ndim != 2 or chunk.shape[1] != self._n_ch:
+            raise ValueError(
+                f"'chunk' must have shape (n_samples, {self._n_ch}), got {chunk.shape}"
+            )
+        bad = ~np.isfinite(chunk).all(axis=1)
+        if bad.any():
+            self._note_bad(self.n_pushed + np.flatnonzero(bad))
+            chunk = np.where(bad[:, None], 0.0, chunk)
+        self._path.push(chunk)
+        timestamps = np.asarray(timestamps, dtype=np.float64)
+        self._times.push(np.broadcast_to(np.zeros(1), (n, 1)), timestamps)
+        self._prune()
+
+    def _note_bad(self, indices: np.ndarray) -> None:
+        runs = self._bad_runs
+        cuts = np.flatnonzero(np.diff(indices) > 1)
+        for first, last in zip(
+            indices[np.r_[0, cuts + 1]], indices[np.r_[cuts, len(indices) - 1]], strict=True
+        ):
+            if runs and runs[-1][1] + 1 >= first:
+                runs[-1][1] = int(last)
+            else:
+                runs.append([int(first), int(last)])
+
+    def _prune(self) -> None:
+        oldest = self.n_pushed - self.capacity
+        for runs in (self._bad_runs, self._skipped):
+            while runs and runs[0][1] < oldest:
+                runs.popleft()
+        while self._breaks and self._breaks[0] <= oldest:
+            self._breaks.popleft()
+
+    def skip(self, n: int) -> None:
+        """Advance by ``n`` samples that were lost (no window may span them)."""
+        n = int(n)
+        if n <= 0:
+            return
+        self.mark_break()
+        self._skipped.append([self.n_pushed, self.n_pushed + n - 1])
+        self._path.skip(n)
+        # Lost samples repeat the last time held, so the held times stay sorted.
+        last = self.timestamp(self.n_pushed - 1) if self.n_pushed else -np.inf
+        self._times.push(np.broadcast_to(np.zeros(1), (n, 1)), np.broadcast_to(last, (n,)))
+        self.mark_break()
+
+    def mark_break(self) -> None:
+        """Declare a discontinuity before the next sample (a gap in the stream)."""
+        if not self._breaks or self._breaks[-1] != self.n_pushed:
+            self._breaks.append(self.n_pushed)
+            self._path.mark_break()
+        self._prune()
+
+    # ------------------------------------------------------------------ deciding
+    def timestamp(self, index: int) -> float:
+        """Timestamp of the held sample at absolute ``index``."""
+        return self._times.timestamp_at(int(index))
+
+    def trial_stop(self, t_cue: float) -> int | None:
+        """Return the ``stop`` index of the trial window of a cue at time ``t_cue``.
+
+        The cue's sample is the held sample nearest to ``t_cue``; the window ends at
+        ``onset + round(tmin * sfreq) + n_window`` (exclusive), as in
+        :class:`~sblr_rt.bci_model.BCIModel`'s epoch convention.
+
+        Parameters
+        ----------
+        t_cue : float
+            The marker's timestamp (same clock as the samples).
+
+        Returns
+        -------
+        stop : int | None
+            None while no sample at or after ``t_cue`` has arrived; ``-1`` if the cue
+            precedes the samples held.
+        """
+        n = self.n_pushed
+        if n == 0:
+            return None
+        first = max(0, n - self.capacity)
+        _, times = self._times.get(first, n)
+        if not t_cue <= times[-1]:
+            return None
+        k = int(np.searchsorted(times, t_cue))
+        clf = self.classifier
+        if k == 0:
+            if t_cue < times[0] - 0.5 / clf.sfreq:
+                return -1
+            onset = first
+        else:
+            onset = first + (k if times[k] - t_cue < t_cue - times[k - 1] else k - 1)
+        # Window [onset + round(tmin sfreq), + n_window); raw epoch n_pad earlier.
+        return onset + round(clf.tmin * clf.sfreq) + clf.n_window
+
+    def why_not(self, stop: int) -> str | None:
+        """Return why the window ending before ``stop`` cannot be classified, or None.
+
+        Returns
+        -------
+        reason : str | None
+            ``"future"`` (not all samples arrived), ``"unavailable"`` (before the first
+            sample, or overwritten), ``"gap"`` (straddles a break), ``"nonfinite"`` (holds
+            NaN or inf), or None when the window can be classified.
+        """
+        start = stop - self.n_times
+        n = self.n_pushed
+        if stop > n:
+            return "future"
+        if start < 0 or start < n - self.capacity:
+            return "unavailable"
+        if any(start < b < stop for b in self._breaks) or any(
+            first < stop and last >= start for first, last in self._skipped
+        ):
+            return "gap"
+        if any(first < stop and last >= start for first, last in self._bad_runs):
+            return "nonfinite"
+        return None
+
+    def decide(self, stop: int, *, trial: bool = False, cue: str | None = None) -> dict:
+        """Classify the raw window of samples ``stop - n_times`` .. ``stop - 1``.
+
+        Parameters
+        ----------
+        stop : int
+            Absolute index one past the window's last sample.
+        trial : bool
+            Whether this is a trial decision.
+        cue : str | None
+            The cue's marker value.
+
+        Returns
+        -------
+        decision : dict
+            As :meth:`OnlineClassifier.step`, with ``window_end`` the last sample's
+            timestamp.
+
+        Raises
+        ------
+        ValueError
+            If the window cannot be classified (see :meth:`why_not`).
+        """
+        reason = self.why_not(stop)
+        if reason is not None:
+            raise ValueError(
+                f"the window ending before sample {stop} cannot be classified: {reason} "
+                f"(check StreamingState.why_not first); got 'stop'={stop}"
+            )
+        scores = self._path.scores(stop)
+        return self.classifier.decision(scores, self.timestamp(stop - 1), trial, cue)

@@ -1,0 +1,343 @@
+"""What the online loop reports: counters, latency statistics and the frozen snapshot.
+
+:class:`TelemetryRecorder` is written by the loop's worker (thread-safe, bounded);
+:meth:`OnlineLoop.snapshot` freezes it into one :class:`Telemetry`, which the dashboard and
+the command line read by attribute.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import deque
+
+import numpy as np
+
+__all__ = [
+    "Dropped",
+    "RawTraces",
+    "RecentValues",
+    "Stats",
+    "StreamTelemetry",
+    "Telemetry",
+    "TelemetryRecorder",
+]
+
+#: Why a window gave no decision (keys of :class:`Dropped`).
+DROP_REASONS = ("gap", "nonfinite", "behind", "trials", "halted")
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """Summary of recent values (seconds): ``n`` and ``p50``, ``p99``, ``max``, ``mean``."""
+
+    n: int = 0
+    p50: float = float("nan")
+    p99: float = float("nan")
+    max: float = float("nan")
+    mean: float = float("nan")
+
+
+@dataclasses.dataclass(frozen=True)
+class Dropped:
+    """Windows given no decision, by reason.
+
+    ``gap`` (the window held a gap), ``nonfinite`` (it held NaN or inf samples, or gave
+    non-finite scores), ``behind`` (hops skipped: the samples of several hops arrived at
+    once, only the latest window is classified), ``trials`` (trial windows that could not
+    be classified), ``halted`` (hops skipped while deciding was halted, see
+    :attr:`Telemetry.halted`).
+    """
+
+    gap: int = 0
+    nonfinite: int = 0
+    behind: int = 0
+    trials: int = 0
+    halted: int = 0
+
+    @property
+    def total(self) -> int:
+        """All windows given no decision."""
+        return self.gap + self.nonfinite + self.behind + self.trials + self.halted
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamTelemetry:
+    """The EEG stream as the loop sees it (NaN/None/0 until the source is there)."""
+
+    name: str | None = None
+    source_id: str | None = None
+    connected: bool = False
+    sfreq: float = float("nan")
+    n_channels: int = 0
+    ch_names: tuple[str, ...] = ()
+    n_samples: int = 0
+    buffer_fill: float = 0.0
+    buffer_seconds: float = 0.0
+    effective_sfreq: float = float("nan")
+    n_reconnects: int = 0
+
+    @classmethod
+    def from_source(cls, source, status: dict, connected: bool) -> StreamTelemetry:
+        """Describe a started source (``buffer``, ``sfreq``, ``ch_names``) and its status."""
+        buffer = source.buffer
+        sfreq = float(source.sfreq)
+        return cls(
+            name=getattr(source, "name", None),
+            source_id=getattr(source, "source_id", None),
+            connected=connected,
+            sfreq=sfreq,
+            n_channels=int(source.n_channels),
+            ch_names=tuple(source.ch_names),
+            n_samples=int(buffer.n_pushed),
+            buffer_fill=buffer.n_available / buffer.capacity,
+            buffer_seconds=buffer.capacity / sfreq,
+            effective_sfreq=status.get("effective_sfreq") or float("nan"),
+            n_reconnects=status.get("n_reconnects", 0),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class RawTraces:
+    """Decimated raw samples for display: ``data`` (n_channels, n_kept) float32, ``times``.
+
+    ``unit`` is the samples' unit when known (``""`` otherwise).
+    """
+
+    data: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    times: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    ch_names: tuple[str, ...] = ()
+    sfreq: float = float("nan")
+    unit: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Telemetry:
+    """One snapshot of the online loop (or of a bare stream, for the dashboard).
+
+    Attributes
+    ----------
+    time : float
+        LSL clock time of the snapshot.
+    running : bool
+        Whether the worker runs.
+    mode, path : str | None
+        ``"sliding"``/``"trial"``; the streaming path's name.
+    hop : float
+        Seconds between sliding decisions.
+    stream : StreamTelemetry
+        The EEG stream.
+    raw : RawTraces
+        Decimated raw samples of the selected channels.
+    decisions, trials : tuple of dict
+        Recent decisions (all; trial ones), oldest first.
+    cues : tuple of (float, str)
+        Recent markers received.
+    step_time, latency : Stats
+        Seconds per decision; from ``window_end`` to the push on the outlet.
+    decisions_per_second : float
+        Over the statistics' horizon.
+    n_decisions, n_trial_decisions, n_cues : int
+        Totals since start.
+    gaps : tuple of (float, float)
+        Recent gaps (timestamps of the last sample before and the first after).
+    n_gaps : int
+        Gaps since start: the one count (:mod:`sblr_rt.stream.gaps`' rule).
+    dropped : Dropped
+        Windows given no decision, by reason.
+    n_nonfinite_samples : int
+        Samples received with NaN or inf in one of the model's channels.
+    n_overruns : int
+        Times the raw buffer overwrote samples the loop had not read.
+    halted : str | None
+        Why the loop does not decide now (e.g. the measured rate is far from the
+        declared one), None while it decides.
+    worker_cpu : float
+        CPU seconds of the worker per wall second since start.
+    """
+
+    time: float = float("nan")
+    running: bool = False
+    mode: str | None = None
+    hop: float = float("nan")
+    path: str | None = None
+    stream: StreamTelemetry = StreamTelemetry()
+    raw: RawTraces = dataclasses.field(default_factory=RawTraces)
+    decisions: tuple = ()
+    trials: tuple = ()
+    cues: tuple = ()
+    step_time: Stats = Stats()
+    latency: Stats = Stats()
+    decisions_per_second: float = 0.0
+    n_decisions: int = 0
+    n_trial_decisions: int = 0
+    n_cues: int = 0
+    gaps: tuple = ()
+    n_gaps: int = 0
+    dropped: Dropped = Dropped()
+    n_nonfinite_samples: int = 0
+    n_overruns: int = 0
+    halted: str | None = None
+    worker_cpu: float = 0.0
+
+
+class RecentValues:
+    """Values with their times, keeping only the last ``horizon`` seconds.
+
+    Parameters
+    ----------
+    horizon : float
+        Seconds of history kept.
+    maxlen : int
+        Hard bound on the number of values kept, whatever their times.
+    """
+
+    def __init__(self, horizon: float = 60.0, maxlen: int = 100_000) -> None:
+        self.horizon = float(horizon)
+        self._times: deque[float] = deque(maxlen=maxlen)
+        self._values: deque[float] = deque(maxlen=maxlen)
+
+    def add(self, t: float, value: float) -> None:
+        """Record ``value`` observed at time ``t`` (seconds) and drop what is too old."""
+        self._times.append(t)
+        self._values.append(value)
+        self._prune(t)
+
+    def _prune(self, now: float) -> None:
+        limit = now - self.horizon
+        while self._times and self._times[0] < limit:
+            self._times.popleft()
+            self._values.popleft()
+
+    def summary(self, now: float) -> Stats:
+        """Summarize the values of the last ``horizon`` seconds (NaN stats when none)."""
+        self._prune(now)
+        n = len(self._values)
+        if n == 0:
+            return Stats()
+        values = np.fromiter(self._values, dtype=float, count=n)
+        p50, p99 = np.percentile(values, [50.0, 99.0])
+        return Stats(n, float(p50), float(p99), float(values.max()), float(values.mean()))
+
+    def rate(self, now: float) -> float:
+        """Return the number of values per second over the last ``horizon`` seconds."""
+        self._prune(now)
+        n = len(self._times)
+        if n < 2:
+            return 0.0
+        span = max(now - self._times[0], 1e-9)
+        return n / span if span < self.horizon else n / self.horizon
+
+
+class TelemetryRecorder:
+    """The loop's counters and recent history, written by the worker, read by snapshots.
+
+    Parameters
+    ----------
+    history_seconds : float
+        Horizon of the latency, step-time and rate statistics.
+    max_history : int
+        Decisions, trial decisions, cues and gaps kept.
+    """
+
+    def __init__(self, history_seconds: float = 60.0, max_history: int = 500) -> None:
+        self.lock = threading.Lock()
+        self.decisions: deque = deque(maxlen=max_history)
+        self.trial_decisions: deque = deque(maxlen=max_history)
+        self.pending: deque = deque(maxlen=100_000)  # for OnlineLoop.pop_decisions()
+        self.cues: deque = deque(maxlen=max_history)
+        self.gaps: deque = deque(maxlen=max_history)
+        self.step_times = RecentValues(history_seconds)
+        self.latencies = RecentValues(history_seconds)
+        self.decision_times = RecentValues(history_seconds)
+        self.counts = dict.fromkeys(
+            ("decisions", "trial_decisions", "cues", "gaps", "nonfinite_samples", "overruns"),
+            0,
+        )
+        self.dropped = dict.fromkeys(DROP_REASONS, 0)
+        self.halted: str | None = None
+
+    def count(self, key: str, n: int = 1) -> None:
+        """Add ``n`` to the counter ``key``."""
+        with self.lock:
+            self.counts[key] += n
+
+    def drop(self, reason: str, n: int = 1) -> None:
+        """Count ``n`` windows given no decision for ``reason`` (one of ``DROP_REASONS``)."""
+        with self.lock:
+            self.dropped[reason] += n
+
+    def set_halted(self, reason: str | None) -> None:
+        """Say why the loop does not decide now (None: it decides)."""
+        with self.lock:
+            self.halted = reason
+
+    def gap(self, t_before: float, t_after: float) -> None:
+        """Record a gap between two sample times."""
+        with self.lock:
+            self.counts["gaps"] += 1
+            self.gaps.append((float(t_before), float(t_after)))
+
+    def cue(self, t: float, value: str) -> None:
+        """Record a marker received."""
+        with self.lock:
+            self.cues.append((float(t), str(value)))
+            self.counts["cues"] += 1
+
+    def decision(self, decision: dict, published: float, latency: float) -> None:
+        """Record a published decision (with its ``step_time`` and ``trial``)."""
+        with self.lock:
+            self.step_times.add(published, decision["step_time"])
+            self.latencies.add(published, latency)
+            self.decision_times.add(published, 1.0)
+            self.decisions.append(decision)
+            self.pending.append(decision)
+            if decision["trial"]:
+                self.trial_decisions.append(decision)
+                self.counts["trial_decisions"] += 1
+            self.counts["decisions"] += 1
+
+    def pop_pending(self) -> list[dict]:
+        """Return and forget the decisions recorded since the last call."""
+        with self.lock:
+            out = list(self.pending)
+            self.pending.clear()
+        return out
+
+    def freeze(self, now: float, n_decisions: int | None = None, **fields) -> Telemetry:
+        """Return a :class:`Telemetry` of the counters now, plus ``fields``.
+
+        Parameters
+        ----------
+        now : float
+            The current time (the clock of the recorded times).
+        n_decisions : int | None
+            Keep only the last ``n_decisions`` decisions and trial decisions.
+        **fields
+            The other :class:`Telemetry` fields (stream, raw, mode, ...).
+        """
+        with self.lock:
+            decisions, trials = tuple(self.decisions), tuple(self.trial_decisions)
+            if n_decisions is not None:
+                decisions = decisions[-n_decisions:] if n_decisions else ()
+                trials = trials[-n_decisions:] if n_decisions else ()
+            c = dict(self.counts)
+            return Telemetry(
+                time=now,
+                decisions=decisions,
+                trials=trials,
+                cues=tuple(self.cues),
+                step_time=self.step_times.summary(now),
+                latency=self.latencies.summary(now),
+                decisions_per_second=self.decision_times.rate(now),
+                n_decisions=c["decisions"],
+                n_trial_decisions=c["trial_decisions"],
+                n_cues=c["cues"],
+                gaps=tuple(self.gaps),
+                n_gaps=c["gaps"],
+                dropped=Dropped(**self.dropped),
+                n_nonfinite_samples=c["nonfinite_samples"],
+                n_overruns=c["overruns"],
+                halted=self.halted,
+                **fields,
+            )
