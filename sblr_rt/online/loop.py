@@ -285,6 +285,7 @@ class OnlineLoop:
             hop_samples,
             self._label,
             on_chunk=self._to_display,
+            gap_indices=getattr(self.source, "gap_indices", None),
         )
         self._last_status = -math.inf
         self._error = None

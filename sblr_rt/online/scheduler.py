@@ -43,10 +43,24 @@ class Scheduler:
         How to name the stream in messages.
     on_chunk : callable | None
         ``on_chunk(first_index, data, timestamps)`` for every chunk read (the display).
+    gap_indices : callable | None
+        ``gap_indices(start, stop)``: the buffer indices of samples that follow a gap, as
+        the source detected them (:meth:`sblr_rt.stream.LSLSource.gap_indices`); None:
+        apply :func:`sblr_rt.stream.gaps.find_gaps` here.
     """
 
     def __init__(
-        self, state, buffer, pick, telemetry, clock, sink, hop_samples, label, on_chunk=None
+        self,
+        state,
+        buffer,
+        pick,
+        telemetry,
+        clock,
+        sink,
+        hop_samples,
+        label,
+        on_chunk=None,
+        gap_indices=None,
     ):
         self.state = state
         self.buffer = buffer
@@ -57,6 +71,7 @@ class Scheduler:
         self.hop_samples = int(hop_samples)
         self.label = label
         self.on_chunk = on_chunk
+        self.gap_indices = gap_indices
         self.gap_threshold = gap_threshold(state.classifier.sfreq)
         # Start from the oldest sample held: samples that arrived while the loop was
         # still connecting are classified too (cues at the very start need them).
@@ -144,8 +159,10 @@ class Scheduler:
         if self.on_chunk is not None:
             self.on_chunk(first_index, data, ts)
         prev, self.last_ts = self.last_ts, float(ts[-1])
-        # The one gap rule; to read the source's own flags instead, replace this line.
-        gap_at = find_gaps(ts, last=prev, threshold=self.gap_threshold)
+        if self.gap_indices is not None:  # the source's own gaps: one rule, one count
+            gap_at = self.gap_indices(first_index, n_pushed) - first_index
+        else:  # a source that does not track gaps: the same rule, applied here
+            gap_at = find_gaps(ts, last=prev, threshold=self.gap_threshold)
         picked = data if self.pick is None else data[:, self.pick]
         n_bad = count_nonfinite(picked)
         if n_bad:
