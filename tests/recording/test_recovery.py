@@ -8,8 +8,8 @@ import os
 import mne
 import numpy as np
 import pytest
-
 from sblr_rt.cli import main
+
 from sblr_rt.io import read_recording
 from sblr_rt.recording import Recorder, default_out, read_sidecar, recover, sidecar_path
 
