@@ -70,6 +70,8 @@ class Recorder:
         Markers written per value (those stamped before the recording started left out).
     units : list of str
         Channel units of the stream (after :meth:`start`).
+    sfreq : float | None
+        Nominal rate of the stream (after :meth:`start`).
     note : str | None
         What was done with a leftover sidecar of a killed recording, if any.
 
@@ -117,6 +119,7 @@ class Recorder:
         self.last_marker_timestamp: float | None = None
         self.marker_counts: Counter = Counter()
         self.units: list[str] = []
+        self.sfreq: float | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -143,6 +146,7 @@ class Recorder:
         self._eeg = eeg
         try:
             self.units = self._stream_units(eeg)
+            self.sfreq = float(eeg.sfreq)
             if self.record_markers:
                 self._markers = self._open_markers(MarkerSource, eeg.description.name)
             self._sink = SidecarWriter(self.sidecar, self._header(eeg))
