@@ -20,7 +20,6 @@ from sblr_rt.gui.summary import (
     RESULT_KEYS,
     ModelSummary,
     ScoreFactors,
-    scalp_layout,
     summarize_model,
 )
 from sblr_rt.gui.widgets import (
@@ -31,6 +30,8 @@ from sblr_rt.gui.widgets import (
     notify,
     symmetric_limit,
 )
+
+from sblr_rt.montage import scalp_layout
 
 POSITIVE = "#B2182B"
 NEGATIVE = "#2166AC"
