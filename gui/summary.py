@@ -184,28 +184,9 @@ def summarize_model(
         The arrays to draw.
     """
     est = _estimator_of(model)
-    spatial, temporal = _factors(est)
     classes = [str(c) for c in _first_attr(model, ("classes", "classes_"), est.classes_)]
-    intercept = np.atleast_1d(np.asarray(est.intercept_, float))
-    if spatial.ndim == 2:
-        spatial, temporal = spatial[None], temporal[None]
-        titles = [(classes[1], classes[0])]
-    elif getattr(est, "multi_class", "ovr") == "multinomial":
-        titles = [(c, f"{classes[0]} (multinomial)") for c in classes]
-    else:
-        titles = [(c, "rest") for c in classes]
-    scores = [
-        ScoreFactors(
-            title=f"{pos} vs {neg}",
-            spatial=spatial[k],
-            temporal=temporal[k],
-            intercept=float(intercept[min(k, intercept.size - 1)]),
-            positive=pos,
-            negative=neg,
-        )
-        for k, (pos, neg) in enumerate(titles)
-    ]
-    n_channels, n_times = spatial.shape[1], temporal.shape[1]
+    scores = _scores(est, classes)
+    n_channels, n_times = scores[0].spatial.shape[0], scores[0].temporal.shape[0]
 
     if ch_names is None:
         ch_names = _model_channel_names(model, n_channels)
@@ -225,14 +206,7 @@ def summarize_model(
     cv_results, chosen = _cv_results(model)
     objectives = _objectives(model, est)
     info = _info(model, est)
-    pre = getattr(model, "preprocessor", None)
-    groups = []
-    if pre is not None and getattr(pre, "features", "") == "bandpower":
-        n_picks = len(pre.picks)
-        for b, (lo, hi) in enumerate(pre.bands):
-            rows = list(range(b * n_picks, (b + 1) * n_picks))
-            if rows[-1] < n_channels:
-                groups.append((f"{lo:g}-{hi:g} Hz", rows))
+    groups = _band_groups(model, n_channels)
     return ModelSummary(
         ch_names=ch_names,
         axis=axis,
@@ -246,6 +220,43 @@ def summarize_model(
         groups=groups,
         ranks=rank_results(model),
     )
+
+
+def _scores(est, classes: list[str]) -> list[ScoreFactors]:
+    """Return the factors of each score: one for two classes, one per class otherwise."""
+    spatial, temporal = _factors(est)
+    intercept = np.atleast_1d(np.asarray(est.intercept_, float))
+    if spatial.ndim == 2:
+        spatial, temporal = spatial[None], temporal[None]
+        titles = [(classes[1], classes[0])]
+    elif getattr(est, "multi_class", "ovr") == "multinomial":
+        titles = [(c, f"{classes[0]} (multinomial)") for c in classes]
+    else:
+        titles = [(c, "rest") for c in classes]
+    return [
+        ScoreFactors(
+            title=f"{pos} vs {neg}",
+            spatial=spatial[k],
+            temporal=temporal[k],
+            intercept=float(intercept[min(k, intercept.size - 1)]),
+            positive=pos,
+            negative=neg,
+        )
+        for k, (pos, neg) in enumerate(titles)
+    ]
+
+
+def _band_groups(model, n_channels: int) -> list[tuple[str, list[int]]]:
+    """Return the rows of U per frequency band for band-power features (none otherwise)."""
+    pre = getattr(model, "preprocessor", None)
+    groups = []
+    if pre is not None and getattr(pre, "features", "") == "bandpower":
+        n_picks = len(pre.picks)
+        for b, (lo, hi) in enumerate(pre.bands):
+            rows = list(range(b * n_picks, (b + 1) * n_picks))
+            if rows[-1] < n_channels:
+                groups.append((f"{lo:g}-{hi:g} Hz", rows))
+    return groups
 
 
 def _model_channel_names(model, n_channels: int) -> list[str]:
