@@ -225,12 +225,19 @@ def retire_sidecar(sidecar: Path) -> None:
     shutil.rmtree(doomed)
 
 
+def _nothing_to_recover(sidecar: Path) -> bool:
+    """Return True when neither sample file of ``sidecar`` holds a byte."""
+    data = [sidecar / name for name in ("eeg.bin", "eeg_ts.bin")]
+    return not any(p.is_file() and p.stat().st_size for p in data)
+
+
 def clear_leftovers(sidecar: Path) -> str | None:
     """Make way for a new recording to ``sidecar`` if what is there holds nothing to recover.
 
-    A sidecar missing some of its files was killed while being created (no data yet) or
-    deleted (already converted): it is removed, or moved aside when it still holds bytes.
-    A complete sidecar is left alone: the caller refuses to record over it.
+    A sidecar without a single sample (killed before its first flush, or while being
+    created) is removed. One missing some of its files was killed while being deleted
+    (already converted): it is moved aside, as it still holds bytes. A complete sidecar
+    with samples is left alone: the caller refuses to record over it.
 
     Parameters
     ----------
@@ -247,20 +254,17 @@ def clear_leftovers(sidecar: Path) -> str | None:
     if doomed.exists():
         shutil.rmtree(doomed)
         notes.append(f"removed '{doomed}', a converted recording's sidecar left half deleted")
-    if sidecar.is_dir() and any(not (sidecar / name).is_file() for name in FILES):
-        has_bytes = any(p.is_file() and p.stat().st_size for p in sidecar.iterdir())
-        if has_bytes:
-            stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-            aside = sidecar.with_name(f"{sidecar.name}.incomplete-{stamp}")
-            os.replace(sidecar, aside)
-            notes.append(
-                f"moved the incomplete sidecar '{sidecar}' (a recording killed while it was "
-                f"created or deleted) to '{aside}'; `sblr-rt record --recover {aside}` "
-                "reads what it holds"
-            )
-        else:
-            shutil.rmtree(sidecar)
-            notes.append(f"removed '{sidecar}', an empty sidecar of a killed recording")
+    if sidecar.is_dir() and _nothing_to_recover(sidecar):
+        notes.append(f"removed '{sidecar}', a sidecar of a killed recording with no sample")
+        shutil.rmtree(sidecar)
+    elif sidecar.is_dir() and any(not (sidecar / name).is_file() for name in FILES):
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        aside = sidecar.with_name(f"{sidecar.name}.incomplete-{stamp}")
+        os.replace(sidecar, aside)
+        notes.append(
+            f"moved the incomplete sidecar '{sidecar}' (a recording killed while it was "
+            f"deleted) to '{aside}'; `sblr-rt record --recover {aside}` reads what it holds"
+        )
     if not notes:
         return None
     note = "; ".join(notes)

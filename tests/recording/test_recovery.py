@@ -112,6 +112,9 @@ def test_half_deleted_sidecar_is_recovered_and_does_not_block(tmp_path, caplog):
     side.mkdir()
     (side / "eeg.bin").write_bytes(b"")
     assert "removed" in Recorder(out, overwrite=True).note and not side.exists()
+    # a recording killed before its first flush: a header, empty files, nothing to keep
+    _sidecar(out, n=0)
+    assert "no sample" in Recorder(out, overwrite=True).note and not side.exists()
     # what a kill during Recorder.stop()'s deletion leaves: swept away
     doomed = side.with_name(side.name + ".deleting")
     doomed.mkdir()
