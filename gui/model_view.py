@@ -452,7 +452,9 @@ class ModelTab(QtWidgets.QWidget):
         # a log axis only helps (and only gets ticks) when F spans more than a decade
         log = bool(np.all(values > 0) and values.max() > 10 * values.min())
         plot.setLogMode(y=log)
-        if not log:
+        if log:  # label the decades only: minor labels pile up on a short axis
+            plot.getAxis("left").setTicks(_decade_ticks(values))
+        else:
             plot.setLabel("left", "F")
         if len(summary.objectives) > 1:
             plot.addLegend(offset=(-10, 10))
@@ -462,6 +464,15 @@ class ModelTab(QtWidgets.QWidget):
                 np.arange(obj.size), obj, pen=pg.mkPen(class_color(k), width=2), name=name
             )
             self.objective_curves.append(curve)
+
+
+def _decade_ticks(values: np.ndarray) -> list[list[tuple[float, str]]]:
+    """Return log-axis ticks: labelled decades, unlabelled 2..9 multiples between them."""
+    lo = int(np.floor(np.log10(values.min())))
+    hi = int(np.ceil(np.log10(values.max())))
+    major = [(float(e), f"{10.0**e:g}") for e in range(lo, hi + 1)]
+    minor = [(float(np.log10(m * 10.0**e)), "") for e in range(lo, hi) for m in range(2, 10)]
+    return [major, minor]
 
 
 def _same(a, b) -> bool:
