@@ -1,4 +1,4 @@
-"""Sidecar contents -> FIF file, written atomically (a temporary name, then a rename).
+"""Sidecar contents -> FIF file, written atomically (a temporary folder, then a rename).
 
 The data go in volts, each marker becomes an annotation on the sample nearest to its
 timestamp, a ``BAD_gap`` annotation marks each place where samples were lost, and the
@@ -12,6 +12,7 @@ import datetime
 import json
 import logging
 import os
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -89,8 +90,8 @@ def _annotations(ts, markers, sfreq):
 def write_fif(contents: dict, out: Path, *, overwrite: bool = False) -> Path:
     """Write sidecar contents (:func:`~sblr_rt.recording.sidecar.read_sidecar`) to FIF.
 
-    The file is written under a temporary name in ``out``'s folder and renamed to
-    ``out`` only when complete: a crash leaves either the old file or the new one.
+    The file is written in a temporary folder in ``out``'s folder and moved to ``out``
+    only when complete: a crash leaves either the old file or the new one.
 
     Parameters
     ----------
@@ -132,18 +133,27 @@ def write_fif(contents: dict, out: Path, *, overwrite: bool = False) -> Path:
             mne.Annotations(onsets, durations, descriptions, orig_time=raw.info["meas_date"])
         )
     fmt = "double" if np.dtype(header["dtype"]).itemsize >= 8 else "single"
-    suffix = ".fif.gz" if out.name.lower().endswith(".gz") else ".fif"
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=f"_raw{suffix}", dir=out.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    _save_atomically(raw, out, fmt=fmt)
+    logger.info("wrote %s: %d samples, %d annotations", out, len(ts), len(onsets))
+    return out
+
+
+def _save_atomically(raw, out: Path, *, fmt: str) -> None:
+    """Save ``raw`` in a temporary folder next to ``out``, then move it into place.
+
+    The files keep their final names inside the temporary folder, so the parts of a
+    recording larger than 2 GB (``out-1.fif``...) still name each other; the main file is
+    moved last: until then, any previous ``out`` stays whole.
+    """
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*does not conform to MNE naming.*")
-            raw.save(tmp, fmt=fmt, overwrite=True, verbose="error")
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, out)
+            raw.save(staging / out.name, fmt=fmt, overwrite=True, verbose="error")
+        parts = sorted(p for p in staging.iterdir() if p.name != out.name)
+        for path in [*parts, staging / out.name]:
+            with open(path, "rb") as f:
+                os.fsync(f.fileno())
+            os.replace(path, out.parent / path.name)
     finally:
-        tmp.unlink(missing_ok=True)
-    logger.info("wrote %s: %d samples, %d annotations", out, len(ts), len(onsets))
-    return out
+        shutil.rmtree(staging, ignore_errors=True)
