@@ -9,7 +9,6 @@ file, so calibration sees exactly what ``sblr-rt replay`` would play later.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
@@ -27,20 +26,9 @@ def _fif_name(path) -> Path:
     return path.with_name(path.name + "_raw.fif")
 
 
-def _count_cues(sidecar: Path, counted) -> int:
-    """Class cues written so far to the recorder's sidecar (``markers.jsonl``)."""
-    try:
-        lines = (sidecar / "markers.jsonl").read_text().splitlines()
-    except OSError:
-        return 0
-    n = 0
-    for line in lines:
-        try:
-            value = str(json.loads(line)["value"])
-        except (ValueError, KeyError, TypeError):
-            continue  # a line being written
-        n += counted is None or value in counted
-    return n
+def _count_cues(marker_counts: dict, counted) -> int:
+    """Class cues recorded so far, from the recorder's counts per marker value."""
+    return sum(n for value, n in marker_counts.items() if counted is None or value in counted)
 
 
 def record_session(
@@ -85,7 +73,7 @@ def record_session(
         The recording, read back from the FIF file (volts).
     """
     from sblr_rt.io.recordings import read_recording
-    from sblr_rt.recording.recorder import Recorder
+    from sblr_rt.recording import Recorder
 
     out = _fif_name(path)
     counted = None if classes is None else set(classes)
@@ -100,7 +88,7 @@ def record_session(
             time.sleep(0.2)
             status = recorder.status()
             if n_trials is not None and stop_at > time.monotonic() + tail:
-                n_cues = _count_cues(recorder.sidecar, counted)
+                n_cues = _count_cues(status["marker_counts"], counted)
                 if n_cues >= n_trials:
                     stop_at = time.monotonic() + tail
             if progress is not None:

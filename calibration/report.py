@@ -138,6 +138,21 @@ def plot_report(model, path) -> Path:
     n_rows = 1 + n_prob * rank
     fig = plt.figure(figsize=(3.2 * n_cols, 2.6 * n_rows), layout="constrained")
     gs = fig.add_gridspec(n_rows, n_cols)
+    _plot_selection(fig, gs, model)
+    row = 1
+    for p in range(n_prob):
+        for k in range(rank):
+            _plot_component(fig, gs, row, pre, U[p, :, k], V[p, :, k], titles[p], k)
+            row += 1
+    path = Path(path)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def _plot_selection(fig, gs, model) -> None:
+    """First row: the penalty grid, the rank step and the chosen parameters."""
+    pre, est = model.preprocessor, model.estimator
     sel = model.metadata.get("selection") or {}
     if sel.get("grid"):
         ax = fig.add_subplot(gs[0, 0])
@@ -171,29 +186,26 @@ def plot_report(model, path) -> Path:
         va="top",
         fontsize=9,
     )
+
+
+def _plot_component(fig, gs, row: int, pre, u, v, title: str, k: int) -> None:
+    """One row: scalp maps of ``u`` (one per band) and the time course ``v``."""
+    n_bands = len(pre.bands) if pre.features == "bandpower" else 1
+    n_picks = len(pre.picks)
+    for b in range(n_bands):
+        ax = fig.add_subplot(gs[row, b])
+        band = (
+            f" {pre.bands[b][0]:g}-{pre.bands[b][1]:g} Hz" if pre.features == "bandpower"
+            else ""
+        )  # fmt: skip
+        _topomap(ax, u[b * n_picks : (b + 1) * n_picks], list(pre.picks),
+                 f"{title}spatial {k + 1}{band}")  # fmt: skip
+    ax = fig.add_subplot(gs[row, n_bands])
     times = pre.times
-    row = 1
-    for p in range(n_prob):
-        for k in range(rank):
-            u = U[p, :, k]
-            for b in range(n_bands):
-                ax = fig.add_subplot(gs[row, b])
-                seg = u[b * len(pre.picks) : (b + 1) * len(pre.picks)]
-                band = (
-                    f" {pre.bands[b][0]:g}-{pre.bands[b][1]:g} Hz" if pre.features == "bandpower"
-                    else ""
-                )  # fmt: skip
-                _topomap(ax, seg, list(pre.picks), f"{titles[p]}spatial {k + 1}{band}")
-            ax = fig.add_subplot(gs[row, n_bands])
-            ax.plot(times, V[p, :, k], marker="." if len(times) < 30 else None)
-            ax.axhline(0, color="0.7", lw=0.5)
-            ax.set_xlabel("time from cue (s)")
-            ax.set_title(f"{titles[p]}temporal {k + 1}", fontsize=8)
-            row += 1
-    path = Path(path)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    ax.plot(times, v, marker="." if len(times) < 30 else None)
+    ax.axhline(0, color="0.7", lw=0.5)
+    ax.set_xlabel("time from cue (s)")
+    ax.set_title(f"{title}temporal {k + 1}", fontsize=8)
 
 
 def write_report(model, prefix) -> tuple[Path, Path]:

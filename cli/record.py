@@ -46,7 +46,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to find streams")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
     parser.add_argument(
-        "--recover", metavar="SIDECAR", default=None, help="convert SIDECAR (OUT.rec) to FIF"
+        "--recover",
+        metavar="SIDECAR",
+        default=None,
+        help="convert SIDECAR (OUT.rec) to FIF, next to it unless --out says where",
     )
     parser.set_defaults(func=run)
     return parser
@@ -68,10 +71,8 @@ def run(args: argparse.Namespace) -> int:
     import signal
     import time
 
-    from sblr_rt.recording.recorder import Recorder, recover
-
     if args.recover is not None:
-        out = recover(args.recover, args.out, overwrite=args.overwrite)
+        out = _existing_out_as_value_error(_recover, args)
         print(f"wrote {out}", flush=True)
         return 0
     if args.out is None:
@@ -82,18 +83,11 @@ def run(args: argparse.Namespace) -> int:
     def _terminate(signum, frame):
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    recorder = Recorder(
-        args.out,
-        name=args.stream,
-        source_id=args.source_id,
-        marker_name=args.markers,
-        marker_source_id=args.markers_source_id,
-        markers=not args.no_markers,
-        timeout=args.timeout,
-        overwrite=args.overwrite,
-    )
+    recorder = _existing_out_as_value_error(_recorder, args)
+    if recorder.note:
+        print(recorder.note, flush=True)
     recorder.start()
+    previous = signal.signal(signal.SIGTERM, _terminate)
     print(f"recording to {recorder.sidecar} (Ctrl-C to stop)", flush=True)
     try:
         deadline = None if args.duration is None else time.monotonic() + args.duration
@@ -109,3 +103,35 @@ def run(args: argparse.Namespace) -> int:
         out = recorder.stop()
     print(f"wrote {out}: {recorder.n_samples} samples, {recorder.n_markers} markers", flush=True)
     return 0
+
+
+def _existing_out_as_value_error(make, args):
+    """Call ``make(args)``; an existing output becomes an error naming ``--overwrite``."""
+    try:
+        return make(args)
+    except FileExistsError as exc:
+        raise ValueError(
+            f"'{exc.filename or args.out}' exists: pass --overwrite to replace it "
+            "(or --out to write elsewhere)"
+        ) from None
+
+
+def _recover(args):
+    from sblr_rt.recording import recover
+
+    return recover(args.recover, args.out, overwrite=args.overwrite)
+
+
+def _recorder(args):
+    from sblr_rt.recording import Recorder
+
+    return Recorder(
+        args.out,
+        name=args.stream,
+        source_id=args.source_id,
+        marker_name=args.markers,
+        marker_source_id=args.markers_source_id,
+        markers=not args.no_markers,
+        timeout=args.timeout,
+        overwrite=args.overwrite,
+    )

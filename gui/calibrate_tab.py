@@ -16,7 +16,8 @@ import threading
 from pathlib import Path
 
 from PyQt5 import QtCore, QtWidgets
-from sblr_rt.gui.schedule import ParadigmConfig, load_paradigm_config
+from sblr_rt.gui.paradigm_panel import ParadigmPanel, spin_box
+from sblr_rt.gui.schedule import ParadigmConfig
 from sblr_rt.gui.widgets import notify
 from sblr_rt.gui.workers import BackgroundTask
 
@@ -69,7 +70,19 @@ class CalibrateTab(QtWidgets.QWidget):
         outer.addLayout(left, 3)
         right = QtWidgets.QVBoxLayout()
         outer.addLayout(right, 2)
+        left.addWidget(self._build_data())
+        left.addWidget(self._build_settings())
+        left.addWidget(self._build_run(), 1)
+        self.paradigm_panel = ParadigmPanel()
+        self.paradigm_panel.requested.connect(self.paradigm_requested)
+        self.paradigm_panel.stop_requested.connect(self.paradigm_stop_requested)
+        # the main window reads these two
+        self.p_feedback = self.paradigm_panel.feedback
+        self.paradigm_status = self.paradigm_panel.status
+        right.addWidget(self.paradigm_panel)
+        right.addStretch(1)
 
+    def _build_data(self) -> QtWidgets.QGroupBox:
         data = QtWidgets.QGroupBox("1. Data")
         form = QtWidgets.QGridLayout(data)
         self.use_stream = QtWidgets.QRadioButton("Record from LSL")
@@ -97,10 +110,11 @@ class CalibrateTab(QtWidgets.QWidget):
         browse = QtWidgets.QPushButton("Browse…")
         browse.clicked.connect(self._browse_files)
         form.addWidget(browse, 3, 3)
-        left.addWidget(data)
+        return data
 
+    def _build_settings(self) -> QtWidgets.QGroupBox:
         settings = QtWidgets.QGroupBox("2. Settings")
-        sform = QtWidgets.QFormLayout(settings)
+        form = QtWidgets.QFormLayout(settings)
         row = QtWidgets.QHBoxLayout()
         self.config_edit = QtWidgets.QLineEdit()
         self.config_edit.setPlaceholderText("optional calibration.toml (fields below win)")
@@ -110,41 +124,45 @@ class CalibrateTab(QtWidgets.QWidget):
             lambda: self._browse_into(self.config_edit, "TOML (*.toml);;All files (*)")
         )
         row.addWidget(browse_cfg)
-        sform.addRow("Configuration", row)
+        form.addRow("Configuration", row)
         self.classes_edit = QtWidgets.QLineEdit()
         self.classes_edit.setPlaceholderText("marker values, e.g. left, right (empty: all)")
-        sform.addRow("Classes", self.classes_edit)
+        form.addRow("Classes", self.classes_edit)
         self.features_box = QtWidgets.QComboBox()
         self.features_box.addItems(["waveform", "bandpower"])
-        sform.addRow("Features", self.features_box)
+        form.addRow("Features", self.features_box)
         window = QtWidgets.QHBoxLayout()
-        self.tmin_spin = _spin(-5, 10, 0.5)
-        self.tmax_spin = _spin(-5, 20, 3.5)
-        window.addWidget(QtWidgets.QLabel("from"))
-        window.addWidget(self.tmin_spin)
-        window.addWidget(QtWidgets.QLabel("to"))
-        window.addWidget(self.tmax_spin)
-        window.addWidget(QtWidgets.QLabel("s after the cue"))
-        sform.addRow("Epoch window", window)
+        self.tmin_spin = spin_box(-5, 10, 0.5)
+        self.tmax_spin = spin_box(-5, 20, 3.5)
+        for widget in (
+            QtWidgets.QLabel("from"),
+            self.tmin_spin,
+            QtWidgets.QLabel("to"),
+            self.tmax_spin,
+            QtWidgets.QLabel("s after the cue"),
+        ):
+            window.addWidget(widget)
+        form.addRow("Epoch window", window)
         self.search_box = QtWidgets.QComboBox()
         self.search_box.addItems(["fast", "none", "paper"])
         self.search_box.setToolTip(
             "fast: rank, then 6 x 6 x 5 penalties; none: rank only; paper: the full grid"
         )
-        sform.addRow("Hyper-parameter search", self.search_box)
+        form.addRow("Hyper-parameter search", self.search_box)
         self.cv_spin = QtWidgets.QSpinBox()
         self.cv_spin.setRange(2, 20)
         self.cv_spin.setValue(5)
-        sform.addRow("CV folds", self.cv_spin)
-        left.addWidget(settings)
+        form.addRow("CV folds", self.cv_spin)
+        return settings
 
+    def _build_run(self) -> QtWidgets.QGroupBox:
         run = QtWidgets.QGroupBox("3. Calibrate")
-        rform = QtWidgets.QVBoxLayout(run)
+        form = QtWidgets.QVBoxLayout(run)
         out = QtWidgets.QHBoxLayout()
         out.addWidget(QtWidgets.QLabel("Save model as"))
         self.out_edit = QtWidgets.QLineEdit(self._default_model_path())
         out.addWidget(self.out_edit)
-        rform.addLayout(out)
+        form.addLayout(out)
         buttons = QtWidgets.QHBoxLayout()
         self.calibrate_button = QtWidgets.QPushButton("Calibrate")
         self.calibrate_button.clicked.connect(self.start_calibration)
@@ -156,66 +174,17 @@ class CalibrateTab(QtWidgets.QWidget):
         self.use_button.setEnabled(False)
         self.use_button.clicked.connect(self._use_model)
         buttons.addWidget(self.use_button)
-        rform.addLayout(buttons)
+        form.addLayout(buttons)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.setFormat("idle")
-        rform.addWidget(self.progress)
+        form.addWidget(self.progress)
         self.report = QtWidgets.QPlainTextEdit()
         self.report.setReadOnly(True)
         self.report.setPlaceholderText("The calibration report appears here.")
-        rform.addWidget(self.report, 1)
-        left.addWidget(run, 1)
-
-        paradigm = QtWidgets.QGroupBox("Cue paradigm (Graz-style, its own window)")
-        pform = QtWidgets.QFormLayout(paradigm)
-        defaults = ParadigmConfig()
-        self.p_classes = QtWidgets.QLineEdit(", ".join(defaults.classes))
-        pform.addRow("Classes (= cue markers)", self.p_classes)
-        self.p_trials = QtWidgets.QSpinBox()
-        self.p_trials.setRange(1, 500)
-        self.p_trials.setValue(defaults.n_trials_per_class)
-        pform.addRow("Trials per class", self.p_trials)
-        self.p_fixation = _spin(0, 30, defaults.fixation)
-        pform.addRow("Fixation (s)", self.p_fixation)
-        self.p_cue = _spin(0.05, 30, defaults.cue)
-        pform.addRow("Cue shown (s)", self.p_cue)
-        self.p_imagery = _spin(0, 60, defaults.imagery)
-        pform.addRow("Imagery after cue (s)", self.p_imagery)
-        rest = QtWidgets.QHBoxLayout()
-        self.p_rest_min = _spin(0, 60, defaults.rest_min)
-        self.p_rest_max = _spin(0, 60, defaults.rest_max)
-        rest.addWidget(self.p_rest_min)
-        rest.addWidget(QtWidgets.QLabel("to"))
-        rest.addWidget(self.p_rest_max)
-        pform.addRow("Rest, jittered (s)", rest)
-        self.p_feedback = QtWidgets.QCheckBox("feedback bar from live decisions (online mode)")
-        pform.addRow(self.p_feedback)
-        pbuttons = QtWidgets.QHBoxLayout()
-        load = QtWidgets.QPushButton("Load TOML…")
-        load.clicked.connect(self._load_paradigm)
-        pbuttons.addWidget(load)
-        open_button = QtWidgets.QPushButton("Open cue window")
-        open_button.clicked.connect(lambda: self._request_paradigm(start=False))
-        pbuttons.addWidget(open_button)
-        start = QtWidgets.QPushButton("Start run")
-        start.clicked.connect(lambda: self._request_paradigm(start=True))
-        pbuttons.addWidget(start)
-        stop = QtWidgets.QPushButton("Stop run")
-        stop.clicked.connect(self.paradigm_stop_requested)
-        pbuttons.addWidget(stop)
-        pform.addRow(pbuttons)
-        self.paradigm_status = QtWidgets.QLabel(
-            "To calibrate on a live stream: open the cue window (it publishes the marker "
-            "stream 'SBLR-Paradigm'), choose the EEG stream and 'SBLR-Paradigm' on the left, "
-            "press 'Start recording', then 'Start run'; when the run ends, 'Stop recording' "
-            "and 'Calibrate'."
-        )
-        self.paradigm_status.setWordWrap(True)
-        pform.addRow(self.paradigm_status)
-        right.addWidget(paradigm)
-        right.addStretch(1)
+        form.addWidget(self.report, 1)
+        return run
 
     @staticmethod
     def _default_model_path() -> str:
@@ -254,15 +223,12 @@ class CalibrateTab(QtWidgets.QWidget):
             if eeg is None or markers is None:
                 notify(self, "Choose streams", "Choose an EEG stream and a marker stream first.")
                 return
-            from sblr_rt.gui.recorder import StreamRecorder
-
+            try:
+                recorder = self._new_recorder(eeg, markers)
+            except (OSError, ValueError, RuntimeError) as exc:
+                self._recording_failed(exc)
+                return
             self.recorded_stream = eeg
-            recorder = StreamRecorder(
-                name=eeg.name,
-                source_id=eeg.source_id,
-                marker_name=markers.name,
-                marker_source_id=markers.source_id,
-            )
             self.record_button.setEnabled(False)
             self.record_status.setText(f"connecting to {eeg.name} and {markers.name}…")
             self.task = BackgroundTask(
@@ -281,6 +247,19 @@ class CalibrateTab(QtWidgets.QWidget):
                 parent=self,
             )
 
+    def _new_recorder(self, eeg, markers):
+        from sblr_rt.gui.recorder import StreamRecorder, default_recording_path
+
+        # the recording goes next to the model it will calibrate
+        folder = Path(self.out_edit.text().strip() or self._default_model_path()).parent
+        return StreamRecorder(
+            default_recording_path(folder),
+            name=eeg.name,
+            source_id=eeg.source_id,
+            marker_name=markers.name,
+            marker_source_id=markers.source_id,
+        )
+
     def _recording_started(self, recorder) -> None:
         self.recorder = recorder
         self.use_stream.setChecked(True)
@@ -294,7 +273,8 @@ class CalibrateTab(QtWidgets.QWidget):
         seconds = recording.data.shape[1] / recording.sfreq
         self.record_status.setText(
             f"recorded {seconds:.1f} s of {len(recording.ch_names)} channels with "
-            f"{len(recording.marker_values)} markers: ready to calibrate"
+            f"{len(recording.marker_values)} markers in {Path(recording.source).name}: "
+            "ready to calibrate"
         )
 
     def _recording_failed(self, exc) -> None:
@@ -438,55 +418,7 @@ class CalibrateTab(QtWidgets.QWidget):
     # --------------------------------------------------------------------------- paradigm
     def paradigm_config(self) -> ParadigmConfig:
         """Return the cue paradigm configuration from the fields."""
-        classes = tuple(c.strip() for c in self.p_classes.text().split(",") if c.strip())
-        return ParadigmConfig(
-            classes=classes,
-            n_trials_per_class=self.p_trials.value(),
-            fixation=self.p_fixation.value(),
-            cue=self.p_cue.value(),
-            imagery=self.p_imagery.value(),
-            rest_min=self.p_rest_min.value(),
-            rest_max=max(self.p_rest_min.value(), self.p_rest_max.value()),
-        )
-
-    def _load_paradigm(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self, "Paradigm TOML", "", "TOML (*.toml);;All files (*)"
-        )
-        if not path:
-            return
-        try:
-            config = load_paradigm_config(path)
-        except (OSError, ValueError, TypeError) as exc:
-            notify(self, "Cannot load", str(exc))
-            return
-        self.p_classes.setText(", ".join(config.classes))
-        self.p_trials.setValue(config.n_trials_per_class)
-        for spin, value in (
-            (self.p_fixation, config.fixation),
-            (self.p_cue, config.cue),
-            (self.p_imagery, config.imagery),
-            (self.p_rest_min, config.rest_min),
-            (self.p_rest_max, config.rest_max),
-        ):
-            spin.setValue(value)
-
-    def _request_paradigm(self, *, start: bool) -> None:
-        try:
-            config = self.paradigm_config()
-        except (ValueError, TypeError) as exc:
-            notify(self, "Paradigm settings", str(exc))
-            return
-        self.paradigm_requested.emit(config, start)
-
-
-def _spin(lo: float, hi: float, value: float) -> QtWidgets.QDoubleSpinBox:
-    spin = QtWidgets.QDoubleSpinBox()
-    spin.setRange(lo, hi)
-    spin.setDecimals(2)
-    spin.setSingleStep(0.25)
-    spin.setValue(value)
-    return spin
+        return self.paradigm_panel.config()
 
 
 def _describe(model, path: str) -> str:

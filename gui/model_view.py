@@ -20,7 +20,6 @@ from sblr_rt.gui.summary import (
     RESULT_KEYS,
     ModelSummary,
     ScoreFactors,
-    scalp_layout,
     summarize_model,
 )
 from sblr_rt.gui.widgets import (
@@ -31,6 +30,8 @@ from sblr_rt.gui.widgets import (
     notify,
     symmetric_limit,
 )
+
+from sblr_rt.montage import scalp_layout
 
 POSITIVE = "#B2182B"
 NEGATIVE = "#2166AC"
@@ -199,19 +200,30 @@ class ModelTab(QtWidgets.QWidget):
         v = score.temporal[:, k]
         n_nonzero = int(np.count_nonzero(u))
         row = 2 * k
-        w = self.components_widget
         title = (
             f"Component {k + 1}: spatial factor u{k + 1} "
             f"({n_nonzero} of {u.size} weights non-zero)"
         )
         if n_nonzero == 0 or not np.any(v):
             title += ": switched off by the penalty (W gets nothing from it)"
+        if len(summary.groups) > 1 and show_scalp:  # one short title per map, legend once
+            title += "; scalp maps: nose up, ○ = zero weight"
+        scalps, col = self._scalp_maps(k, u, row, show_scalp=show_scalp)
+        temporal_plot, curve = self._temporal_plot(k, v)
+        self.components_widget.addItem(temporal_plot, row=row, col=col)
+        bar_plot, bars, zero_marks = self._spatial_bars(title, u)
+        self.components_widget.addItem(bar_plot, row=row + 1, col=0, colspan=col + 1)
+        self.components.append(
+            ComponentView(scalps, bars, zero_marks, bar_plot, curve, temporal_plot)
+        )
+
+    def _scalp_maps(self, k: int, u: np.ndarray, row: int, *, show_scalp: bool):
+        """Add one scalp map of ``u`` per channel group and a colour bar on ``row``."""
+        summary = self.summary
         limit = float(np.abs(u).max()) or 1.0
+        several = len(summary.groups) > 1
         scalps = []
         col = 0
-        several = len(summary.groups) > 1
-        if several and show_scalp:  # one short title per map, the legend said once
-            title += "; scalp maps: nose up, ○ = zero weight"
         for name, rows in summary.groups:
             rows = np.asarray(rows, int)
             if show_scalp:
@@ -227,7 +239,7 @@ class ModelTab(QtWidgets.QWidget):
                 scalp = ScalpMapPlot(title="no electrode positions for these channel names")
             scalp.setMinimumWidth(170)
             scalp.setMaximumWidth(280)
-            w.addItem(scalp, row=row, col=col)
+            self.components_widget.addItem(scalp, row=row, col=col)
             scalps.append(scalp)
             col += 1
         if show_scalp:
@@ -235,56 +247,59 @@ class ModelTab(QtWidgets.QWidget):
                 values=(-limit, limit), colorMap=diverging_cmap(), interactive=False, width=12
             )
             bar.axis.enableAutoSIPrefix(False)
-            w.addItem(bar, row=row, col=col)
-        col += 1
-        temporal_plot = pg.PlotItem(title=f"temporal factor v{k + 1} (carries the scale)")
-        temporal_plot.setMinimumWidth(260)
-        temporal_plot.setLabel("bottom", summary.axis_label)
-        temporal_plot.setLabel("left", "weight")
+            self.components_widget.addItem(bar, row=row, col=col)
+        return scalps, col + 1
+
+    def _temporal_plot(self, k: int, v: np.ndarray):
+        """Return the plot of the temporal factor ``v`` and its curve."""
+        summary = self.summary
+        plot = pg.PlotItem(title=f"temporal factor v{k + 1} (carries the scale)")
+        plot.setMinimumWidth(260)
+        plot.setLabel("bottom", summary.axis_label)
+        plot.setLabel("left", "weight")
         for side in ("left", "bottom"):
-            temporal_plot.getAxis(side).enableAutoSIPrefix(False)
-        temporal_plot.showGrid(x=True, y=True, alpha=0.3)
-        temporal_plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(ZERO)))
+            plot.getAxis(side).enableAutoSIPrefix(False)
+        plot.showGrid(x=True, y=True, alpha=0.3)
+        plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(ZERO)))
         if summary.axis_is_time and summary.axis[0] <= 0 <= summary.axis[-1]:
             cue = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("k", style=QtCore.Qt.DashLine))
             cue.label = pg.InfLineLabel(cue, "cue", position=0.95)
-            temporal_plot.addItem(cue)
-        symbol = "o" if v.size <= 60 else None
-        curve = temporal_plot.plot(
+            plot.addItem(cue)
+        curve = plot.plot(
             summary.axis,
             v,
             pen=pg.mkPen("#222222", width=2),
-            symbol=symbol,
+            symbol="o" if v.size <= 60 else None,
             symbolSize=5,
             symbolBrush="#222222",
             fillLevel=0,
             fillBrush=pg.mkBrush(120, 120, 120, 50),
         )
-        w.addItem(temporal_plot, row=row, col=col)
+        return plot, curve
 
+    def _spatial_bars(self, title: str, u: np.ndarray):
+        """Return the bar plot of the spatial factor ``u``, its bars and zero marks."""
+        names = self.summary.ch_names
         axis = RotatedLabelAxis()
-        bar_plot = pg.PlotItem(title=title, axisItems={"bottom": axis})
+        plot = pg.PlotItem(title=title, axisItems={"bottom": axis})
         x = np.arange(u.size, dtype=float)
         brushes = [pg.mkBrush(POSITIVE if val > 0 else NEGATIVE) for val in u]
         bars = pg.BarGraphItem(x=x, height=u, width=0.8, brushes=brushes, pen=None)
-        bar_plot.addItem(bars)
+        plot.addItem(bars)
         zero_marks = pg.ScatterPlotItem(
             x=x[u == 0], y=np.zeros(int((u == 0).sum())), size=4, pen=pg.mkPen(ZERO), brush=None
         )
-        bar_plot.addItem(zero_marks)
-        bar_plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(ZERO)))
-        bar_plot.setLabel("left", "weight")
-        bar_plot.getAxis("left").enableAutoSIPrefix(False)
+        plot.addItem(zero_marks)
+        plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(ZERO)))
+        plot.setLabel("left", "weight")
+        plot.getAxis("left").enableAutoSIPrefix(False)
         axis.set_labels(
-            list(zip(x, summary.ch_names, strict=True)),
-            highlight=[summary.ch_names[i] for i in np.argsort(-np.abs(u)) if u[i] != 0],
+            list(zip(x, names, strict=True)),
+            highlight=[names[i] for i in np.argsort(-np.abs(u)) if u[i] != 0],
         )
-        bar_plot.setXRange(-0.6, u.size - 0.4, padding=0)
-        bar_plot.setMouseEnabled(y=False)
-        w.addItem(bar_plot, row=row + 1, col=0, colspan=col + 1)
-        self.components.append(
-            ComponentView(scalps, bars, zero_marks, bar_plot, curve, temporal_plot)
-        )
+        plot.setXRange(-0.6, u.size - 0.4, padding=0)
+        plot.setMouseEnabled(y=False)
+        return plot, bars, zero_marks
 
     def _draw_weights(self, score: ScoreFactors) -> None:
         summary = self.summary
@@ -437,7 +452,9 @@ class ModelTab(QtWidgets.QWidget):
         # a log axis only helps (and only gets ticks) when F spans more than a decade
         log = bool(np.all(values > 0) and values.max() > 10 * values.min())
         plot.setLogMode(y=log)
-        if not log:
+        if log:  # label the decades only: minor labels pile up on a short axis
+            plot.getAxis("left").setTicks(_decade_ticks(values))
+        else:
             plot.setLabel("left", "F")
         if len(summary.objectives) > 1:
             plot.addLegend(offset=(-10, 10))
@@ -447,6 +464,15 @@ class ModelTab(QtWidgets.QWidget):
                 np.arange(obj.size), obj, pen=pg.mkPen(class_color(k), width=2), name=name
             )
             self.objective_curves.append(curve)
+
+
+def _decade_ticks(values: np.ndarray) -> list[list[tuple[float, str]]]:
+    """Return log-axis ticks: labelled decades, unlabelled 2..9 multiples between them."""
+    lo = int(np.floor(np.log10(values.min())))
+    hi = int(np.ceil(np.log10(values.max())))
+    major = [(float(e), f"{10.0**e:g}") for e in range(lo, hi + 1)]
+    minor = [(float(np.log10(m * 10.0**e)), "") for e in range(lo, hi) for m in range(2, 10)]
+    return [major, minor]
 
 
 def _same(a, b) -> bool:

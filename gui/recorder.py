@@ -1,64 +1,96 @@
-"""Record an EEG stream and its markers into a :class:`~sblr_rt.io.recordings.Recording`.
+"""The dashboard's view of :class:`sblr_rt.recording.Recorder` (no second writer).
 
-Used by the Calibrate tab to calibrate on a live stream: start, let the cue paradigm (or
-an external program) run, stop, and hand the recording to :func:`sblr_rt.calibration.calibrate`.
+The Calibrate tab records a live stream with the project's one crash-safe recorder (a
+sidecar folder written as data arrive, a FIF file at the end) and reads the result back
+for :func:`sblr_rt.calibration.calibrate`. This adapter only turns the recorder's status
+into what the tab shows and the FIF file into a :class:`~sblr_rt.io.recordings.Recording`
+in the stream's own units, the units the Live tab will classify.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
-import threading
-from collections import Counter
-
-import numpy as np
+from pathlib import Path
 
 logger = logging.getLogger("sblr_rt.gui")
 
 
-class StreamRecorder:
-    """Keep every sample of an EEG stream and every marker of a marker stream.
+def default_recording_path(folder) -> Path:
+    """Return a new, time-stamped FIF name in ``folder`` for a dashboard recording.
 
     Parameters
     ----------
+    folder : str | Path
+        Where to record.
+
+    Returns
+    -------
+    path : Path
+        ``folder/calibration-YYYYmmdd-HHMMSS_raw.fif``.
+    """
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(folder) / f"calibration-{stamp}_raw.fif"
+
+
+class StreamRecorder:
+    """Record an EEG stream and a marker stream to ``out`` for the Calibrate tab.
+
+    Parameters
+    ----------
+    out : str | Path
+        The FIF file (its sidecar ``out.rec`` holds the data while recording).
     name, source_id : str | None
         The EEG stream.
     marker_name, marker_source_id : str | None
         The marker stream (its markers become the recording's markers).
-    max_seconds : float
-        Longest recording kept (the ring buffer's length).
     timeout : float
         Seconds :meth:`start` waits for each stream.
     """
 
     def __init__(
         self,
+        out,
         *,
         name=None,
         source_id=None,
         marker_name=None,
         marker_source_id=None,
-        max_seconds: float = 3600.0,
         timeout: float = 5.0,
     ):
-        from sblr_rt.stream import LSLSource, MarkerSource
+        from sblr_rt.recording import Recorder
 
-        self.source = LSLSource(
-            name=name, source_id=source_id, timeout=timeout, buffer_seconds=max_seconds
+        self.recorder = Recorder(
+            out,
+            name=name,
+            source_id=source_id,
+            marker_name=marker_name,
+            marker_source_id=marker_source_id,
+            timeout=timeout,
         )
-        self.markers = MarkerSource(name=marker_name, source_id=marker_source_id, timeout=timeout)
-        self._marker_log: list[tuple[float, str]] = []
-        self._lock = threading.Lock()
-        self._first = None
+
+    @property
+    def out(self) -> Path:
+        """The FIF file written by :meth:`stop`."""
+        return self.recorder.out
+
+    @property
+    def last_timestamp(self) -> float | None:
+        """LSL timestamp of the newest sample recorded (None before the first)."""
+        return self.recorder.last_timestamp
+
+    @property
+    def last_marker_timestamp(self) -> float | None:
+        """LSL timestamp of the newest marker recorded (None before the first)."""
+        return self.recorder.last_marker_timestamp
 
     def start(self) -> StreamRecorder:
         """Open both streams (blocks up to ``timeout`` each: call from a worker)."""
-        self.source.start()
-        self.markers.start()
-        self._first = self.source.buffer.n_pushed
+        self.recorder.start()
         return self
 
     def poll(self) -> dict:
-        """Collect new markers and return progress (cheap; call from a GUI timer).
+        """Return progress (cheap; call from a GUI timer).
 
         Returns
         -------
@@ -66,55 +98,38 @@ class StreamRecorder:
             ``seconds`` recorded, ``n_markers`` and ``counts`` per marker value,
             ``connected``.
         """
-        new = self.markers.pop()
-        buffer = self.source.buffer
-        first = self._first or 0
-        n = buffer.n_pushed - first
-        # a marker inlet may deliver markers sent before the recording: skip those
-        t_first = buffer.get(first, first + 1)[1][0] if n > 0 else float("inf")
-        half = 0.5 / float(self.source.sfreq)
-        with self._lock:
-            self._marker_log.extend((float(t), str(v)) for t, v in new)
-            counts = Counter(v for t, v in self._marker_log if t >= t_first - half)
+        status = self.recorder.status()
+        counts = status["marker_counts"]
+        eeg = status["eeg"] or {}
         return {
-            "seconds": n / float(self.source.sfreq),
+            "seconds": status["n_samples"] / (self.recorder.sfreq or 1.0),
             "n_markers": sum(counts.values()),
-            "counts": dict(counts),
-            "connected": bool(self.source.status().get("connected")),
+            "counts": counts,
+            "connected": bool(eeg.get("connected")),
         }
 
     def stop(self):
-        """Stop both streams and return what was recorded.
+        """Stop recording, write the FIF file and return what it holds.
 
         Returns
         -------
         recording : Recording
-            Samples since :meth:`start` and the markers placed on their time axis.
+            The recording, in the stream's units (the FIF file holds volts).
         """
-        from sblr_rt.io.recordings import Recording
+        import dataclasses
 
-        self.poll()
-        buffer = self.source.buffer
-        stop = buffer.n_pushed
-        start = max(self._first or 0, stop - buffer.capacity)
-        self.source.stop()
-        self.markers.stop()
-        if stop - start < 2:
-            raise RuntimeError(
-                "no samples were recorded: start the EEG stream, then StreamRecorder.start()"
-            )
-        data, timestamps = buffer.get(start, stop)
-        with self._lock:
-            markers = sorted(self._marker_log)
-        times = np.array([t for t, _ in markers], float) - timestamps[0]
-        keep = (times >= 0) & (times <= timestamps[-1] - timestamps[0])
-        values = [v for (_, v), k in zip(markers, keep, strict=True) if k]
-        return Recording(
-            data=np.asarray(data, np.float64),
-            sfreq=float(self.source.sfreq),
-            ch_names=list(self.source.ch_names),
-            marker_times=times[keep],
-            marker_values=values,
-            source=f"LSL stream {self.source.name!r}",
-            unit="unknown",
+        import numpy as np
+
+        from sblr_rt.io.recordings import read_recording
+        from sblr_rt.recording import volts_per_unit
+
+        path = self.recorder.stop()
+        recording = read_recording(path)
+        scale = np.array([volts_per_unit(u) for u in self.recorder.units])
+        units = set(self.recorder.units)
+        logger.info("recorded %s", path)
+        return dataclasses.replace(
+            recording,
+            data=recording.data / scale[:, None],
+            unit=units.pop() if len(units) == 1 else "mixed",
         )

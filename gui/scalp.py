@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui
-from sblr_rt.gui.summary import interpolate_scalp
 from sblr_rt.gui.widgets import map_diverging, symmetric_limit
+
+from sblr_rt.montage import interpolate_scalp
 
 
 class ScalpMapPlot(pg.PlotItem):
@@ -66,7 +67,7 @@ class ScalpMapPlot(pg.PlotItem):
         Parameters
         ----------
         xy : ndarray, shape (n_channels, 2)
-            2-D positions (:func:`sblr_rt.gui.summary.scalp_layout`); NaN rows are not drawn.
+            2-D positions (:func:`sblr_rt.montage.scalp_layout`); NaN rows are not drawn.
         values : ndarray, shape (n_channels,)
             One value per channel.
         ch_names : list of str

@@ -4,8 +4,9 @@
 :class:`sblr_rt.model.SparseBilinearLogisticRegression`) and returns a
 :class:`ModelSummary`: per score (one for two classes, one per class for one-versus-rest)
 the spatial factor U and the temporal factor V, the time axis, the channel names, the
-cross-validation grid and the objective trace. :func:`scalp_layout` and
-:func:`interpolate_scalp` place channels on a 2-D head and interpolate a scalp map.
+cross-validation grid and the objective trace. The scalp geometry
+(:func:`sblr_rt.montage.scalp_layout`, :func:`sblr_rt.montage.interpolate_scalp`) lives
+with the montage.
 """
 
 from __future__ import annotations
@@ -183,28 +184,9 @@ def summarize_model(
         The arrays to draw.
     """
     est = _estimator_of(model)
-    spatial, temporal = _factors(est)
     classes = [str(c) for c in _first_attr(model, ("classes", "classes_"), est.classes_)]
-    intercept = np.atleast_1d(np.asarray(est.intercept_, float))
-    if spatial.ndim == 2:
-        spatial, temporal = spatial[None], temporal[None]
-        titles = [(classes[1], classes[0])]
-    elif getattr(est, "multi_class", "ovr") == "multinomial":
-        titles = [(c, f"{classes[0]} (multinomial)") for c in classes]
-    else:
-        titles = [(c, "rest") for c in classes]
-    scores = [
-        ScoreFactors(
-            title=f"{pos} vs {neg}",
-            spatial=spatial[k],
-            temporal=temporal[k],
-            intercept=float(intercept[min(k, intercept.size - 1)]),
-            positive=pos,
-            negative=neg,
-        )
-        for k, (pos, neg) in enumerate(titles)
-    ]
-    n_channels, n_times = spatial.shape[1], temporal.shape[1]
+    scores = _scores(est, classes)
+    n_channels, n_times = scores[0].spatial.shape[0], scores[0].temporal.shape[0]
 
     if ch_names is None:
         ch_names = _model_channel_names(model, n_channels)
@@ -224,14 +206,7 @@ def summarize_model(
     cv_results, chosen = _cv_results(model)
     objectives = _objectives(model, est)
     info = _info(model, est)
-    pre = getattr(model, "preprocessor", None)
-    groups = []
-    if pre is not None and getattr(pre, "features", "") == "bandpower":
-        n_picks = len(pre.picks)
-        for b, (lo, hi) in enumerate(pre.bands):
-            rows = list(range(b * n_picks, (b + 1) * n_picks))
-            if rows[-1] < n_channels:
-                groups.append((f"{lo:g}-{hi:g} Hz", rows))
+    groups = _band_groups(model, n_channels)
     return ModelSummary(
         ch_names=ch_names,
         axis=axis,
@@ -245,6 +220,43 @@ def summarize_model(
         groups=groups,
         ranks=rank_results(model),
     )
+
+
+def _scores(est, classes: list[str]) -> list[ScoreFactors]:
+    """Return the factors of each score: one for two classes, one per class otherwise."""
+    spatial, temporal = _factors(est)
+    intercept = np.atleast_1d(np.asarray(est.intercept_, float))
+    if spatial.ndim == 2:
+        spatial, temporal = spatial[None], temporal[None]
+        titles = [(classes[1], classes[0])]
+    elif getattr(est, "multi_class", "ovr") == "multinomial":
+        titles = [(c, f"{classes[0]} (multinomial)") for c in classes]
+    else:
+        titles = [(c, "rest") for c in classes]
+    return [
+        ScoreFactors(
+            title=f"{pos} vs {neg}",
+            spatial=spatial[k],
+            temporal=temporal[k],
+            intercept=float(intercept[min(k, intercept.size - 1)]),
+            positive=pos,
+            negative=neg,
+        )
+        for k, (pos, neg) in enumerate(titles)
+    ]
+
+
+def _band_groups(model, n_channels: int) -> list[tuple[str, list[int]]]:
+    """Return the rows of U per frequency band for band-power features (none otherwise)."""
+    pre = getattr(model, "preprocessor", None)
+    groups = []
+    if pre is not None and getattr(pre, "features", "") == "bandpower":
+        n_picks = len(pre.picks)
+        for b, (lo, hi) in enumerate(pre.bands):
+            rows = list(range(b * n_picks, (b + 1) * n_picks))
+            if rows[-1] < n_channels:
+                groups.append((f"{lo:g}-{hi:g} Hz", rows))
+    return groups
 
 
 def _model_channel_names(model, n_channels: int) -> list[str]:
@@ -382,136 +394,3 @@ def _info(model, est) -> dict:
         if value is not None:
             info[key] = value
     return info
-
-
-# ---------------------------------------------------------------------------------- scalp
-
-
-def _montage_positions(ch_names: Sequence[str]) -> dict[str, np.ndarray]:
-    # fallback when sblr_rt.montage is unavailable: MNE's template by name
-    import mne
-
-    montage = None
-    for name in ("colin27_1005", "standard_1005"):
-        if name in mne.channels.get_builtin_montages():
-            montage = mne.channels.make_standard_montage(name)
-            break
-    pos = montage.get_positions()["ch_pos"]
-    lower = {k.lower(): v for k, v in pos.items()}
-    return {c: np.asarray(lower[c.lower()], float) for c in ch_names if c.lower() in lower}
-
-
-def _fit_sphere(points: np.ndarray) -> np.ndarray:
-    # |p|^2 = 2 p.c + (R^2 - |c|^2): linear least squares in (c, k)
-    a = np.c_[2 * points, np.ones(len(points))]
-    sol, *_ = np.linalg.lstsq(a, (points**2).sum(1), rcond=None)
-    return sol[:3]
-
-
-def scalp_layout(ch_names: Sequence[str]) -> np.ndarray:
-    """Place channels on a 2-D head (azimuthal equidistant projection).
-
-    Parameters
-    ----------
-    ch_names : list of str
-        Channel names (10-05 names; old Berlin names are mapped by ``sblr_rt.montage``).
-
-    Returns
-    -------
-    xy : ndarray, shape (n_channels, 2)
-        Positions with the vertex at the origin, nose up (+y) and the ring through Fpz,
-        T7, Oz, T8 at radius 1. NaN for channels without a known position.
-    """
-    ch_names = [str(c) for c in ch_names]
-    xy = np.full((len(ch_names), 2), np.nan)
-    try:
-        from sblr_rt.montage import layout_2d
-    except ImportError:
-        layout_2d = None
-    if layout_2d is not None:
-        # several rows may share a channel (band power); place each name once
-        unique = list(dict.fromkeys(ch_names))
-        names, points = layout_2d(unique)
-        where = {n: 2.0 * p for n, p in zip(names, points, strict=True)}  # ring at r = 1
-        for i, c in enumerate(ch_names):
-            if c in where:
-                xy[i] = where[c]
-        return xy
-    pos = _montage_positions(ch_names)
-    known = [i for i, c in enumerate(ch_names) if c in pos]
-    if not known:
-        return xy
-    points = np.array([pos[ch_names[i]] for i in known])
-    center = _fit_sphere(points) if len(known) >= 16 else np.zeros(3)
-    rel = points - center
-    norm = np.linalg.norm(rel, axis=1)
-    theta = np.arccos(np.clip(rel[:, 2] / np.maximum(norm, 1e-12), -1, 1))
-    phi = np.arctan2(rel[:, 1], rel[:, 0])
-    radius = theta / (np.pi / 2)
-    xy[known, 0] = radius * np.cos(phi)
-    xy[known, 1] = radius * np.sin(phi)
-    return xy
-
-
-def interpolate_scalp(
-    xy: np.ndarray, values: np.ndarray, *, resolution: int = 96, extent: float | None = None
-) -> tuple[np.ndarray, float]:
-    """Interpolate channel values over the head disc.
-
-    Linear interpolation on the Delaunay triangulation of the electrodes, extended to the
-    head outline by points that copy their nearest electrode. Linear interpolation never
-    overshoots: a region surrounded by channels with zero weight is exactly zero, so the
-    sparsity of the spatial factor stays visible on the map.
-
-    Parameters
-    ----------
-    xy : ndarray, shape (n_channels, 2)
-        Positions from :func:`scalp_layout` (rows with NaN are skipped).
-    values : ndarray, shape (n_channels,)
-        One value per channel.
-    resolution : int
-        Pixels along each side of the image.
-    extent : float | None
-        Half-width of the square image in layout units; by default it covers the head
-        outline and every electrode.
-
-    Returns
-    -------
-    image : ndarray, shape (resolution, resolution)
-        Row-major image (row 0 at the bottom, y = -extent), NaN outside the head.
-    extent : float
-        The half-width used.
-    """
-    from scipy.spatial import Delaunay, cKDTree
-
-    xy = np.asarray(xy, float)
-    values = np.asarray(values, float)
-    ok = np.isfinite(xy).all(1)
-    xy, values = xy[ok], values[ok]
-    head = max(1.0, float(np.abs(xy).max()) * 1.02) if len(xy) else 1.0
-    if extent is None:
-        extent = head * 1.05
-    grid = np.linspace(-extent, extent, resolution)
-    gx, gy = np.meshgrid(grid, grid)
-    image = np.full(gx.shape, np.nan)
-    inside = gx**2 + gy**2 <= head**2
-    if len(xy) < 3:
-        return image, extent
-    angles = np.linspace(0, 2 * np.pi, 64, endpoint=False)
-    ring = head * 1.01 * np.c_[np.cos(angles), np.sin(angles)]
-    _, nearest = cKDTree(xy).query(ring)
-    points = np.r_[xy, ring]
-    point_values = np.r_[values, values[nearest]]
-    # barycentric (linear) interpolation in the Delaunay triangle holding each pixel
-    tri = Delaunay(points)
-    query = np.c_[gx[inside], gy[inside]]
-    simplex = tri.find_simplex(query)
-    found = simplex >= 0
-    transform = tri.transform[simplex[found]]
-    b = np.einsum("nij,nj->ni", transform[:, :2], query[found] - transform[:, 2])
-    weights = np.c_[b, 1.0 - b.sum(axis=1)]
-    corner_values = point_values[tri.simplices[simplex[found]]]
-    result = np.full(len(query), np.nan)
-    result[found] = np.einsum("ni,ni->n", weights, corner_values)
-    image[inside] = result
-    return image, extent

@@ -17,6 +17,10 @@ for real Berlin recordings and for the simulator. Any other label is looked up i
 ``colin27_1005`` case-insensitively (PhysioNet labels standardised by
 :func:`mne.datasets.eegbci.standardize` are 10-10 names), with the old 10-20 aliases
 ``T3/T4/T5/T6`` accepted.
+
+Scalp maps: :func:`layout_2d` and :func:`scalp_layout` project the positions on a plane,
+:func:`interpolate_scalp` fills the head disc from one value per channel (no Qt here;
+the dashboard only draws the image).
 """
 
 from __future__ import annotations
@@ -204,6 +208,31 @@ def layout_2d(ch_names: Sequence[str]) -> tuple[list[str], np.ndarray]:
     return names, np.c_[rho * np.cos(phi), rho * np.sin(phi)]
 
 
+def scalp_layout(ch_names: Sequence[str]) -> np.ndarray:
+    """Place channels on a 2-D head (azimuthal equidistant projection).
+
+    Parameters
+    ----------
+    ch_names : list of str
+        Channel names (10-05 names; old Berlin names mapped as :func:`channel_positions` does).
+
+    Returns
+    -------
+    xy : ndarray, shape (n_channels, 2)
+        Positions with the vertex at the origin, nose up (+y) and the ring through Fpz,
+        T7, Oz, T8 at radius 1. NaN for channels without a known position.
+    """
+    ch_names = [str(c) for c in ch_names]
+    xy = np.full((len(ch_names), 2), np.nan)
+    # several rows may share a channel (band power); place each name once
+    names, points = layout_2d(list(dict.fromkeys(ch_names)))
+    where = {n: 2.0 * p for n, p in zip(names, points, strict=True)}  # ring at r = 1
+    for i, c in enumerate(ch_names):
+        if c in where:
+            xy[i] = where[c]
+    return xy
+
+
 def make_montage(ch_names: Sequence[str]):
     """Return an :class:`mne.channels.DigMontage` for the known channels, under their names.
 
@@ -229,3 +258,67 @@ def make_montage(ch_names: Sequence[str]):
         rpa=fid["rpa"],
         coord_frame=fid["coord_frame"],
     )
+
+
+def interpolate_scalp(
+    xy: np.ndarray, values: np.ndarray, *, resolution: int = 96, extent: float | None = None
+) -> tuple[np.ndarray, float]:
+    """Interpolate channel values over the head disc.
+
+    Linear interpolation on the Delaunay triangulation of the electrodes, extended to the
+    head outline by points that copy their nearest electrode. Linear interpolation never
+    overshoots: a region surrounded by channels with zero weight is exactly zero, so the
+    sparsity of the spatial factor stays visible on the map.
+
+    Parameters
+    ----------
+    xy : ndarray, shape (n_channels, 2)
+        Positions from :func:`scalp_layout` (rows with NaN are skipped).
+    values : ndarray, shape (n_channels,)
+        One value per channel.
+    resolution : int
+        Pixels along each side of the image.
+    extent : float | None
+        Half-width of the square image in layout units; by default it covers the head
+        outline and every electrode.
+
+    Returns
+    -------
+    image : ndarray, shape (resolution, resolution)
+        Row-major image (row 0 at the bottom, y = -extent), NaN outside the head.
+    extent : float
+        The half-width used.
+    """
+    from scipy.spatial import Delaunay, cKDTree
+
+    xy = np.asarray(xy, float)
+    values = np.asarray(values, float)
+    ok = np.isfinite(xy).all(1)
+    xy, values = xy[ok], values[ok]
+    head = max(1.0, float(np.abs(xy).max()) * 1.02) if len(xy) else 1.0
+    if extent is None:
+        extent = head * 1.05
+    grid = np.linspace(-extent, extent, resolution)
+    gx, gy = np.meshgrid(grid, grid)
+    image = np.full(gx.shape, np.nan)
+    inside = gx**2 + gy**2 <= head**2
+    if len(xy) < 3:
+        return image, extent
+    angles = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+    ring = head * 1.01 * np.c_[np.cos(angles), np.sin(angles)]
+    _, nearest = cKDTree(xy).query(ring)
+    points = np.r_[xy, ring]
+    point_values = np.r_[values, values[nearest]]
+    # barycentric (linear) interpolation in the Delaunay triangle holding each pixel
+    tri = Delaunay(points)
+    query = np.c_[gx[inside], gy[inside]]
+    simplex = tri.find_simplex(query)
+    found = simplex >= 0
+    transform = tri.transform[simplex[found]]
+    b = np.einsum("nij,nj->ni", transform[:, :2], query[found] - transform[:, 2])
+    weights = np.c_[b, 1.0 - b.sum(axis=1)]
+    corner_values = point_values[tri.simplices[simplex[found]]]
+    result = np.full(len(query), np.nan)
+    result[found] = np.einsum("ni,ni->n", weights, corner_values)
+    image[inside] = result
+    return image, extent

@@ -12,8 +12,10 @@ from sblr_rt.montage import (
     BERLIN_HALF_POSITIONS,
     BERLIN_TO_1005,
     channel_positions,
+    interpolate_scalp,
     layout_2d,
     make_montage,
+    scalp_layout,
     standard_name,
 )
 
@@ -82,3 +84,23 @@ def test_missing_channels_and_montage():
     raw.set_montage(make_montage(raw.ch_names), on_missing="ignore")
     locs = np.array([ch["loc"][:3] for ch in raw.info["chs"][:20]])
     assert np.all(np.isfinite(locs)) and np.all(np.linalg.norm(locs, axis=1) > 0.05)
+
+
+def test_scalp_map_is_exactly_zero_where_all_weights_are_zero():
+    names = ["Fp1", "Fp2", "F3", "F4", "C3", "Cz", "C4", "P3", "P4", "O1", "O2", "Pz"]
+    xy = scalp_layout(names)
+    assert np.isfinite(xy).all()
+    # the vertex at the centre, nose up, ring through the temporal sites at radius ~1
+    assert np.abs(xy[names.index("Cz")]).max() < 0.15
+    assert xy[names.index("Fp1"), 1] > 0.6 > -0.6 > xy[names.index("O1"), 1]
+    values = np.zeros(len(names))
+    values[names.index("C3")] = 1.0
+    image, extent = interpolate_scalp(xy, values, resolution=64)
+    inside = np.isfinite(image)
+    assert inside.sum() > 0.5 * inside.size
+    assert image[inside].min() == 0.0
+    assert image[inside].max() <= 1.0
+    # over the right hemisphere, surrounded by zero weights, the map is exactly zero
+    grid = np.linspace(-extent, extent, 64)
+    right = inside & (grid[None, :] > 0.3)
+    assert np.all(image[right] == 0.0)

@@ -1,5 +1,21 @@
 """Recording: LSL EEG and marker streams written to disk as they arrive, crash-safe.
 
 :class:`~sblr_rt.recording.recorder.Recorder` is the one recorder of the project: the
-``record`` command, live calibration and the dashboard all use it.
+``record`` command, live calibration and the dashboard all use it. Inside:
+:mod:`~sblr_rt.recording.sidecar` (the folder written while recording),
+:mod:`~sblr_rt.recording.export` (sidecar -> FIF, atomic) and
+:mod:`~sblr_rt.recording.recovery` (a killed recording's sidecar -> FIF).
 """
+
+from sblr_rt.recording.recorder import Recorder
+from sblr_rt.recording.recovery import default_out, recover
+from sblr_rt.recording.sidecar import read_sidecar, sidecar_path, volts_per_unit
+
+__all__ = [
+    "Recorder",
+    "default_out",
+    "read_sidecar",
+    "recover",
+    "sidecar_path",
+    "volts_per_unit",
+]

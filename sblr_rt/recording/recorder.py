@@ -1,82 +1,40 @@
 """Record an LSL EEG stream and its markers to disk, crash-safe, closing as FIF.
 
 While recording, everything goes to a *sidecar* folder next to the output
-(``OUT.fif.rec/``), written as it arrives and flushed to disk every ``flush_seconds``
-(default 1 s), so a killed process loses at most that much:
+(``OUT.fif.rec/``, see :mod:`sblr_rt.recording.sidecar`), written every
+``flush_seconds`` (default 1 s), markers before the EEG rows, so a killed process loses
+at most that much and never keeps EEG rows without the cues received before them.
 
-- ``header.json``: stream name, source_id, channel labels, units, rate, sample dtype, LSL
-  and wall-clock start times;
-- ``eeg.bin``: the samples, raw rows of ``n_channels`` values in the stream's dtype;
-- ``eeg_ts.bin``: their LSL timestamps, float64;
-- ``markers.jsonl``: one ``{"t": timestamp, "value": "..."}`` per line.
-
-:meth:`Recorder.stop` converts the sidecar to FIF (data in volts, each marker an
-annotation on the sample nearest to its timestamp, a ``BAD_gap`` annotation wherever
-samples were lost) and removes it. After a crash, :func:`recover` (``sblr-rt record
---recover OUT.fif.rec``) does the same conversion. The LSL timestamp of the first sample,
-the effective rate and the gaps go into the FIF's ``info["description"]`` as JSON.
+:meth:`Recorder.stop` converts the sidecar to FIF (:mod:`sblr_rt.recording.export`,
+atomically) and removes it. After a crash, :func:`~sblr_rt.recording.recovery.recover`
+(``sblr-rt record --recover OUT.fif.rec``) does the same conversion.
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 import logging
-import os
 import queue
-import shutil
 import threading
 import time
-import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.recording.export import check_out
+from sblr_rt.recording.recovery import recover
+from sblr_rt.recording.sidecar import (
+    SidecarWriter,
+    clear_leftovers,
+    read_sidecar,
+    retire_sidecar,
+    sidecar_path,
+)
+
+__all__ = ["Recorder", "read_sidecar", "recover", "sidecar_path"]
+
 logger = logging.getLogger("sblr_rt.recording.recorder")
-
-SIDECAR_SUFFIX = ".rec"
-_SCALE_TO_VOLTS = {
-    "v": 1.0,
-    "volt": 1.0,
-    "volts": 1.0,
-    "mv": 1e-3,
-    "millivolt": 1e-3,
-    "millivolts": 1e-3,
-    "uv": 1e-6,
-    "µv": 1e-6,
-    "μv": 1e-6,
-    "microvolt": 1e-6,
-    "microvolts": 1e-6,
-    "nv": 1e-9,
-    "nanovolts": 1e-9,
-}
-
-
-def sidecar_path(out) -> Path:
-    """Return the sidecar folder used while recording to ``out``.
-
-    Parameters
-    ----------
-    out : str | Path
-        The FIF file being recorded.
-
-    Returns
-    -------
-    path : Path
-        ``out`` + ``".rec"``.
-    """
-    out = Path(out)
-    return out.with_name(out.name + SIDECAR_SUFFIX)
-
-
-def _check_out(out) -> Path:
-    out = Path(out)
-    name = out.name.lower()
-    if not (name.endswith(".fif") or name.endswith(".fif.gz")):
-        raise ValueError(f"'out' must be a .fif file name, got '{out}'")
-    if not out.parent.is_dir():
-        raise FileNotFoundError(f"folder '{out.parent}' of 'out' does not exist")
-    return out
 
 
 class Recorder:
@@ -102,6 +60,21 @@ class Recorder:
     overwrite : bool
         Replace an existing ``out``.
 
+    Attributes
+    ----------
+    n_samples, n_markers : int
+        Samples and markers written to the sidecar so far.
+    last_timestamp, last_marker_timestamp : float | None
+        LSL timestamps of the newest sample and marker written.
+    marker_counts : Counter
+        Markers written per value (those stamped before the recording started left out).
+    units : list of str
+        Channel units of the stream (after :meth:`start`).
+    sfreq : float | None
+        Nominal rate of the stream (after :meth:`start`).
+    note : str | None
+        What was done with a leftover sidecar of a killed recording, if any.
+
     Examples
     --------
     >>> rec = Recorder("session_raw.fif", source_id="sblr-sim").start()  # doctest: +SKIP
@@ -123,17 +96,18 @@ class Recorder:
         flush_seconds: float = 1.0,
         overwrite: bool = False,
     ) -> None:
-        self.out = _check_out(out)
+        self.out = check_out(out)
         if self.out.exists() and not overwrite:
             raise FileExistsError(f"'{self.out}' exists; pass overwrite=True to replace it")
+        if not flush_seconds > 0:
+            raise ValueError(f"'flush_seconds' must be > 0, got {flush_seconds!r}")
         self.sidecar = sidecar_path(self.out)
+        self.note = clear_leftovers(self.sidecar)
         if self.sidecar.exists():
             raise RuntimeError(
                 f"'{self.sidecar}' exists (an interrupted recording?): convert it with "
                 f"`sblr-rt record --recover {self.sidecar}` or delete it"
             )
-        if not flush_seconds > 0:
-            raise ValueError(f"'flush_seconds' must be > 0, got {flush_seconds!r}")
         self._criteria = {"name": name, "stype": stype, "source_id": source_id}
         self._marker_criteria = (marker_name, marker_source_id)
         self.record_markers = bool(markers)
@@ -141,12 +115,18 @@ class Recorder:
         self.flush_seconds = float(flush_seconds)
         self.n_samples = 0
         self.n_markers = 0
+        self.last_timestamp: float | None = None
+        self.last_marker_timestamp: float | None = None
+        self.marker_counts: Counter = Counter()
+        self.units: list[str] = []
+        self.sfreq: float | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._stop = threading.Event()
-        self._writer: threading.Thread | None = None
+        self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._eeg = self._markers = None
-        self._files = {}
+        self._sink: SidecarWriter | None = None
+        self._lsl_start = 0.0
 
     # ------------------------------------------------------------------ life cycle
     def start(self) -> Recorder:
@@ -157,64 +137,65 @@ class Recorder:
         self : Recorder
             The recorder.
         """
-        from sblr_rt.stream import LSLSource, MarkerSource, local_clock, stream_channel_info
+        from sblr_rt.stream import LSLSource, MarkerSource
 
-        if self._writer is not None:
+        if self._thread is not None:
             raise RuntimeError("Recorder already started; create a new one to record again")
         eeg = LSLSource(**self._criteria, timeout=self.timeout, buffer_seconds=5.0)
         eeg.start()
         self._eeg = eeg
         try:
-            desc = eeg.description
-            units = []
-            if desc.source_id:
-                info = stream_channel_info(source_id=desc.source_id, timeout=self.timeout)
-                units = [c.get("unit", "") for c in info]
-            if len(units) != eeg.n_channels or not all(units):
-                logger.warning("%s declares no unit for every channel; assuming microvolts", desc)
-                units = [u or "microvolts" for u in units] or ["microvolts"] * eeg.n_channels
+            self.units = self._stream_units(eeg)
+            self.sfreq = float(eeg.sfreq)
             if self.record_markers:
-                self._markers = self._open_markers(MarkerSource, desc.name)
-            self.sidecar.mkdir(parents=True)
-            header = {
-                "format": "sblr-rt sidecar 1",
-                "out": str(self.out),
-                "name": desc.name,
-                "source_id": desc.source_id,
-                "stype": desc.stype,
-                "hostname": desc.hostname,
-                "ch_names": eeg.ch_names,
-                "units": units or [""] * eeg.n_channels,
-                "sfreq": eeg.sfreq,
-                "dtype": np.dtype(eeg.dtype).str,
-                "lsl_start": local_clock(),
-                "utc_start": datetime.datetime.now(datetime.UTC).isoformat(),
-                "markers": (
-                    None if self._markers is None else str(self._markers.description.name)
-                ),
-            }
-            _write_json(self.sidecar / "header.json", header)
-            self._files = {
-                key: open(self.sidecar / fname, "ab")
-                for key, fname in (
-                    ("eeg", "eeg.bin"),
-                    ("ts", "eeg_ts.bin"),
-                    ("markers", "markers.jsonl"),
-                )
-            }
-            self._dtype = np.dtype(eeg.dtype)
+                self._markers = self._open_markers(MarkerSource, eeg.description.name)
+            self._sink = SidecarWriter(self.sidecar, self._header(eeg))
             eeg.add_listener(self._on_chunk)
-            if self._markers is not None:
-                self._markers.add_listener(self._on_marker)
-            self._writer = threading.Thread(target=self._write_loop, name="sblr-recorder")
-            self._writer.daemon = True
-            self._writer.start()
+            self._thread = threading.Thread(target=self._write_loop, name="sblr-recorder")
+            self._thread.daemon = True
+            self._thread.start()
         except BaseException:
             self._shutdown_sources()
-            self._close_files()
+            if self._sink is not None:
+                self._sink.close()
             raise
-        logger.info("recording %s to %s", desc, self.sidecar)
+        logger.info("recording %s to %s", eeg.description, self.sidecar)
         return self
+
+    def _stream_units(self, eeg) -> list[str]:
+        from sblr_rt.stream import stream_channel_info
+
+        units = []
+        if eeg.description.source_id:
+            info = stream_channel_info(source_id=eeg.description.source_id, timeout=self.timeout)
+            units = [c.get("unit", "") for c in info]
+        if len(units) != eeg.n_channels or not all(units):
+            logger.warning(
+                "%s declares no unit for every channel; assuming microvolts", eeg.description
+            )
+            units = [u or "microvolts" for u in units] or ["microvolts"] * eeg.n_channels
+        return units
+
+    def _header(self, eeg) -> dict:
+        from sblr_rt.stream import local_clock
+
+        desc = eeg.description
+        self._lsl_start = local_clock()
+        return {
+            "format": "sblr-rt sidecar 1",
+            "out": str(self.out),
+            "name": desc.name,
+            "source_id": desc.source_id,
+            "stype": desc.stype,
+            "hostname": desc.hostname,
+            "ch_names": eeg.ch_names,
+            "units": self.units,
+            "sfreq": eeg.sfreq,
+            "dtype": np.dtype(eeg.dtype).str,
+            "lsl_start": self._lsl_start,
+            "utc_start": datetime.datetime.now(datetime.UTC).isoformat(),
+            "markers": None if self._markers is None else str(self._markers.description.name),
+        }
 
     def _open_markers(self, marker_source_cls, eeg_name: str):
         from sblr_rt.stream import resolve_streams
@@ -248,248 +229,96 @@ class Recorder:
         out : Path
             The FIF file written.
         """
-        if self._writer is None:
+        if self._thread is None:
             raise RuntimeError("Recorder not started; call start() first")
         self._shutdown_sources()
         self._stop.set()
-        self._writer.join(10.0)
-        self._close_files()
+        self._thread.join(10.0)
+        self._sink.close()
         if self._error is not None:
             raise RuntimeError(
                 f"recording failed ({self._error}); the sidecar '{self.sidecar}' holds "
                 f"what was received: `sblr-rt record --recover {self.sidecar}`"
             ) from self._error
         out = recover(self.sidecar, self.out, overwrite=True)
-        shutil.rmtree(self.sidecar)
+        retire_sidecar(self.sidecar)
         return out
 
     def __enter__(self) -> Recorder:
         return self.start()
 
     def __exit__(self, *exc) -> None:
-        if self._writer is not None and not self._stop.is_set():
+        if self._thread is not None and not self._stop.is_set():
             self.stop()
 
     def status(self) -> dict:
-        """Return counts and the EEG source's status.
+        """Return counts and the sources' status.
 
         Returns
         -------
         status : dict
-            ``n_samples`` and ``n_markers`` written, ``sidecar``, and the source's
-            ``status()`` under ``"eeg"``.
+            ``n_samples``, ``n_markers``, ``last_timestamp``, ``last_marker_timestamp``,
+            ``marker_counts`` (dict), ``sidecar``, and the sources' ``status()`` under
+            ``"eeg"`` and ``"markers"`` (None without a source).
         """
         if self._error is not None:
             raise RuntimeError(f"recording failed: {self._error}") from self._error
+        running = not self._stop.is_set()
         return {
             "n_samples": self.n_samples,
             "n_markers": self.n_markers,
+            "last_timestamp": self.last_timestamp,
+            "last_marker_timestamp": self.last_marker_timestamp,
+            "marker_counts": dict(self.marker_counts),
             "sidecar": str(self.sidecar),
-            "eeg": self._eeg.status() if self._eeg is not None else None,
+            "eeg": self._eeg.status() if self._eeg is not None and running else None,
+            "markers": (self._markers.status() if self._markers is not None and running else None),
         }
 
     # ------------------------------------------------------------------ internals
     def _on_chunk(self, chunk, timestamps) -> None:
-        self._queue.put(("eeg", chunk, np.asarray(timestamps, dtype=np.float64)))
+        self._queue.put((np.array(chunk), np.asarray(timestamps, dtype=np.float64)))
 
-    def _on_marker(self, timestamp, value) -> None:
-        self._queue.put(("marker", float(timestamp), value))
+    def _take_pending(self) -> None:
+        """Move what the sources delivered into the writer's memory (drains both)."""
+        while True:
+            try:
+                chunk, timestamps = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            self._sink.add_rows(chunk, timestamps)
+            self.n_samples += len(timestamps)
+            if len(timestamps):
+                self.last_timestamp = float(timestamps[-1])
+        if self._markers is None:
+            return
+        for timestamp, value in self._markers.pop():
+            self._sink.add_marker(timestamp, value)
+            self.n_markers += 1
+            self.last_marker_timestamp = float(timestamp)
+            if timestamp >= self._lsl_start:
+                self.marker_counts[str(value)] += 1
 
     def _write_loop(self) -> None:
         last_flush = time.monotonic()
         try:
             while True:
-                try:
-                    item = self._queue.get(timeout=0.05)
-                except queue.Empty:
-                    item = None
-                if item is not None:
-                    self._write(item)
-                stopping = self._stop.is_set()
+                stopping = self._stop.wait(0.05)
+                # draining the marker source often keeps its queue short under a flood
+                self._take_pending()
                 if stopping or time.monotonic() - last_flush >= self.flush_seconds:
-                    while True:  # drain everything queued so far
-                        try:
-                            self._write(self._queue.get_nowait())
-                        except queue.Empty:
-                            break
-                    self._flush()
+                    self._sink.flush()
                     last_flush = time.monotonic()
-                    if stopping:
-                        return
+                if stopping:
+                    return
         except BaseException as exc:
             logger.exception("recorder writer stopped on an error")
             self._error = exc
 
-    def _write(self, item) -> None:
-        if item[0] == "eeg":
-            _, chunk, timestamps = item
-            self._files["eeg"].write(np.ascontiguousarray(chunk, dtype=self._dtype).tobytes())
-            self._files["ts"].write(timestamps.tobytes())
-            self.n_samples += len(timestamps)
-        else:
-            _, timestamp, value = item
-            if isinstance(value, tuple):
-                value = value[0] if len(value) == 1 else " ".join(map(str, value))
-            line = json.dumps({"t": timestamp, "value": str(value)}) + "\n"
-            self._files["markers"].write(line.encode())
-            self.n_markers += 1
-
-    def _flush(self) -> None:
-        for f in self._files.values():
-            f.flush()
-            os.fsync(f.fileno())
-
-    def _close_files(self) -> None:
-        for f in self._files.values():
-            try:
-                f.close()
-            except OSError:  # pragma: no cover
-                pass
-        self._files = {}
-
     def _shutdown_sources(self) -> None:
-        for source in (self._markers, self._eeg):
+        for source in (self._eeg, self._markers):
             if source is not None:
                 try:
                     source.stop()
                 except RuntimeError as exc:
                     logger.error("stopping %r: %s", source, exc)
-
-
-def _write_json(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1))
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def read_sidecar(sidecar) -> dict:
-    """Load a sidecar folder (complete or cut short by a crash).
-
-    Parameters
-    ----------
-    sidecar : str | Path
-        The ``OUT.fif.rec`` folder.
-
-    Returns
-    -------
-    contents : dict
-        ``header`` (dict), ``data`` (n_samples, n_channels) in the stream's dtype,
-        ``timestamps`` (n_samples,), ``markers`` list of (timestamp, value). A partly
-        written last row or line is dropped.
-    """
-    sidecar = Path(sidecar)
-    header_path = sidecar / "header.json"
-    if not header_path.is_file():
-        raise ValueError(f"'{sidecar}' is not a recording sidecar: no header.json in it")
-    header = json.loads(header_path.read_text())
-    n_ch = len(header["ch_names"])
-    dtype = np.dtype(header["dtype"])
-    raw = np.fromfile(sidecar / "eeg.bin", dtype=np.uint8)
-    ts = np.fromfile(sidecar / "eeg_ts.bin", dtype=np.uint8)
-    n = min(raw.size // (n_ch * dtype.itemsize), ts.size // 8)
-    data = raw[: n * n_ch * dtype.itemsize].view(dtype).reshape(n, n_ch)
-    timestamps = ts[: n * 8].view(np.float64)
-    markers = []
-    marker_file = sidecar / "markers.jsonl"
-    if marker_file.is_file():
-        for line in marker_file.read_text(errors="replace").splitlines():
-            try:
-                entry = json.loads(line)
-                markers.append((float(entry["t"]), str(entry["value"])))
-            except (ValueError, KeyError, TypeError):
-                logger.warning("%s: skipped a damaged marker line %r", marker_file, line[:80])
-    return {"header": header, "data": data, "timestamps": timestamps, "markers": markers}
-
-
-def _unit_scale(unit: str) -> float:
-    key = (unit or "").strip().lower()
-    if key in _SCALE_TO_VOLTS:
-        return _SCALE_TO_VOLTS[key]
-    return 1e-6  # the XDF/LSL convention for EEG is microvolts
-
-
-def recover(sidecar, out=None, *, overwrite: bool = False) -> Path:
-    """Convert a sidecar folder (e.g. of a killed recording) to a FIF file.
-
-    Parameters
-    ----------
-    sidecar : str | Path
-        The ``OUT.fif.rec`` folder.
-    out : str | Path | None
-        FIF file to write; the name the recording was meant to have when None.
-    overwrite : bool
-        Replace an existing file.
-
-    Returns
-    -------
-    out : Path
-        The FIF file (readable by :func:`mne.io.read_raw_fif` and
-        :func:`sblr_rt.io.read_recording`).
-    """
-    import mne
-
-    contents = read_sidecar(sidecar)
-    header = contents["header"]
-    out = _check_out(out if out is not None else header["out"])
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"'{out}' exists; pass overwrite=True to replace it")
-    data, ts = contents["data"], contents["timestamps"]
-    if len(ts) == 0:
-        raise ValueError(f"'{sidecar}' holds no EEG sample; nothing to write, got 0 samples")
-    sfreq = float(header["sfreq"])
-    units = header.get("units") or [""] * len(header["ch_names"])
-    scale = np.array([_unit_scale(u) for u in units])
-    info = mne.create_info(header["ch_names"], sfreq, "eeg")
-    info["description"] = json.dumps(
-        {
-            "recorded_by": "sblr-rt record",
-            "stream": header["name"],
-            "source_id": header["source_id"],
-            "lsl_first_timestamp": float(ts[0]),
-            "lsl_last_timestamp": float(ts[-1]),
-            "effective_sfreq": (
-                float((len(ts) - 1) / (ts[-1] - ts[0])) if ts[-1] > ts[0] else None
-            ),
-            "units": units[0] if len(set(units)) == 1 else units,
-        }
-    )
-    raw = mne.io.RawArray((data.astype(np.float64) * scale).T, info, verbose="error")
-    try:
-        start = datetime.datetime.fromisoformat(header["utc_start"])
-        raw.set_meas_date(start + datetime.timedelta(seconds=float(ts[0]) - header["lsl_start"]))
-    except (KeyError, ValueError, TypeError):  # pragma: no cover - damaged header
-        pass
-    onsets, descriptions, durations = [], [], []
-    # gaps: a step larger than 1.5 nominal periods means lost samples
-    steps = np.diff(ts)
-    if len(steps) > 10:
-        typical = float(np.median(steps))
-        for i in np.flatnonzero(steps > 1.5 * typical):
-            onsets.append((i + 1) / sfreq)
-            descriptions.append("BAD_gap")
-            durations.append(1.0 / sfreq)
-    dropped = 0
-    for t, value in contents["markers"]:
-        j = int(np.searchsorted(ts, t))
-        candidates = [k for k in (j - 1, j) if 0 <= k < len(ts)]
-        k = min(candidates, key=lambda k: abs(ts[k] - t))
-        if t < ts[0] - 0.5 / sfreq or t > ts[-1] + 0.5 / sfreq:
-            dropped += 1
-            continue
-        onsets.append(k / sfreq)
-        descriptions.append(value)
-        durations.append(0.0)
-    if dropped:
-        logger.warning("%d markers outside the recorded samples were dropped", dropped)
-    if onsets:
-        raw.set_annotations(
-            mne.Annotations(onsets, durations, descriptions, orig_time=raw.info["meas_date"])
-        )
-    fmt = "double" if np.dtype(header["dtype"]).itemsize >= 8 else "single"
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*does not conform to MNE naming.*")
-        raw.save(out, fmt=fmt, overwrite=overwrite, verbose="error")
-    logger.info("wrote %s: %d samples, %d annotations", out, len(ts), len(onsets))
-    return out

@@ -122,6 +122,7 @@ def test_cue_window_recording_calibration_then_live(qtbot, tmp_path, source_id):
     from sblr_rt.gui.app import MainWindow
     from sblr_rt.gui.schedule import ParadigmConfig
 
+    from sblr_rt.io import read_recording
     from sblr_rt.playback.simulator import run_simulator
 
     name = f"GuiFlow-{source_id[-12:]}"
@@ -157,17 +158,19 @@ def test_cue_window_recording_calibration_then_live(qtbot, tmp_path, source_id):
             return True
 
         qtbot.waitUntil(listed, timeout=20_000)
+        tab.out_edit.setText(str(tmp_path / "flow.sblr.npz"))  # the recording goes there too
         tab.record_button.click()
         qtbot.waitUntil(lambda: tab.recorder is not None, timeout=20_000)
         with qtbot.waitSignal(window.paradigm.finished, timeout=30_000):
             window._on_paradigm_requested(config, True)
         last_flip = window.paradigm.log[-1][1]
-        qtbot.waitUntil(
-            lambda: tab.recorder.source.buffer.latest(1)[1][-1] > last_flip, timeout=5_000
-        )
+        qtbot.waitUntil(lambda: tab.recorder.last_timestamp > last_flip, timeout=5_000)
         tab.record_button.click()
         qtbot.waitUntil(lambda: tab.recording is not None, timeout=20_000)
         assert tab.recording.marker_values.count("left") == 4
+        (recorded,) = tmp_path.glob("calibration-*_raw.fif")  # the one recorder's FIF
+        assert read_recording(recorded).marker_values == tab.recording.marker_values
+        assert not list(tmp_path.glob("*.rec"))
         tab.tmin_spin.setValue(0.0)
         tab.tmax_spin.setValue(0.5)
         tab.search_box.setCurrentText("none")

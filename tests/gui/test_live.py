@@ -154,7 +154,9 @@ def test_timeline_receives_decisions_from_a_live_loop(qtbot, live_tab, sim_model
 
 
 @pytest.mark.lsl
-def test_traces_without_a_model_and_a_recording_of_the_stream(qtbot, live_tab, source_id):
+def test_traces_without_a_model_and_a_recording_of_the_stream(
+    qtbot, live_tab, source_id, tmp_path
+):
     """No model: the Live tab shows the bare stream; the recorder keeps samples and cues."""
     from sblr_rt.gui.providers import SourceProvider
     from sblr_rt.gui.recorder import StreamRecorder
@@ -174,6 +176,7 @@ def test_traces_without_a_model_and_a_recording_of_the_stream(qtbot, live_tab, s
     )
     provider = SourceProvider(name=name, source_id=source_id, timeout=10.0)
     recorder = StreamRecorder(
+        tmp_path / "rec_raw.fif",
         name=name,
         source_id=source_id,
         marker_name=f"{name}-Markers",
@@ -195,8 +198,8 @@ def test_traces_without_a_model_and_a_recording_of_the_stream(qtbot, live_tab, s
         assert "dropped" not in live_tab.status.text()  # no loop, no decision statistics
         qtbot.waitUntil(lambda: recorder.poll()["n_markers"] >= 3, timeout=15_000)
         # markers can overtake the EEG: let the samples of the last cue arrive too
-        last_cue = max(t for t, _ in recorder._marker_log)
-        qtbot.waitUntil(lambda: recorder.source.buffer.latest(1)[1][-1] > last_cue, timeout=5_000)
+        last_cue = recorder.last_marker_timestamp
+        qtbot.waitUntil(lambda: recorder.last_timestamp > last_cue, timeout=5_000)
         recording = recorder.stop()
     finally:
         live_tab.set_provider(None)

@@ -53,28 +53,6 @@ def test_factor_plots_hold_the_model_values(model_tab, sim_model_file):
     assert np.nanmax(grid) == pytest.approx(0.8)
 
 
-def test_scalp_map_is_exactly_zero_where_all_weights_are_zero():
-    from sblr_rt.gui.summary import interpolate_scalp, scalp_layout
-
-    names = ["Fp1", "Fp2", "F3", "F4", "C3", "Cz", "C4", "P3", "P4", "O1", "O2", "Pz"]
-    xy = scalp_layout(names)
-    assert np.isfinite(xy).all()
-    # the vertex at the centre, nose up, ring through the temporal sites at radius ~1
-    assert np.abs(xy[names.index("Cz")]).max() < 0.15
-    assert xy[names.index("Fp1"), 1] > 0.6 > -0.6 > xy[names.index("O1"), 1]
-    values = np.zeros(len(names))
-    values[names.index("C3")] = 1.0
-    image, extent = interpolate_scalp(xy, values, resolution=64)
-    inside = np.isfinite(image)
-    assert inside.sum() > 0.5 * inside.size
-    assert image[inside].min() == 0.0
-    assert image[inside].max() <= 1.0
-    # over the right hemisphere, surrounded by zero weights, the map is exactly zero
-    grid = np.linspace(-extent, extent, 64)
-    right = inside & (grid[None, :] > 0.3)
-    assert np.all(image[right] == 0.0)
-
-
 def test_multiclass_and_bandpower_summaries(model_tab):
     from sblr_rt.gui.summary import summarize_model
 

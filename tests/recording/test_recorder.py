@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 
 from sblr_rt.io import Recording, read_recording
 from sblr_rt.playback.replay import RecordingReader, StreamPlayer, replay
-from sblr_rt.recording.recorder import Recorder, read_sidecar, recover, sidecar_path
+from sblr_rt.recording import Recorder, read_sidecar, recover, sidecar_path
 from sblr_rt.stream import local_clock
 
 SFREQ = 250.0
@@ -140,28 +139,105 @@ def test_killed_recorder_recovers_and_sigterm_closes(tmp_path, source_id):
         assert len(expected) >= 2
 
 
-def test_recover_errors(tmp_path):
-    with pytest.raises(ValueError, match="not a recording sidecar"):
-        recover(tmp_path)
-    with pytest.raises(ValueError, match=r"'out' must be a \.fif"):
-        Recorder(tmp_path / "x.edf")
-    side = sidecar_path(tmp_path / "y_raw.fif")
-    side.mkdir()
-    with pytest.raises(RuntimeError, match="--recover"):
-        Recorder(tmp_path / "y_raw.fif")
-    # a truncated last row is dropped
-    header = {"out": str(tmp_path / "y_raw.fif"), "name": "x", "source_id": "x",
-              "ch_names": ["a", "b"], "units": ["microvolts"] * 2, "sfreq": 100.0,
-              "dtype": "<f4", "lsl_start": 0.0,
-              "utc_start": "2026-01-01T00:00:00+00:00"}  # fmt: skip
-    (side / "header.json").write_text(json.dumps(header))
-    data = np.arange(20, dtype="<f4").reshape(10, 2)
-    (side / "eeg.bin").write_bytes(data.tobytes()[:-3])
-    (side / "eeg_ts.bin").write_bytes((10 + np.arange(10) / 100.0).tobytes())
-    (side / "markers.jsonl").write_text('{"t": 10.031, "value": "go"}\n{"t": 10.0')
-    contents = read_sidecar(side)
-    assert contents["data"].shape == (9, 2) and contents["markers"] == [(10.031, "go")]
-    got = read_recording(recover(side))
-    np.testing.assert_allclose(got.data, data[:9].T * 1e-6)  # microvolts -> volts
-    assert got.marker_values == ["go"] and got.marker_samples.tolist() == [3]
-    os.remove(tmp_path / "y_raw.fif")
+def _indexed_source(name, source_id, stop, *, sfreq, n_channels, marker_every, flood=0):
+    """EEG whose channel 0 is the sample index; a marker (the index) every few samples.
+
+    Each marker is pushed before the chunk holding its sample. With ``flood``, that many
+    markers are sent at once first.
+    """
+    from sblr_rt.stream import EEGOutlet, MarkerOutlet
+
+    eeg = EEGOutlet(name=name, ch_names=[f"ch{i}" for i in range(n_channels)], sfreq=sfreq,
+                    source_id=source_id, dtype="float64")  # fmt: skip
+    mk = MarkerOutlet(name=name + "-Markers", source_id=source_id + "-markers")
+    try:
+        eeg.wait_for_consumers(20.0)
+        mk.wait_for_consumers(20.0)
+        t0 = local_clock()
+        for i in range(flood):
+            mk.push(f"flood{i}", t0)
+        n_sent = 0
+        while not stop.is_set():
+            n_due = int((local_clock() - t0) * sfreq)
+            if n_due > n_sent:
+                index = np.arange(n_sent, n_due)
+                stamps = t0 + index / sfreq
+                for i in index[index % marker_every == 0]:
+                    mk.push(str(int(i)), float(stamps[i - n_sent]))
+                chunk = np.zeros((len(index), n_channels))
+                chunk[:, 0] = index
+                eeg.push_chunk(chunk, stamps)
+                n_sent = n_due
+            time.sleep(0.01)
+    finally:
+        mk.close()
+        eeg.close()
+
+
+def _run_source(tmp_path, source_id, **kwargs):
+    import threading
+
+    stop = threading.Event()
+    name = f"idx-{source_id[-12:]}"
+    thread = threading.Thread(target=_indexed_source, args=(name, source_id, stop),
+                              kwargs=kwargs, daemon=True)  # fmt: skip
+    thread.start()
+    return stop, thread
+
+
+@pytest.mark.lsl
+def test_markers_reach_the_disk_with_their_eeg(tmp_path, source_id):
+    """What a kill would leave (the sidecar at any instant) never has EEG without its cues."""
+    stop, thread = _run_source(tmp_path, source_id, sfreq=500.0, n_channels=16, marker_every=25)
+    recorder = Recorder(tmp_path / "m_raw.fif", source_id=source_id,
+                        marker_source_id=source_id + "-markers", flush_seconds=1.0)  # fmt: skip
+    checked = 0
+    try:
+        recorder.start()
+        deadline = time.monotonic() + 60
+        while checked < 30 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            on_disk = read_sidecar(recorder.sidecar)
+            ts, index = on_disk["timestamps"], on_disk["data"][:, 0]
+            if len(ts) < 500:
+                continue
+            # a marker may trail its sample by a moment, never by half a second
+            settled = index[(index % 25 == 0) & (ts <= ts[-1] - 0.5)].astype(int)
+            got = {int(v) for _, v in on_disk["markers"]}
+            missing = sorted(set(settled.tolist()) - got)
+            assert not missing, f"EEG on disk without its markers {missing[:5]}..."
+            checked += 1
+    finally:
+        stop.set()
+        thread.join(10)
+        recorder.stop()
+    assert checked == 30
+
+
+@pytest.mark.lsl
+def test_a_marker_flood_is_drained_while_recording(tmp_path, source_id):
+    n_flood = 3000  # under the LSL inlet buffer of a marker stream (3600 samples)
+    stop, thread = _run_source(tmp_path, source_id, sfreq=100.0, n_channels=2,
+                               marker_every=10, flood=n_flood)  # fmt: skip
+    recorder = Recorder(tmp_path / "f_raw.fif", source_id=source_id,
+                        marker_source_id=source_id + "-markers")  # fmt: skip
+    pending = []
+    try:
+        recorder.start()
+        deadline = time.monotonic() + 60
+        while recorder.n_markers < n_flood + 5:
+            assert time.monotonic() < deadline, f"only {recorder.n_markers} markers written"
+            pending.append(recorder.status()["markers"]["n_pending"])
+            time.sleep(0.05)
+        pending.append(recorder.status()["markers"]["n_pending"])
+    finally:
+        stop.set()
+        thread.join(10)
+        out = recorder.stop()
+    assert pending[-1] < 50  # the marker source's queue is emptied as markers arrive
+    assert max(pending) < n_flood
+    got = read_recording(out)
+    index = got.data[0]
+    np.testing.assert_array_equal(np.diff(index), 1)  # no EEG lost or doubled by the flood
+    expected = [str(int(i)) for i in index if i % 10 == 0]
+    assert [v for v in got.marker_values if not v.startswith("flood")] == expected
