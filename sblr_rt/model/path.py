@@ -25,14 +25,8 @@ import numpy as np
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_array
 
-from .estimator import (
-    SparseBilinearLogisticRegression,
-    _assemble,
-    _class_problems,
-    _moments,
-    _ray_scaled,
-    _start,
-)
+from ._fitting import assemble, class_problems, cold_start, moments, ray_scaled
+from .estimator import SparseBilinearLogisticRegression
 from .penalties import ElasticNet
 from .solver import BCPDBatch, single_threaded_blas, x_times_u, x_times_v
 
@@ -125,7 +119,7 @@ def fit_penalty_paths(
     classes = le.classes_
     if classes.size < 2:
         raise ValueError(f"'y' must contain at least 2 classes; got {classes.tolist()}.")
-    problems = _class_problems(y_enc, classes.size, multi_class)
+    problems = class_problems(y_enc, classes.size, multi_class)
     params = dict(
         rank=rank, multi_class=multi_class, tol=tol, max_iter=max_iter, eta=eta,
         L_min=L_min, init=init, random_state=random_state,
@@ -142,14 +136,14 @@ def fit_penalty_paths(
         return results
 
     with single_threaded_blas():
-        x_mean, Ds = _moments(X, problems)
-        cold = [(*_start(x_mean, D, rank, init, random_state), None, None) for D in Ds]
+        x_mean, Ds = moments(X, problems)
+        cold = [(*cold_start(x_mean, D, rank, init, random_state), None, None) for D in Ds]
 
         def cold_starts(pen):
             """Return the cold start of every class problem for penalties ``pen``."""
             if init != "svd_gradient":
                 return cold
-            return _ray_scaled(X, problems, cold, ElasticNet(*pen[:2]), ElasticNet(*pen[2:]))
+            return ray_scaled(X, problems, cold, ElasticNet(*pen[:2]), ElasticNet(*pen[2:]))
 
         first = [pens[p][0] for p in todo]
         starts = [cold_starts(pen) for pen in first]
@@ -172,7 +166,7 @@ def fit_penalty_paths(
             """Store the fitted point of path ``p`` (run ``j``); return whether it collapsed."""
             k = position[p]
             sols = [batch.result(j) for batch in batches]
-            U, V, b, n_iter, objective = _assemble(sols, classes.size, multi_class)
+            U, V, b, n_iter, objective = assemble(sols, classes.size, multi_class)
             two = classes.size == 2
             est = SparseBilinearLogisticRegression.from_factors(
                 U[0] if two else U, V[0] if two else V, b, classes, **params, **points[p][k]
