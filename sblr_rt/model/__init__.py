@@ -4,6 +4,7 @@ Imports numpy, scipy and scikit-learn only (no LSL, no Qt).
 """
 
 from .estimator import (
+    DataScaleWarning,
     SparseBilinearLogisticRegression,
     ZeroTrapWarning,
     l1_penalty_max,
@@ -13,6 +14,7 @@ from .factors import canonical_factors, spatial_patterns
 from .penalties import ElasticNet, soft_threshold
 
 __all__ = [
+    "DataScaleWarning",
     "ElasticNet",
     "SparseBilinearLogisticRegression",
     "ZeroTrapWarning",

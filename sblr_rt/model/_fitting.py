@@ -8,6 +8,8 @@ factors, so the two agree by construction.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.utils import check_random_state
@@ -16,6 +18,7 @@ from .datafit import Logistic, Multinomial
 from .solver import svd_init, x_times_v
 
 __all__ = [
+    "DataScaleWarning",
     "assemble",
     "class_problems",
     "cold_start",
@@ -24,7 +27,63 @@ __all__ = [
     "null_intercepts",
     "ray_scale",
     "ray_scaled",
+    "rescale_for_fit",
 ]
+
+#: Data whose RMS exceeds this are fitted rescaled (initial scores would saturate).
+MAX_FIT_SCALE = 1e4
+
+
+class DataScaleWarning(UserWarning):
+    """The data are far from unit scale; the fit ran on rescaled data (same objective)."""
+
+
+def data_scale(X) -> float:
+    """Return the RMS of every entry of X, computed without overflow or underflow."""
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    if not top > 0 or not np.isfinite(top):
+        return top
+    return top * float(np.sqrt(np.mean(np.square(X / top, dtype=np.float64))))
+
+
+def rescale_for_fit(X, L_min, *, stacklevel=2):
+    """Return ``(X / scale, scale)``, rescaling only data far from unit scale.
+
+    The step parameters start at and never fall below ``L_min``, which assumes data of
+    roughly unit scale: with an RMS of ``r`` the block Lipschitz constants scale as
+    ``r**2``, so for ``r**2 < L_min`` (raw volts: ``r`` ~ 1e-5) every step is far too
+    short and the fit stops at its start; for large ``r`` the initial scores saturate.
+    Outside ``[sqrt(L_min), MAX_FIT_SCALE]`` the data are divided by their RMS and a
+    :class:`DataScaleWarning` says so; the caller rescales the penalties on U to keep
+    the objective (see ``SparseBilinearLogisticRegression._penalties``).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_epochs, n_channels, n_times)
+        Training epochs, float32 or float64.
+    L_min : float
+        The solver's step-parameter floor.
+    stacklevel : int
+        For the warning.
+
+    Returns
+    -------
+    X_fit : ndarray, same shape and dtype as X
+    scale : float
+        1.0 when X is used as given.
+    """
+    rms = data_scale(X)
+    if not rms > 0 or np.sqrt(L_min) <= rms <= MAX_FIT_SCALE:
+        return X, 1.0
+    warnings.warn(
+        f"the training data have an RMS of {rms:.3g}, far from the unit scale the "
+        f"step-size floor L_min={L_min:g} assumes (data in volts?): fitting on X / "
+        f"{rms:.3g} with the penalties on U rescaled to match. Scale the data to "
+        "microvolts or to unit variance before fitting to silence this warning.",
+        DataScaleWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return (X / X.dtype.type(rms)).astype(X.dtype, copy=False), rms
 
 
 def class_problems(y_enc, n_classes, multi_class):

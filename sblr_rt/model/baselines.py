@@ -322,5 +322,5 @@ class BilinearLogisticRegression(SparseBilinearLogisticRegression):
         self.random_state = random_state
         self.warm_start = warm_start
 
-    def _penalties(self):
+    def _penalties(self, scale=1.0):
         return ElasticNet(0.0, 0.0), ElasticNet(0.0, 0.0)

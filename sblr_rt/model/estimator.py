@@ -14,13 +14,23 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._fitting import assemble, class_problems, cold_start, l1_max, moments, ray_scaled
+from ._fitting import (
+    DataScaleWarning,
+    assemble,
+    class_problems,
+    cold_start,
+    l1_max,
+    moments,
+    ray_scaled,
+    rescale_for_fit,
+)
 from .factors import canonical_factors, spatial_patterns
 from .link import proba_from_scores
 from .penalties import ElasticNet
 from .solver import bcpd, single_threaded_blas
 
 __all__ = [
+    "DataScaleWarning",
     "SparseBilinearLogisticRegression",
     "ZeroTrapWarning",
     "l1_penalty_max",
@@ -285,15 +295,21 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         tags.input_tags.three_d_array = True
         return tags
 
-    def _penalties(self):
+    def _penalties(self, scale=1.0):
+        # On X / scale the factor U * scale meets the same losses; these penalties make
+        # it the same objective (l1 and l2 of U rescaled), so the minimisers match.
         return (
-            ElasticNet(float(self.mu1), float(self.mu2)),
+            ElasticNet(float(self.mu1) / scale, float(self.mu2) / scale / scale),
             ElasticNet(float(self.nu1), float(self.nu2)),
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model.
+
+        Data far from unit scale (RMS below ``sqrt(L_min)`` or above 1e4, e.g. raw volts)
+        are fitted as ``X / rms`` with the penalties on U rescaled to match, which is the
+        same objective, and a :class:`DataScaleWarning` says so.
 
         Parameters
         ----------
@@ -308,7 +324,11 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         warm = self.warm_start and hasattr(self, "_solutions")
-        prev = (self.classes_, self.n_features_in_, self.n_times_in_) if warm else None
+        prev = (
+            (self.classes_, self.n_features_in_, self.n_times_in_, self._fit_scale)
+            if warm
+            else None
+        )
         X, y = _check_X(X, estimator=self, y=y, reset=True)
         check_classification_targets(y)
         _, s, t = X.shape
@@ -325,55 +345,70 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 f"'rank' must be at most min(n_channels, n_times) = {min(s, t)}; got {self.rank}."
             )
         self.n_times_in_ = t
-        if warm and not (np.array_equal(prev[0], classes) and prev[1] == s and prev[2] == t):
+        X_fit, scale = rescale_for_fit(X, self.L_min, stacklevel=4)
+        if warm and not (np.array_equal(prev[0], classes) and prev[1:] == (s, t, scale)):
             warm = False
         problems = class_problems(y_enc, classes.size, self.multi_class)
-        pen_u, pen_v = self._penalties()
+        pen = self._penalties()
+        pen_u, pen_v = self._penalties(scale)
         with single_threaded_blas():
-            x_mean, Ds = moments(X, problems)
-            if warm:
-                starts = [(r.U, r.V, r.b, r.L_u, r.L_v) for r in self._solutions]
-                warm = len(starts) == len(problems) and all(
-                    st[0].shape == (p.y.shape[1], s, self.rank)
-                    for st, p in zip(starts, problems, strict=True)
-                )
-            if not warm:
-                starts = [
-                    (*cold_start(x_mean, D, self.rank, self.init, self.random_state), None, None)
-                    for D in Ds
-                ]
-            # Thresholds at the unit-norm start (as l1_penalty_max), or the warm factors.
-            l1max = l1_max(Ds, [s_[0] for s_ in starts], [s_[1] for s_ in starts])
-            if not warm and self.init == "svd_gradient":
-                starts = ray_scaled(X, problems, starts, pen_u, pen_v)
-            self._warn_zero_trap(l1max, classes, pen_u.l1, pen_v.l1)
-            solutions = []
-            for p, (U0, V0, b0, L_u0, L_v0) in zip(problems, starts, strict=True):
-                solutions.append(
-                    bcpd(
-                        X,
-                        p,
-                        U0,
-                        V0,
-                        b0,
-                        pen_u,
-                        pen_v,
-                        tol=self.tol,
-                        max_iter=self.max_iter,
-                        eta=self.eta,
-                        L_min=self.L_min,
-                        L_u0=L_u0,
-                        L_v0=L_v0,
-                    )
-                )
-            self._set_fitted(X, classes, solutions, np.asarray(l1max))
+            solutions, l1max = self._solve(X_fit, problems, pen_u, pen_v, warm)
+            # Thresholds of U's l1 penalty in the caller's units (see _penalties).
+            l1max = np.asarray(l1max) * np.array([scale, 1.0])
+            self._warn_zero_trap(l1max, classes, pen[0].l1, pen[1].l1)
+            self._fit_scale = scale
+            self._set_fitted(X, classes, solutions, l1max, scale)
+        self._warn_after_fit(classes, solutions, pen)
+        return self
+
+    def _solve(self, X, problems, pen_u, pen_v, warm):
+        """Return the solver's results per problem and the l1 thresholds at the start."""
+        _, s, _ = X.shape
+        x_mean, Ds = moments(X, problems)
+        if warm:
+            starts = [(r.U, r.V, r.b, r.L_u, r.L_v) for r in self._solutions]
+            warm = len(starts) == len(problems) and all(
+                st[0].shape == (p.y.shape[1], s, self.rank)
+                for st, p in zip(starts, problems, strict=True)
+            )
+        if not warm:
+            starts = [
+                (*cold_start(x_mean, D, self.rank, self.init, self.random_state), None, None)
+                for D in Ds
+            ]
+        # Thresholds at the unit-norm start (as l1_penalty_max), or the warm factors.
+        l1max = l1_max(Ds, [s_[0] for s_ in starts], [s_[1] for s_ in starts])
+        if not warm and self.init == "svd_gradient":
+            starts = ray_scaled(X, problems, starts, pen_u, pen_v)
+        solutions = [
+            bcpd(
+                X,
+                p,
+                U0,
+                V0,
+                b0,
+                pen_u,
+                pen_v,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                eta=self.eta,
+                L_min=self.L_min,
+                L_u0=L_u0,
+                L_v0=L_v0,
+            )
+            for p, (U0, V0, b0, L_u0, L_v0) in zip(problems, starts, strict=True)
+        ]
+        return solutions, l1max
+
+    def _warn_after_fit(self, classes, solutions, pen):
         if not all(r.converged for r in solutions):
             warnings.warn(
                 f"SparseBilinearLogisticRegression did not reach q^k <= tol={self.tol} "
                 f"within max_iter={self.max_iter} iterations; increase 'max_iter'.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
+        pen_u, pen_v = pen
         penalised = any(v > 0 for v in (pen_u.l1, pen_u.l2, pen_v.l1, pen_v.l2))
         collapsed = [
             c
@@ -386,9 +421,8 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 "predicts from the intercept alone; lower the penalties (mu1="
                 f"{pen_u.l1:g}, mu2={pen_u.l2:g}, nu1={pen_v.l1:g}, nu2={pen_v.l2:g}).",
                 ZeroTrapWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        return self
 
     def _problem_names(self, classes):
         if classes.size == 2:
@@ -416,12 +450,14 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 stacklevel=4,
             )
 
-    def _set_fitted(self, X, classes, solutions, l1max):
+    def _set_fitted(self, X, classes, solutions, l1max, scale=1.0):
         self.classes_ = classes
         self._solutions = solutions
         self.l1_penalty_max_ = l1max
         n_classes = classes.size
         U, V, b, self.n_iter_, self.objective_ = assemble(solutions, n_classes, self.multi_class)
+        if scale != 1.0:
+            U = U / scale  # from the X / scale problem back to the caller's units
         patterns = np.stack([spatial_patterns(X, U[c], V[c]) for c in range(U.shape[0])])
         if n_classes == 2:
             self.spatial_, self.temporal_ = U[0], V[0]

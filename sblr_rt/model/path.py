@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_array
 
-from ._fitting import assemble, class_problems, cold_start, moments, ray_scaled
+from ._fitting import assemble, class_problems, cold_start, moments, ray_scaled, rescale_for_fit
 from .estimator import SparseBilinearLogisticRegression
 from .penalties import ElasticNet
 from .solver import BCPDBatch, single_threaded_blas, x_times_u, x_times_v
@@ -43,6 +43,12 @@ def _point_penalties(point, where):
     if any(not np.isfinite(v) or v < 0 for v in values):
         raise ValueError(f"penalties must be finite and >= 0; got {point} at {where}.")
     return values
+
+
+def _scaled(penalties, scale):
+    """Return the penalties of the X / scale problem (as the estimator's ``_penalties``)."""
+    mu1, mu2, nu1, nu2 = penalties
+    return (mu1 / scale, mu2 / scale / scale, nu1, nu2)
 
 
 def _split(product, batches):
@@ -125,8 +131,10 @@ def fit_penalty_paths(
         L_min=L_min, init=init, random_state=random_state,
     )  # fmt: skip
     points = [list(path) for path in paths]
+    # Data far from unit scale are fitted as the estimator fits them (see rescale_for_fit).
+    X, scale = rescale_for_fit(X, L_min, stacklevel=2)
     pens = [
-        [_point_penalties(pt, f"path {p}, point {k}") for k, pt in enumerate(path)]
+        [_scaled(_point_penalties(pt, f"path {p}, point {k}"), scale) for k, pt in enumerate(path)]
         for p, path in enumerate(points)
     ]
     results = [[None] * len(path) for path in points]
@@ -169,7 +177,12 @@ def fit_penalty_paths(
             U, V, b, n_iter, objective = assemble(sols, classes.size, multi_class)
             two = classes.size == 2
             est = SparseBilinearLogisticRegression.from_factors(
-                U[0] if two else U, V[0] if two else V, b, classes, **params, **points[p][k]
+                (U[0] if two else U) / scale,
+                V[0] if two else V,
+                b,
+                classes,
+                **params,
+                **points[p][k],
             )
             est.n_iter_, est.objective_ = n_iter, objective
             results[p][k] = est if callback is None else callback(p, k, est)
