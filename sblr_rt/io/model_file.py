@@ -198,17 +198,17 @@ def _open(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 def read_header(path) -> dict:
-    """Return a model file's JSON header after checking the file.
+    """Return a model file's JSON header after checking the whole file.
 
     Parameters
     ----------
     path : str | Path
-        Model file.
+        A file written by :func:`save_model`; its arrays are read and checked too.
 
     Returns
     -------
     header : dict
-        The parsed header.
+        The parsed header (format, classes, preprocessor, estimator, metadata, arrays).
 
     Raises
     ------
