@@ -7,11 +7,10 @@ from .estimator import (
     DataScaleWarning,
     SparseBilinearLogisticRegression,
     ZeroTrapWarning,
-    l1_penalty_max,
-    lambda_max,
 )
 from .factors import canonical_factors, spatial_patterns
 from .penalties import ElasticNet, soft_threshold
+from .thresholds import l1_penalty_max, lambda_max
 
 __all__ = [
     "DataScaleWarning",

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
 
 from .datafit import Logistic, Multinomial
 from .solver import svd_init, x_times_v
@@ -20,6 +21,7 @@ from .solver import svd_init, x_times_v
 __all__ = [
     "DataScaleWarning",
     "assemble",
+    "check_X",
     "class_problems",
     "cold_start",
     "l1_max",
@@ -32,6 +34,26 @@ __all__ = [
 
 #: Data whose RMS exceeds this are fitted rescaled (initial scores would saturate).
 MAX_FIT_SCALE = 1e4
+
+
+def check_X(X, *, estimator=None, y=None, reset=True):
+    """Validate X (3-D epochs, or 2-D read as (n, n_features, 1)) and y."""
+    kwargs = dict(dtype=[np.float64, np.float32], allow_nd=True, order="C")
+    if estimator is not None:
+        if y is None:
+            X = validate_data(estimator, X, reset=reset, **kwargs)
+        else:
+            X, y = validate_data(estimator, X, y, reset=reset, **kwargs)
+    if X.ndim == 2:
+        # scikit-learn's common checks feed 2-D (n_samples, n_features): each feature is a
+        # channel with a single time point, exactly as MNE's decoders read 2-D input.
+        X = X[:, :, np.newaxis]
+    elif X.ndim != 3:
+        raise ValueError(
+            "'X' must be a 3-D array (n_epochs, n_channels, n_times) or a 2-D array "
+            f"(n_epochs, n_features); got a {X.ndim}-D array of shape {X.shape}."
+        )
+    return X, y
 
 
 class DataScaleWarning(UserWarning):

@@ -1,4 +1,9 @@
-"""The scikit-learn estimator :class:`SparseBilinearLogisticRegression`."""
+"""The scikit-learn estimator :class:`SparseBilinearLogisticRegression`.
+
+One class, slightly over 500 lines because its numpydoc (the objective, every parameter
+and attribute, the choices the paper leaves open) is the estimator's documentation; the
+steps it shares with :mod:`.path` live in :mod:`._fitting`, the solver in :mod:`.solver`.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +17,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._fitting import (
     DataScaleWarning,
     assemble,
+    check_X,
     class_problems,
     cold_start,
     l1_max,
@@ -28,12 +34,14 @@ from .factors import canonical_factors, spatial_patterns
 from .link import proba_from_scores
 from .penalties import ElasticNet
 from .solver import bcpd, single_threaded_blas
+from .thresholds import l1_penalty_max, lambda_max
 
 __all__ = [
     "DataScaleWarning",
     "SparseBilinearLogisticRegression",
     "ZeroTrapWarning",
     "l1_penalty_max",
+    "lambda_max",
 ]
 
 
@@ -45,88 +53,6 @@ class ZeroTrapWarning(UserWarning):
     Raised at the start of ``fit`` when an l1 penalty reaches the gradient sup-norm of
     :func:`l1_penalty_max`, and at the end when the fitted factors are all zero.
     """
-
-
-def _check_X(X, *, estimator=None, y=None, reset=True):
-    """Validate X (3-D epochs, or 2-D read as (n, n_features, 1)) and y."""
-    kwargs = dict(dtype=[np.float64, np.float32], allow_nd=True, order="C")
-    if estimator is not None:
-        if y is None:
-            X = validate_data(estimator, X, reset=reset, **kwargs)
-        else:
-            X, y = validate_data(estimator, X, y, reset=reset, **kwargs)
-    if X.ndim == 2:
-        # scikit-learn's common checks feed 2-D (n_samples, n_features): each feature is a
-        # channel with a single time point, exactly as MNE's decoders read 2-D input.
-        X = X[:, :, np.newaxis]
-    elif X.ndim != 3:
-        raise ValueError(
-            "'X' must be a 3-D array (n_epochs, n_channels, n_times) or a 2-D array "
-            f"(n_epochs, n_features); got a {X.ndim}-D array of shape {X.shape}."
-        )
-    return X, y
-
-
-def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=None):
-    """Return the l1 penalties above which the starting point collapses to zero.
-
-    ``mu1_max`` is the sup-norm of the loss gradient with respect to U at ``U = 0`` with V
-    at its starting value and the intercept at its class-prior optimum; it is the smallest
-    ``mu1`` for which ``U = 0`` solves the (convex) U-block at the start, after which the
-    solver cannot leave zero (the zero trap). ``nu1_max`` is the same for V with U at its
-    start. Grids of ``mu1``/``nu1`` are best placed as fractions of these values.
-
-    Parameters
-    ----------
-    X : array-like, shape (n_epochs, n_channels, n_times)
-        Training epochs (or 2-D, read as (n_epochs, n_features, 1)).
-    y : array-like, shape (n_epochs,)
-        Labels.
-    rank : int
-        Rank of the model whose start is used.
-    multi_class : {"ovr", "multinomial"}
-        Problem formulation for three or more classes.
-    init : {"svd", "svd_gradient", "random"}
-        Starting point, as in the estimator.
-    random_state : int | RandomState | None
-        Used by ``init="random"``.
-
-    Returns
-    -------
-    mu1_max : float
-        For one-versus-rest, the largest over the class problems (above it every class
-        collapses). Computed at the unit-norm start (before the ray scaling of
-        ``init="svd_gradient"``), so that values are comparable across starts.
-    nu1_max : float
-        Same for V.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((20, 4, 5)); y = np.repeat([0, 1], 10)
-    >>> mu1_max, nu1_max = l1_penalty_max(X, y)
-    >>> mu1_max > 0 and nu1_max > 0
-    True
-    """
-    X, y = _check_X(np.asarray(X), estimator=None)[0], np.asarray(y)
-    if X.shape[0] != y.shape[0]:
-        raise ValueError(
-            f"'X' and 'y' must have the same number of epochs; got {X.shape[0]} and {y.shape[0]}."
-        )
-    y_enc = LabelEncoder().fit_transform(y)
-    n_classes = int(y_enc.max()) + 1
-    if n_classes < 2:
-        raise ValueError(f"'y' must contain at least 2 classes; got 1 class: {np.unique(y)}.")
-    problems = class_problems(y_enc, n_classes, multi_class)
-    with single_threaded_blas():
-        x_mean, Ds = moments(X, problems)
-    starts = [cold_start(x_mean, D, rank, init, random_state) for D in Ds]
-    vals = l1_max(Ds, [s[0] for s in starts], [s[1] for s in starts])
-    return max(v[0] for v in vals), max(v[1] for v in vals)
-
-
-lambda_max = l1_penalty_max
 
 
 class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -329,7 +255,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             if warm
             else None
         )
-        X, y = _check_X(X, estimator=self, y=y, reset=True)
+        X, y = check_X(X, estimator=self, y=y, reset=True)
         check_classification_targets(y)
         _, s, t = X.shape
         le = LabelEncoder()
@@ -556,7 +482,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             class (one-versus-rest scores, or multinomial log-odds against ``classes_[0]``).
         """
         check_is_fitted(self)
-        X, _ = _check_X(X, estimator=self, reset=False)
+        X, _ = check_X(X, estimator=self, reset=False)
         if X.shape[2] != self.n_times_in_:
             raise ValueError(
                 f"X has n_times={X.shape[2]}, but {type(self).__name__} was fitted with "
