@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .filters import auto_transition, design_fir
+from .filters import auto_numtaps, auto_transition, design_fir
 from .operators import baseline_matrix, bin_edges, resampling_matrix
 
 __all__ = ["FEATURES", "FEATURE_PATHS", "BandpowerPath", "FeaturePath", "WaveformPath"]
@@ -166,7 +166,7 @@ class BandpowerPath(FeaturePath):
         if numtaps is None:
             nyq = sfreq / 2
             trans = min(auto_transition(lo, hi, nyq) for lo, hi in bands)
-            numtaps = int(np.ceil(3.3 / trans * sfreq))
+            numtaps = auto_numtaps(sfreq, trans)
         self.filters = [design_fir(sfreq, lo, hi, numtaps) for lo, hi in bands]
         self.n_times = _check_n_times(n_times, _DEFAULT_BANDPOWER_BINS, n_window)
         #: ndarray of int, shape (n_times + 1,): sample edges of the time bins.

@@ -15,7 +15,39 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import signal
 
-__all__ = ["StreamingFilter", "auto_transition", "design_fir", "filter_padded_epochs"]
+__all__ = [
+    "MAX_NUMTAPS",
+    "StreamingFilter",
+    "auto_numtaps",
+    "auto_transition",
+    "design_fir",
+    "filter_padded_epochs",
+]
+
+#: The longest FIR filter designed (2**20 taps: minutes of warm-up at EEG rates).
+MAX_NUMTAPS = 1 << 20
+
+
+def auto_numtaps(sfreq: float, trans: float) -> int:
+    """Return the Hamming window's filter length for a transition width, in samples.
+
+    Parameters
+    ----------
+    sfreq : float
+        Sampling rate in Hz.
+    trans : float
+        Transition band width in Hz.
+
+    Returns
+    -------
+    numtaps : int
+        ``ceil(3.3 / trans * sfreq)`` (more than :data:`MAX_NUMTAPS` is refused by
+        :func:`design_fir`).
+    """
+    taps = np.ceil(3.3 / trans * sfreq)
+    if not np.isfinite(taps):
+        raise ValueError(f"the transition width must be positive, got {trans} Hz")
+    return int(taps)
 
 
 def auto_transition(l_freq: float | None, h_freq: float | None, nyq: float) -> float:
@@ -74,9 +106,13 @@ def design_fir(
     if l_freq is not None and h_freq is not None and not l_freq < h_freq:
         raise ValueError(f"'l_freq' must be below 'h_freq', got {l_freq} >= {h_freq}")
     trans = auto_transition(l_freq, h_freq, nyq)
-    if numtaps is None:
-        numtaps = int(np.ceil(3.3 / trans * sfreq))
-    numtaps = int(numtaps) | 1  # odd: a type I filter may be a high-pass
+    numtaps = (auto_numtaps(sfreq, trans) if numtaps is None else int(numtaps)) | 1
+    # odd (above): a type I filter may be a high-pass
+    if not 1 <= numtaps <= MAX_NUMTAPS:
+        raise ValueError(
+            f"the FIR filter must have 1 to {MAX_NUMTAPS} taps (a shorter 'filter_length' "
+            f"or wider pass-band edges), got {numtaps}"
+        )
     cut = []
     if l_freq is not None:
         cut.append(max(l_freq - trans / 2.0, 1e-3 * nyq))
