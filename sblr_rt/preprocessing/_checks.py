@@ -1,4 +1,4 @@
-"""Checks of the :class:`~sblr_rt.preprocessing.Preprocessor`'s constructor parameters."""
+"""Checks of the :class:`~sblr_rt.preprocessing.Preprocessor`'s parameters and input."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["as_float_or_none", "check_bands", "check_ch_names", "check_picks", "check_window"]
+__all__ = [
+    "as_float_or_none",
+    "check_bands",
+    "check_ch_names",
+    "check_epochs",
+    "check_picks",
+    "check_window",
+]
 
 
 def as_float_or_none(name, value):
@@ -76,3 +83,23 @@ def check_bands(bands) -> list[tuple[float, ...]]:
             raise TypeError(f"'bands' must be a list of (low, high) pairs, got {bands!r}")
         out.append(tuple(as_float_or_none("bands", f) for f in band))
     return out
+
+
+def check_epochs(epochs, n_channels: int, n_pad: int, n_window: int) -> np.ndarray:
+    """Return ``epochs`` as an array of shape (n_epochs, n_channels, n_pad + n_window)."""
+    epochs = np.asarray(epochs)
+    if epochs.ndim != 3:
+        raise ValueError(
+            "'epochs' must have shape (n_epochs, n_channels, n_times_raw), "
+            f"got {epochs.ndim} dimensions {epochs.shape}"
+        )
+    expected = (n_channels, n_pad + n_window)
+    if epochs.shape[1:] != expected:
+        pad = f" ({n_pad} samples of filter warm-up before the {n_window}-sample window)"
+        raise ValueError(
+            f"'epochs' must have shape (n_epochs, {expected[0]}, {expected[1]})"
+            f"{pad if n_pad else ''}, got {epochs.shape}"
+        )
+    if not np.issubdtype(epochs.dtype, np.number):
+        raise TypeError(f"'epochs' must be numeric, got dtype {epochs.dtype}")
+    return epochs

@@ -4,17 +4,9 @@ A :class:`Preprocessor` is configured once (during calibration), fitted once (on
 scaling is learned from data) and saved inside the model file. It owns what every feature
 path shares: channel selection and order by label, the epoch window, the causal filters
 (:mod:`.filters`), the scaling (:mod:`.scaling`) and (de)serialising; what differs between
-paths lives in :mod:`.features`. The two paths:
-
-``"waveform"`` (the paper's input, every step linear)
-    channel selection and order by label -> optional causal band-pass -> optional
-    baseline -> anti-aliased resampling of the window to the model's time grid (100
-    points by default, as in the paper) -> scaling per channel (or per channel and time,
-    a separable product that keeps the low-rank structure).
-``"bandpower"`` (for oscillatory paradigms such as motor imagery)
-    channel selection -> causal band-pass into one or more bands -> square -> mean in
-    time bins -> log -> centring and scaling per row. The model's spatial axis is
-    channels x bands (band-major: all channels of the first band, then the next band).
+paths lives in :mod:`.features`: ``"waveform"`` (the paper's input, every step linear:
+band-pass, baseline, resampling to the model's grid, scaling) and ``"bandpower"`` (log
+mean power in time bins per band, rows channels x bands, band-major).
 
 Causal filtering and exactness
 ------------------------------
@@ -58,7 +50,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._checks import as_float_or_none, check_bands, check_ch_names, check_picks, check_window
+from ._checks import (
+    as_float_or_none,
+    check_bands,
+    check_ch_names,
+    check_epochs,
+    check_picks,
+    check_window,
+)
 from .features import FEATURE_PATHS, FEATURES, BandpowerPath, FeaturePath, WaveformPath
 from .filters import StreamingFilter, filter_padded_epochs
 from .operators import fir_matrix
@@ -290,34 +289,11 @@ class Preprocessor:
         windows : ndarray, shape (n_epochs, n_filtered, n_window)
             Equal to the same window cut from :meth:`filter_continuous`'s output.
         """
-        epochs = self._check_epochs(epochs)
+        epochs = check_epochs(epochs, len(self.ch_names), self.n_pad, self.n_window)
         picked = np.ascontiguousarray(epochs[:, self.pick_indices], dtype=np.float64)
         if not self.filters:
             return picked
         return filter_padded_epochs(self.filters, picked, self.n_pad)
-
-    def _check_epochs(self, epochs) -> np.ndarray:
-        epochs = np.asarray(epochs)
-        if epochs.ndim != 3:
-            raise ValueError(
-                "'epochs' must have shape (n_epochs, n_channels, n_times_raw), "
-                f"got {epochs.ndim} dimensions {epochs.shape}"
-            )
-        expected = (len(self.ch_names), self.n_times_raw)
-        if epochs.shape[1:] != expected:
-            pad = (
-                f" ({self.n_pad} samples of filter warm-up before the {self.n_window}-sample"
-                " window)"
-                if self.n_pad
-                else ""
-            )
-            raise ValueError(
-                f"'epochs' must have shape (n_epochs, {expected[0]}, {expected[1]}){pad}, "
-                f"got {epochs.shape}"
-            )
-        if not np.issubdtype(epochs.dtype, np.number):
-            raise TypeError(f"'epochs' must be numeric, got dtype {epochs.dtype}")
-        return epochs
 
     # ------------------------------------------------------------------- features
 
