@@ -1,30 +1,11 @@
 """Read EEG recordings from disk into one simple container, :class:`Recording`.
 
-:func:`read_recording` chooses the reader (:mod:`sblr_rt.io.readers`) by extension.
+:func:`read_recording` chooses the reader by file extension:
 
-Supported formats, chosen by file extension:
-
-- ``.fif`` (also ``.fif.gz``), ``.edf``, ``.bdf``, ``.gdf`` through MNE-Python. Data are in
-  volts. Annotations become markers (except ``BAD``/``EDGE`` ones), at the sample their
-  onset falls on; without annotations, trigger-channel events do (values: event codes).
-  Trigger (``stim``) channels are left out of the data. PhysioNet EDF channel names such
-  as ``Fc5.`` are standardised to 10-10 labels (``FC5``) with
-  :func:`mne.datasets.eegbci.standardize`.
-- ``.xdf`` (LabRecorder) through :func:`pyxdf.load_xdf`: the EEG stream (type ``EEG``,
-  else the regularly sampled numeric stream with most channels) and every marker stream
-  (string or irregular streams), merged in time. Units as stored (``desc`` metadata).
-- ``.mat``, BCI competition layouts (MATLAB v4-v7 files):
-
-  * continuous, as competition III data sets IVa/IVb: ``cnt`` (n_samples, n_channels),
-    ``mrk.pos`` (1-based sample index of each cue), ``mrk.y`` (label, NaN when unknown),
-    optional ``mrk.className`` (or ``nfo.classes``, with -1/+1 labels as in competition IV
-    data set 1), ``nfo.clab``, ``nfo.fs``; a label becomes its class name when known.
-    Integer ``cnt`` is stored in 0.1 uV steps and is converted to uV as the competition
-    documents.
-  * epoched, as competition 2003 data set IV: ``x_train`` (n_times, n_channels,
-    n_trials), ``y_train`` (n_trials,), ``clab``. Trials are concatenated; one marker at
-    each trial's first sample carries its label; ``epoch_length`` is n_times. The rate is
-    taken from ``fs``/``nfo.fs`` when stored, else 100 Hz (the rate of that data set).
+- ``.fif`` (also ``.fif.gz``), ``.edf``, ``.bdf``, ``.gdf`` through MNE-Python, in volts
+  (:mod:`sblr_rt.io.readers.mne_formats`);
+- ``.xdf``/``.xdfz`` (LabRecorder) through pyxdf (:mod:`sblr_rt.io.readers.xdf`);
+- ``.mat``, BCI-competition layouts, continuous or epoched (:mod:`sblr_rt.io.readers.mat`).
 
 A recording without markers is still read (it replays as a stream); code that needs cues
 calls :meth:`Recording.require_markers`.
