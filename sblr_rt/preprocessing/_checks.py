@@ -64,14 +64,16 @@ def check_picks(picks, ch_names: list[str]) -> tuple[list[str], np.ndarray]:
         if isinstance(picks, str):
             raise TypeError("'picks' must be a list of channel names, got a str")
         picks = [str(p) for p in picks]
-    missing = [p for p in picks if p not in ch_names]
+    # A dict keeps this linear: channel lists may be long (a hostile model file's too).
+    index = {name: i for i, name in enumerate(ch_names)}
+    missing = [p for p in picks if p not in index]
     if missing:
         raise ValueError(
             f"'picks' names channels missing from the data: {missing}; available: {ch_names}"
         )
     if len(set(picks)) != len(picks) or not picks:
         raise ValueError(f"'picks' must be unique and non-empty, got {picks}")
-    return picks, np.array([ch_names.index(p) for p in picks], dtype=np.intp)
+    return picks, np.array([index[p] for p in picks], dtype=np.intp)
 
 
 def check_bands(bands) -> list[tuple[float, ...]]:

@@ -5,7 +5,8 @@ rows one picked channel gives and their names, the model's time grid, and the ma
 filtered windows ``(n_epochs, n_filtered, n_window)`` to unscaled features
 ``(n_epochs, n_rows, n_times)``. The :class:`~sblr_rt.preprocessing.Preprocessor` owns
 what they share (channels, window, scaling, serialisation). A new path is one more class
-here, registered in :data:`FEATURE_PATHS`.
+here (its :meth:`FeaturePath.from_params` picks the parameters it uses), registered in
+:data:`FEATURE_PATHS`.
 
 ``"waveform"`` (:class:`WaveformPath`, the paper's input, every step linear)
     optional causal band-pass -> optional baseline -> anti-aliased resampling of the
@@ -61,6 +62,22 @@ class FeaturePath:
 
     filters: list[np.ndarray]
     n_times: int
+
+    @classmethod
+    def from_params(cls, **params) -> FeaturePath:
+        """Build the path from the preprocessor's parameters, taking those it uses.
+
+        Parameters
+        ----------
+        **params
+            ``sfreq``, ``tmin``, ``tmax``, ``n_window``, ``l_freq``, ``h_freq``,
+            ``bands``, ``n_times``, ``baseline`` and ``numtaps`` (FIR length or None).
+
+        Returns
+        -------
+        path : FeaturePath
+        """
+        raise NotImplementedError
 
     def n_rows(self, n_picks: int) -> int:
         """Return the model rows given by ``n_picks`` picked channels."""
@@ -127,6 +144,13 @@ class WaveformPath(FeaturePath):
         #: ndarray, shape (n_window, n_times): baseline then resampling.
         self.temporal = T
 
+    @classmethod
+    def from_params(cls, **params) -> WaveformPath:
+        """Build from the preprocessor's parameters (``bands`` is unused)."""
+        keys = ("sfreq", "tmin", "tmax", "n_window", "l_freq", "h_freq", "n_times")
+        keys += ("baseline", "numtaps")
+        return cls(**{k: params[k] for k in keys})
+
     def grid_index(self) -> np.ndarray:
         """Return the centre of each resampling bin in window samples, shape (n_times,)."""
         ratio = self.n_window / self.n_times
@@ -171,6 +195,16 @@ class BandpowerPath(FeaturePath):
         self.n_times = _check_n_times(n_times, _DEFAULT_BANDPOWER_BINS, n_window)
         #: ndarray of int, shape (n_times + 1,): sample edges of the time bins.
         self.edges = bin_edges(n_window, self.n_times)
+
+    @classmethod
+    def from_params(cls, **params) -> BandpowerPath:
+        """Build from the preprocessor's parameters (no band-pass edges, no baseline)."""
+        if params["baseline"] is not None:
+            raise ValueError(
+                f"'baseline' applies to the waveform path only, got {params['baseline']}"
+            )
+        keys = ("sfreq", "n_window", "bands", "n_times", "numtaps")
+        return cls(**{k: params[k] for k in keys})
 
     def n_rows(self, n_picks: int) -> int:
         """Return the model rows: one per picked channel and band."""

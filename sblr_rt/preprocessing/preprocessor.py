@@ -58,7 +58,7 @@ from ._checks import (
     check_picks,
     check_window,
 )
-from .features import FEATURE_PATHS, FEATURES, BandpowerPath, FeaturePath, WaveformPath
+from .features import FEATURE_PATHS, FEATURES, FeaturePath
 from .filters import StreamingFilter, filter_padded_epochs
 from .operators import fir_matrix
 from .scaling import SCALINGS, apply_scaling, fit_scaling
@@ -156,28 +156,16 @@ class Preprocessor:
     def _make_path(self, n_times: int | None) -> FeaturePath:
         """Build this preprocessor's feature path (see :mod:`.features`)."""
         numtaps = None if self.filter_length is None else round(self.filter_length * self.sfreq)
-        cls = FEATURE_PATHS[self.features]
-        if cls is WaveformPath:
-            return WaveformPath(
-                sfreq=self.sfreq,
-                tmin=self.tmin,
-                tmax=self.tmax,
-                n_window=self.n_window,
-                l_freq=self.l_freq,
-                h_freq=self.h_freq,
-                n_times=n_times,
-                baseline=self.baseline,
-                numtaps=numtaps,
-            )
-        if self.baseline is not None:
-            raise ValueError(
-                f"'baseline' applies to the waveform path only, got {self.features!r}"
-            )
-        return BandpowerPath(
+        return FEATURE_PATHS[self.features].from_params(
             sfreq=self.sfreq,
+            tmin=self.tmin,
+            tmax=self.tmax,
             n_window=self.n_window,
+            l_freq=self.l_freq,
+            h_freq=self.h_freq,
             bands=self.bands,
             n_times=n_times,
+            baseline=self.baseline,
             numtaps=numtaps,
         )
 
