@@ -30,7 +30,10 @@ Example ``calibration.toml``::
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -145,12 +148,8 @@ class CalibrationConfig:
             if isinstance(self.picks, str):
                 raise TypeError("'picks' must be a list of channel names, got a str")
             set_(self, "picks", tuple(str(p) for p in self.picks))
-        set_(self, "bands", tuple((float(lo), float(hi)) for lo, hi in self.bands))
-        if self.baseline is not None:
-            set_(self, "baseline", tuple(float(b) for b in self.baseline))
+        _check_numbers(self)
         set_(self, "ranks", tuple(int(r) for r in self.ranks))
-        set_(self, "l1_fractions", tuple(float(f) for f in self.l1_fractions))
-        set_(self, "l2_values", tuple(float(v) for v in self.l2_values))
         if self.features not in ("waveform", "bandpower"):
             raise ValueError(
                 f"'features' must be 'waveform' or 'bandpower', got {self.features!r}"
@@ -216,6 +215,49 @@ class CalibrationConfig:
         if self.classes is not None:
             out["classes"] = {m: c for m, c in self.classes}
         return out
+
+
+#: Float fields (None allowed where the field's default is None).
+_FLOATS = ("tmin", "tmax", "l_freq", "h_freq", "filter_length", "reject", "flat", "tol")
+#: Fields holding sequences of floats.
+_FLOAT_SEQUENCES = ("baseline", "l1_fractions", "l2_values")
+
+
+def _finite(name: str, value) -> float:
+    """Return ``value`` as a finite float, or raise naming the field."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name!r} must be a number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name!r} must be a finite number, got {value}")
+    return float(value)
+
+
+def _float_tuple(name: str, values) -> tuple[float, ...]:
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise TypeError(f"{name!r} must be a list of numbers, got {values!r}")
+    return tuple(_finite(name, v) for v in values)
+
+
+def _check_numbers(config: CalibrationConfig) -> None:
+    """Make every float field of ``config`` a finite float (None stays None)."""
+    set_ = object.__setattr__
+    for name in _FLOATS:
+        value = getattr(config, name)
+        if value is not None:
+            set_(config, name, _finite(name, value))
+    for name in _FLOAT_SEQUENCES:
+        value = getattr(config, name)
+        if value is not None:
+            set_(config, name, _float_tuple(name, value))
+    if isinstance(config.bands, str | bytes) or not isinstance(config.bands, Sequence):
+        raise TypeError(f"'bands' must be a list of (low, high) pairs, got {config.bands!r}")
+    bands = []
+    for band in config.bands:
+        band = _float_tuple("bands", band)
+        if len(band) != 2:
+            raise ValueError(f"'bands' must be a list of (low, high) pairs, got {config.bands!r}")
+        bands.append(band)
+    set_(config, "bands", tuple(bands))
 
 
 def _normalise_classes(classes) -> tuple[tuple[str, str], ...]:
@@ -284,5 +326,5 @@ def load_config(path=None, **overrides) -> CalibrationConfig:
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return CalibrationConfig(**values)
-    except TypeError as exc:
+    except TypeError as exc:  # an unknown keyword or a field of the wrong type
         raise ValueError(f"invalid configuration: {exc}") from exc

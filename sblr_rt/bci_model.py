@@ -19,18 +19,23 @@ floating-point rounding) because the causal FIR filter forgets its initial state
 
 Examples
 --------
+A low-pass model on three channels: each raw epoch carries the filter's warm-up.
+
 >>> import numpy as np
 >>> from sblr_rt.model import SparseBilinearLogisticRegression
 >>> from sblr_rt.preprocessing import Preprocessor
->>> rng = np.random.default_rng(0)
->>> pre = Preprocessor(ch_names=["C3", "C4"], sfreq=100.0, tmin=0.0, tmax=0.5)
->>> raw = rng.standard_normal((40, 2, pre.n_times_raw))
->>> y = np.repeat([0, 1], 20)
->>> raw[y == 1, 0] += 1.0
->>> est = SparseBilinearLogisticRegression().fit(pre.fit(raw).transform(raw), y)
->>> model = BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"])
->>> model.predict(raw[:2]).tolist(), model.predict(raw[-2:]).tolist()
-(['left', 'left'], ['right', 'right'])
+>>> pre = Preprocessor(ch_names=["C3", "Cz", "C4"], sfreq=100.0, tmin=0.0, tmax=1.0,
+...                    h_freq=20.0)
+>>> pre.n_pad, pre.n_window, pre.n_times_raw
+(66, 100, 166)
+>>> rng = np.random.default_rng(1)
+>>> y = np.arange(60) % 2
+>>> raw = rng.standard_normal((60, 3, pre.n_times_raw))
+>>> raw[:, 2, pre.n_pad:] += y[:, None]  # class 1 raises C4 during the window
+>>> est = SparseBilinearLogisticRegression(mu1=0.01).fit(pre.fit(raw).transform(raw), y)
+>>> model = BCIModel(preprocessor=pre, estimator=est, classes=["rest", "move"])
+>>> model.predict(raw[:4]).tolist()
+['rest', 'move', 'rest', 'move']
 """
 
 from __future__ import annotations
@@ -129,32 +134,18 @@ class BCIModel:
     # ------------------------------------------------------------------ prediction
 
     def transform(self, epochs: np.ndarray) -> np.ndarray:
-        """Model input from raw epochs.
+        """Return the estimator's input ``X`` (n_epochs, n_rows, n_times) of raw ``epochs``.
 
-        Parameters
-        ----------
-        epochs : array, shape (n_epochs, n_channels, n_times_raw)
-            Raw epochs in the recording's channel order, units and rate.
-
-        Returns
-        -------
-        X : ndarray, shape (n_epochs, n_rows, n_times)
-            The estimator's input.
+        ``epochs`` (n_epochs, n_channels, n_times_raw) are in the recording's channel
+        order, units and rate, with ``n_pad`` samples of filter warm-up per epoch.
         """
         return self.preprocessor.transform(epochs)
 
     def decision_function(self, epochs: np.ndarray) -> np.ndarray:
-        """Scores ``tr(U^T X V) + b`` of raw epochs.
+        """Return the scores ``tr(U^T X V) + b`` of raw ``epochs`` (see :meth:`transform`).
 
-        Parameters
-        ----------
-        epochs : array, shape (n_epochs, n_channels, n_times_raw)
-            Raw epochs in the recording's channel order, units and rate.
-
-        Returns
-        -------
-        scores : ndarray, shape (n_epochs,) or (n_epochs, n_classes)
-            For two classes, positive means ``classes[1]``.
+        Shape (n_epochs,) for two classes, positive meaning ``classes[1]``; else
+        (n_epochs, n_classes).
         """
         return self.estimator.decision_function(self.transform(epochs))
 
@@ -163,32 +154,16 @@ class BCIModel:
         return self.estimator.decision_function(X)
 
     def predict_proba(self, epochs: np.ndarray) -> np.ndarray:
-        """Class probabilities of raw epochs.
+        """Return class probabilities (n_epochs, n_classes) of raw ``epochs``.
 
-        Parameters
-        ----------
-        epochs : array, shape (n_epochs, n_channels, n_times_raw)
-            Raw epochs in the recording's channel order, units and rate.
-
-        Returns
-        -------
-        proba : ndarray, shape (n_epochs, n_classes)
-            Columns in the order of :attr:`classes`.
+        Columns follow :attr:`classes`; ``epochs`` as in :meth:`transform`.
         """
         return self.estimator.predict_proba(self.transform(epochs))
 
     def predict(self, epochs: np.ndarray) -> np.ndarray:
-        """Predicted user labels of raw epochs.
+        """Return the predicted user labels (n_epochs,), elements of :attr:`classes`.
 
-        Parameters
-        ----------
-        epochs : array, shape (n_epochs, n_channels, n_times_raw)
-            Raw epochs in the recording's channel order, units and rate.
-
-        Returns
-        -------
-        labels : ndarray of str, shape (n_epochs,)
-            Elements of :attr:`classes`.
+        ``epochs`` as in :meth:`transform`.
         """
         codes = self.estimator.predict(self.transform(epochs))
         return np.asarray(self.classes)[np.asarray(codes, dtype=int)]

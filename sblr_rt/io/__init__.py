@@ -1,9 +1,11 @@
 """Reading recordings and saving/loading model files."""
 
-from sblr_rt.io.model_file import load_model, read_header, save_model
-from sblr_rt.io.recordings import Recording, concatenate_recordings, read_recording
+from sblr_rt.io.model_file import ModelFileError, load_model, read_header, save_model
+from sblr_rt.io.recording import Recording, concatenate_recordings
+from sblr_rt.io.recordings import read_recording
 
 __all__ = [
+    "ModelFileError",
     "Recording",
     "concatenate_recordings",
     "load_model",

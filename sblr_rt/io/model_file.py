@@ -16,10 +16,13 @@ holding
   objective trace).
 
 Saving writes a temporary file in the destination folder and renames it, so a crash
-never leaves a half-written model under the final name. Loading refuses, with a
-message naming the problem, a file that is not a zip archive or not a model file, a
-truncated file, a newer format version, and arrays whose shapes disagree with the
-header or with each other.
+never leaves a half-written model under the final name. Loading refuses, with one
+exception type (:class:`ModelFileError`, a ``ValueError``) and a message naming the
+problem, a file that is not a zip archive or not a model file, a truncated or corrupt
+file, a newer format version, a malformed header, members the header does not list,
+arrays whose sizes exceed what one load may allocate (checked before any data is read,
+see :mod:`sblr_rt.io._archive`), arrays whose shapes disagree with the header or with each
+other, and non-finite numbers in any array.
 
 Examples
 --------
@@ -31,7 +34,7 @@ Examples
 from __future__ import annotations
 
 import datetime as _dt
-import json
+import math
 import os
 import tempfile
 import zipfile
@@ -39,9 +42,17 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io._archive import MAX_LOAD_BYTES, ModelFileError, read_archive
 from sblr_rt.io.jsonable import dumps
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_model", "read_header", "save_model"]
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "ModelFileError",
+    "load_model",
+    "read_header",
+    "save_model",
+]
 
 #: Value of the header's ``format`` field.
 FORMAT_NAME = "sblr-rt-model"
@@ -158,76 +169,128 @@ def _open(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
     if not path.exists():
         raise FileNotFoundError(f"model file not found: {path}")
     if not zipfile.is_zipfile(path):
-        raise ValueError(
+        raise ModelFileError(
             f"{path} is not an sblr-rt model file (not an .npz archive; truncated or another "
             "format)"
         )
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            if "header" not in npz.files:
-                raise ValueError(f"{path} is not an sblr-rt model file (no 'header' member)")
-            arrays = {name: npz[name] for name in npz.files}
-    except ValueError as exc:
-        if "sblr-rt model file" in str(exc):
-            raise
-        raise ValueError(f"{path} is not a readable sblr-rt model file: {exc}") from exc
-    except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
-        raise ValueError(f"{path} is truncated or corrupt: {exc}") from exc
-    bad = [k for k, v in arrays.items() if not isinstance(v, np.ndarray)]
-    raw_header = arrays.pop("header")
-    if bad or raw_header.dtype != np.uint8 or raw_header.ndim != 1:
-        raise ValueError(
-            f"{path} is not an sblr-rt model file (members {bad or ['header']} are not "
-            "arrays of the expected type)"
-        )
-    try:
-        header = json.loads(raw_header.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} has a corrupt header: {exc}") from exc
-    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
-        raise ValueError(
+    header, arrays = read_archive(path)
+    if header.get("format") != FORMAT_NAME:
+        raise ModelFileError(
             f"{path} is not an sblr-rt model file (header 'format' is "
-            f"{header.get('format') if isinstance(header, dict) else header!r})"
+            f"{str(header.get('format'))[:80]!r})"
         )
     version = header.get("format_version")
-    if not isinstance(version, int):
-        raise ValueError(f"{path} has no valid 'format_version', got {version!r}")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ModelFileError(f"{path} has no valid 'format_version', got {version!r:.80}")
     if version > FORMAT_VERSION:
-        raise ValueError(
+        raise ModelFileError(
             f"{path} was written in model format version {version} (by sblr-rt "
-            f"{header.get('software_version', '?')}); this sblr-rt reads versions up to "
-            f"{FORMAT_VERSION}: upgrade sblr-rt"
+            f"{str(header.get('software_version', '?'))[:40]}); this sblr-rt reads versions "
+            f"up to {FORMAT_VERSION}: upgrade sblr-rt"
         )
-    listed = header.get("arrays", {})
-    if set(listed) != set(arrays):
-        raise ValueError(
-            f"{path} has mismatched arrays: header lists {sorted(listed)}, file holds "
-            f"{sorted(arrays)}"
-        )
-    for name, spec in listed.items():
-        a = arrays[name]
-        if list(a.shape) != list(spec["shape"]) or a.dtype.str != spec["dtype"]:
-            raise ValueError(
-                f"{path} has a mismatched array {name!r}: header says shape "
-                f"{tuple(spec['shape'])} {spec['dtype']}, got {a.shape} {a.dtype.str}"
+    for name, a in arrays.items():
+        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+            raise ModelFileError(
+                f"{path} has non-finite numbers (NaN or infinite) in array {name!r}: the "
+                "model is corrupt"
             )
     return header, arrays
 
 
 def read_header(path) -> dict:
-    """Return a model file's JSON header after checking the file.
+    """Return a model file's JSON header after checking the whole file.
 
     Parameters
     ----------
     path : str | Path
-        Model file.
+        A file written by :func:`save_model`; its arrays are read and checked too.
 
     Returns
     -------
     header : dict
-        The parsed header.
+        The parsed header (format, classes, preprocessor, estimator, metadata, arrays).
+
+    Raises
+    ------
+    ModelFileError
+        When the file is not a valid model file (see the module docstring).
     """
     return _open(Path(path))[0]
+
+
+def _field(mapping, key: str, kind, what: str):
+    value = mapping.get(key) if isinstance(mapping, dict) else None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ModelFileError(f"header {what}{key!r} must be a {kind.__name__}, got {value!r:.80}")
+    return value
+
+
+def _check_classes(classes) -> list:
+    if (
+        not isinstance(classes, list)
+        or not 2 <= len(classes) <= 10_000
+        or not all(isinstance(c, str | int | float) and not isinstance(c, bool) for c in classes)
+    ):
+        raise ModelFileError(
+            f"header 'classes' must be a list of 2 or more labels, got {classes!r:.80}"
+        )
+    return classes
+
+
+def _check_preprocessor_size(config: dict) -> None:
+    """Refuse a configuration whose operators would exceed :data:`MAX_LOAD_BYTES`."""
+    nums = {}
+    for key in ("sfreq", "tmin", "tmax"):
+        nums[key] = _field(config, key, float | int, "'preprocessor' ")
+    n_window = (nums["tmax"] - nums["tmin"]) * nums["sfreq"]
+    n_times = config.get("n_times")
+    n_times = min(n_window, 100) if not isinstance(n_times, int) else n_times
+    bands = config.get("bands")
+    n_filters = len(bands) if isinstance(bands, list) else 1
+    # The waveform path's resampling matrix (and its temporaries) is n_window x n_times.
+    if not math.isfinite(n_window) or 8 * 4 * max(n_window, 1) * max(n_times, 1) > MAX_LOAD_BYTES:
+        raise ModelFileError(
+            f"header 'preprocessor' asks for a window of {n_window:.3g} samples and "
+            f"{n_times} time points, beyond the {MAX_LOAD_BYTES}-byte limit of one load"
+        )
+    if n_filters > 64:
+        raise ModelFileError(f"header 'preprocessor' lists {n_filters} bands; at most 64")
+
+
+def _rebuild(header: dict, arrays: dict[str, np.ndarray]):
+    """Rebuild the BCIModel; any inconsistency raises a ValueError or TypeError."""
+    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.model import SparseBilinearLogisticRegression
+    from sblr_rt.preprocessing import Preprocessor
+
+    config = _field(header, "preprocessor", dict, "")
+    _check_preprocessor_size(config)
+    pre_arrays = {k[4:]: v for k, v in arrays.items() if k.startswith("pre/")}
+    est_arrays = {k[4:]: v for k, v in arrays.items() if k.startswith("est/")}
+    for name in ("row_scale", "col_scale"):
+        if name in pre_arrays and not np.all(pre_arrays[name] > 0):
+            raise ModelFileError(f"preprocessing array {name!r} must be positive")
+    pre = Preprocessor.from_config(config, pre_arrays)
+    classes = _check_classes(header.get("classes"))
+    est_info = _field(header, "estimator", dict, "")
+    if est_info.get("class") != SparseBilinearLogisticRegression.__name__:
+        raise ModelFileError(f"unknown estimator class {str(est_info.get('class'))[:80]!r}")
+    params = _field(est_info, "params", dict, "'estimator' ")
+    _check_estimator_arrays(est_arrays, n_classes=len(classes), pre=pre, rank=params.get("rank"))
+    est = SparseBilinearLogisticRegression.from_factors(
+        est_arrays["spatial"],
+        est_arrays["temporal"],
+        est_arrays["intercept"],
+        np.arange(len(classes)),
+        est_arrays.get("spatial_patterns"),
+        **params,
+    )
+    est._validate_params()  # scikit-learn's check of every constructor parameter
+    _restore_fit_info(est, est_arrays, n_classes=len(classes))
+    metadata = dict(header.get("metadata") or {})
+    for key in ("format_version", "software_version", "created"):
+        metadata[key] = header.get(key)
+    return BCIModel(preprocessor=pre, estimator=est, classes=classes, metadata=metadata)
 
 
 def load_model(path):
@@ -242,69 +305,57 @@ def load_model(path):
     -------
     model : BCIModel
         Ready to classify raw epochs.
-    """
-    from sblr_rt.bci_model import BCIModel
-    from sblr_rt.model import SparseBilinearLogisticRegression
-    from sblr_rt.preprocessing import Preprocessor
 
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    ModelFileError
+        When it is not a valid model file (see the module docstring); a ``ValueError``.
+    """
     path = Path(path)
     header, arrays = _open(path)
     try:
-        pre_arrays = {k[4:]: v for k, v in arrays.items() if k.startswith("pre/")}
-        est_arrays = {k[4:]: v for k, v in arrays.items() if k.startswith("est/")}
-        pre = Preprocessor.from_config(header["preprocessor"], pre_arrays)
-        classes = list(header["classes"])
-        est_info = header["estimator"]
-        if est_info.get("class") != SparseBilinearLogisticRegression.__name__:
-            raise ValueError(f"unknown estimator class {est_info.get('class')!r}")
-        est = SparseBilinearLogisticRegression(**est_info["params"])
-        _restore_estimator(est, est_arrays, n_classes=len(classes), pre=pre)
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"{path} has an incomplete or mismatched model: {exc!r}") from exc
-    except ValueError as exc:
-        raise ValueError(f"{path} has a mismatched model: {exc}") from exc
-    metadata = dict(header.get("metadata", {}))
-    for key in ("format_version", "software_version", "created"):
-        metadata[key] = header.get(key)
-    return BCIModel(preprocessor=pre, estimator=est, classes=classes, metadata=metadata)
+        return _rebuild(header, arrays)
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path} has a mismatched model: {exc}") from None
+    # A hostile header can make the constructors fail in any of these ways; the caller
+    # sees one exception type whatever field was wrong.
+    except (
+        ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError,
+        RecursionError, NotImplementedError, ZeroDivisionError, MemoryError,
+    ) as exc:  # fmt: skip
+        raise ModelFileError(
+            f"{path} has an incomplete or mismatched model: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
-def _restore_estimator(est, arrays: dict[str, np.ndarray], *, n_classes: int, pre) -> None:
-    U, V, b = arrays["spatial"], arrays["temporal"], arrays["intercept"]
-    rank = est.rank
-    if n_classes == 2:
-        shapes = {"spatial": (pre.n_rows, rank), "temporal": (pre.n_times, rank)}
-        n_b = 1
-    else:
-        shapes = {
-            "spatial": (n_classes, pre.n_rows, rank),
-            "temporal": (n_classes, pre.n_times, rank),
-        }
-        n_b = n_classes
-    for name, shape in shapes.items():
-        if arrays[name].shape != shape:
-            raise ValueError(
-                f"estimator array {name!r} must have shape {shape} for {n_classes} classes "
-                f"and the saved preprocessing, got {arrays[name].shape}"
-            )
-    if b.shape != (n_b,):
-        raise ValueError(f"estimator array 'intercept' must have shape ({n_b},), got {b.shape}")
-    est.classes_ = np.arange(n_classes)
-    est.spatial_ = U
-    est.temporal_ = V
-    est.intercept_ = b
-    est.n_features_in_ = pre.n_rows
-    est.n_times_in_ = pre.n_times
-    n_iter = arrays["n_iter"]
-    est.n_iter_ = int(n_iter[0]) if n_classes == 2 or n_iter.size == 1 else n_iter
+def _check_estimator_arrays(arrays: dict[str, np.ndarray], *, n_classes: int, pre, rank) -> None:
+    if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
+        raise ModelFileError(f"estimator parameter 'rank' must be a positive int, got {rank!r}")
+    two = n_classes == 2
+    shapes = {
+        "spatial": (pre.n_rows, rank) if two else (n_classes, pre.n_rows, rank),
+        "temporal": (pre.n_times, rank) if two else (n_classes, pre.n_times, rank),
+        "intercept": (1 if two else n_classes,),
+    }
     if "spatial_patterns" in arrays:
-        est.spatial_patterns_ = arrays["spatial_patterns"]
+        shapes["spatial_patterns"] = shapes["spatial"]
+    for name, shape in shapes.items():
+        got = arrays[name].shape if name in arrays else None
+        if got != shape:
+            raise ModelFileError(
+                f"estimator array {name!r} must have shape {shape} for {n_classes} classes "
+                f"and the saved preprocessing, got {got}"
+            )
+
+
+def _restore_fit_info(est, arrays: dict[str, np.ndarray], *, n_classes: int) -> None:
+    """Set what :meth:`from_factors` leaves out: iterations, objective, l1 thresholds."""
+    n_iter = arrays.get("n_iter", np.zeros(1, dtype=np.int64))
+    est.n_iter_ = int(n_iter[0]) if n_iter.size == 1 else n_iter
     if "l1_penalty_max" in arrays:
         est.l1_penalty_max_ = arrays["l1_penalty_max"]
     objectives = [arrays[k] for k in sorted(arrays) if k.startswith("objective_")]
     if objectives:
         est.objective_ = objectives[0] if len(objectives) == 1 else objectives
-    U3 = U[None] if U.ndim == 2 else U
-    V3 = V[None] if V.ndim == 2 else V
-    # The estimator predicts from W = U V^T per output column (see its _set_fitted).
-    est._coef = np.einsum("csr,ctr->cst", U3, V3)

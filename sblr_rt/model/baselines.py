@@ -26,7 +26,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from sblr_rt.model.estimator import SparseBilinearLogisticRegression, _check_X
+from sblr_rt.model._fitting import check_X
+from sblr_rt.model.estimator import SparseBilinearLogisticRegression
 from sblr_rt.model.penalties import ElasticNet, soft_threshold
 from sblr_rt.model.solver import single_threaded_blas
 
@@ -129,7 +130,7 @@ class _VectorBase(ClassifierMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        X, y = _check_X(X, estimator=self, y=y, reset=True)
+        X, y = check_X(X, estimator=self, y=y, reset=True)
         check_classification_targets(y)
         le = LabelEncoder()
         y_enc = le.fit_transform(y)
@@ -168,7 +169,7 @@ class _VectorBase(ClassifierMixin, BaseEstimator):
             Positive means ``classes_[1]`` for two classes.
         """
         check_is_fitted(self)
-        X, _ = _check_X(X, estimator=self, reset=False)
+        X, _ = check_X(X, estimator=self, reset=False)
         if X.shape[2] != self.n_times_in_:
             raise ValueError(
                 f"X has n_times={X.shape[2]}, but {type(self).__name__} was fitted with "
@@ -322,5 +323,5 @@ class BilinearLogisticRegression(SparseBilinearLogisticRegression):
         self.random_state = random_state
         self.warm_start = warm_start
 
-    def _penalties(self):
+    def _penalties(self, scale=1.0):
         return ElasticNet(0.0, 0.0), ElasticNet(0.0, 0.0)

@@ -112,7 +112,8 @@ class Multinomial:
         full_new = self._full(scores_new)
         d = full_new - full
         lin = (proba * d).sum(-1)
-        with np.errstate(over="ignore", invalid="ignore"):
+        # Saturated scores make log1p(-1) = -inf in the branch np.where discards.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             small = np.log1p((proba * np.expm1(np.minimum(d, _SMALL))).sum(-1)) - lin
             large = logsumexp(full_new, axis=-1) - lse - lin
         return _per_run(np.where(np.abs(d).max(-1) <= _SMALL, small, large))

@@ -1,4 +1,9 @@
-"""The scikit-learn estimator :class:`SparseBilinearLogisticRegression`."""
+"""The scikit-learn estimator :class:`SparseBilinearLogisticRegression`.
+
+One class, slightly over 500 lines because its numpydoc (the objective, every parameter
+and attribute, the choices the paper leaves open) is the estimator's documentation; the
+steps it shares with :mod:`.path` live in :mod:`._fitting`, the solver in :mod:`.solver`.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +12,36 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .datafit import Logistic, Multinomial
+from ._fitting import (
+    DataScaleWarning,
+    assemble,
+    check_X,
+    class_problems,
+    cold_start,
+    l1_max,
+    moments,
+    ray_scaled,
+    rescale_for_fit,
+)
 from .factors import canonical_factors, spatial_patterns
 from .link import proba_from_scores
 from .penalties import ElasticNet
-from .solver import bcpd, single_threaded_blas, svd_init, x_times_v
+from .solver import bcpd, single_threaded_blas
+from .thresholds import l1_penalty_max, lambda_max
 
 __all__ = [
+    "DataScaleWarning",
     "SparseBilinearLogisticRegression",
     "ZeroTrapWarning",
     "l1_penalty_max",
+    "lambda_max",
 ]
 
 
@@ -37,227 +53,6 @@ class ZeroTrapWarning(UserWarning):
     Raised at the start of ``fit`` when an l1 penalty reaches the gradient sup-norm of
     :func:`l1_penalty_max`, and at the end when the fitted factors are all zero.
     """
-
-
-def _check_X(X, *, estimator=None, y=None, reset=True):
-    """Validate X (3-D epochs, or 2-D read as (n, n_features, 1)) and y."""
-    kwargs = dict(dtype=[np.float64, np.float32], allow_nd=True, order="C")
-    if estimator is not None:
-        if y is None:
-            X = validate_data(estimator, X, reset=reset, **kwargs)
-        else:
-            X, y = validate_data(estimator, X, y, reset=reset, **kwargs)
-    if X.ndim == 2:
-        # scikit-learn's common checks feed 2-D (n_samples, n_features): each feature is a
-        # channel with a single time point, exactly as MNE's decoders read 2-D input.
-        X = X[:, :, np.newaxis]
-    elif X.ndim != 3:
-        raise ValueError(
-            "'X' must be a 3-D array (n_epochs, n_channels, n_times) or a 2-D array "
-            f"(n_epochs, n_features); got a {X.ndim}-D array of shape {X.shape}."
-        )
-    return X, y
-
-
-def _class_problems(y_enc, n_classes, multi_class):
-    """Return the list of (datafit, labels) problems to solve."""
-    if n_classes == 2:
-        return [Logistic(np.where(y_enc == 1, 1.0, -1.0))]
-    if multi_class == "ovr":
-        return [Logistic(np.where(y_enc == c, 1.0, -1.0)) for c in range(n_classes)]
-    onehot = np.zeros((y_enc.shape[0], n_classes - 1))
-    mask = y_enc > 0
-    onehot[np.flatnonzero(mask), y_enc[mask] - 1] = 1.0
-    return [Multinomial(onehot)]
-
-
-def _null_intercepts(datafit):
-    """Return the intercept-only optimum and the loss gradient w.r.t. the scores there."""
-    if isinstance(datafit, Logistic):
-        p = np.clip((datafit.y > 0).mean(), 1e-12, 1 - 1e-12)
-        b = np.array([np.log(p / (1 - p))])
-    else:
-        counts = datafit.y.sum(axis=0)
-        n_ref = datafit.n - counts.sum()
-        b = np.log(np.clip(counts, 1e-12, None) / max(n_ref, 1e-12))
-    _, gs, _ = datafit.loss_grad(np.broadcast_to(b, (datafit.n, b.size)))
-    return b, gs
-
-
-def _moments(X, problems):
-    """Return the mean epoch and each problem's null-model gradient sums; one pass over X.
-
-    ``D[j] = sum_i g_ij X_i`` (s, t) where ``g_ij`` is the derivative of the loss with
-    respect to score ``j`` at zero factors and the class-prior intercept, so that
-    ``D V0`` is the gradient with respect to U at ``U = 0``.
-    """
-    n, s, t = X.shape
-    gss = [_null_intercepts(df)[1] for df in problems]
-    weights = np.concatenate([np.full((n, 1), 1.0 / n), *gss], axis=1)
-    prod = (weights.T.astype(X.dtype) @ X.reshape(n, s * t)).astype(np.float64)
-    prod = prod.reshape(-1, s, t)
-    out, j = [], 1
-    for gs in gss:
-        out.append(prod[j : j + gs.shape[1]])
-        j += gs.shape[1]
-    return prod[0], out
-
-
-def _l1_max(Ds, U0s, V0s):
-    """Return per-problem (mu1_max, nu1_max) from null-model gradient sums and starts."""
-    out = []
-    for D, U0, V0 in zip(Ds, U0s, V0s, strict=True):
-        grad_u = np.matmul(D, V0)  # d loss / dU at U = 0
-        grad_v = np.matmul(D.transpose(0, 2, 1), U0)  # d loss / dV at V = 0
-        out.append((float(np.abs(grad_u).max()), float(np.abs(grad_v).max())))
-    return out
-
-
-def _start(x_mean, D, rank, init, random_state):
-    """Return the cold start U0 (m, s, r), V0 (m, t, r), b0 = 0 (m,) of one problem.
-
-    ``D`` (m, s, t) are the problem's null gradient sums (:func:`_moments`).
-    """
-    m = D.shape[0]
-    s, t = x_mean.shape
-    if init == "svd":
-        U0, V0 = svd_init(x_mean, rank)
-    elif init == "svd_gradient":
-        pairs = [svd_init(Dc, rank) for Dc in D]
-        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs]), np.zeros(m)
-    else:
-        rng = check_random_state(random_state)
-        U0 = rng.standard_normal((s, rank))
-        V0 = rng.standard_normal((t, rank))
-        U0 /= np.linalg.norm(U0, axis=0)
-        V0 /= np.linalg.norm(V0, axis=0)
-    return np.repeat(U0[None], m, axis=0), np.repeat(V0[None], m, axis=0), np.zeros(m)
-
-
-def _ray_scaled(X, problems, starts, pen_u, pen_v):
-    """Return the cold starts moved to the best point of their ray (``init="svd_gradient"``)."""
-    out = []
-    for p, (U0, V0, b0, *_) in zip(problems, starts, strict=True):
-        c = _ray_scale(X, p, U0, V0, pen_u, pen_v)
-        out.append((c * U0, c * V0, b0, None, None))
-    return out
-
-
-def _ray_scale(X, datafit, U0, V0, pen_u, pen_v):
-    """Return c >= 0 minimising F(c U0, c V0, 0) on a log grid refined by Brent's method.
-
-    Unit-norm factors aligned with the class difference can give scores in the hundreds
-    (and a penalty far above the loss) on large epochs; starting on the best point of the
-    ray keeps the first proximal steps from shrinking the factors straight to zero.
-    """
-    m = U0.shape[0]
-    A = x_times_v(X, V0)
-    base = np.matmul(A, U0.reshape(m, -1, 1))[:, :, 0].T  # scores at c = 1, (n, m)
-    l1 = pen_u.l1 * np.abs(U0).sum() + pen_v.l1 * np.abs(V0).sum()
-    l2 = 0.5 * (pen_u.l2 * np.vdot(U0, U0) + pen_v.l2 * np.vdot(V0, V0))
-
-    def F(log_a):  # a = c**2
-        a = np.exp(log_a)
-        return datafit.loss(a * base) + np.sqrt(a) * l1 + a * l2
-
-    spread = max(float(np.abs(base).max()), 1e-300)
-    grid = np.log(1.0 / spread) + np.linspace(-12.0, 6.0, 37)
-    values = [F(g) for g in grid]
-    j = int(np.argmin(values))
-    lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
-    res = minimize_scalar(F, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3})
-    best = res.x if res.fun <= values[j] else grid[j]
-    return float(np.exp(0.5 * best))
-
-
-def _assemble(solutions, n_classes, multi_class):
-    """Stack per-problem solver results into per-class U, V, b (reference class zero).
-
-    Returns
-    -------
-    U : ndarray, shape (n_outputs, n_channels, rank)
-    V : ndarray, shape (n_outputs, n_times, rank)
-    b : ndarray, shape (n_outputs,)
-    n_iter : int | ndarray
-    objective : ndarray | list of ndarray
-    """
-    if n_classes == 2:
-        r = solutions[0]
-        return r.U, r.V, r.b, r.n_iter, r.objective
-    if multi_class == "ovr":
-        return (
-            np.stack([r.U[0] for r in solutions]),
-            np.stack([r.V[0] for r in solutions]),
-            np.concatenate([r.b for r in solutions]),
-            np.array([r.n_iter for r in solutions]),
-            [r.objective for r in solutions],
-        )
-    r = solutions[0]
-    U = np.concatenate([np.zeros((1, *r.U.shape[1:])), r.U])
-    V = np.concatenate([np.zeros((1, *r.V.shape[1:])), r.V])
-    return U, V, np.concatenate([[0.0], r.b]), r.n_iter, r.objective
-
-
-def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=None):
-    """Return the l1 penalties above which the starting point collapses to zero.
-
-    ``mu1_max`` is the sup-norm of the loss gradient with respect to U at ``U = 0`` with V
-    at its starting value and the intercept at its class-prior optimum; it is the smallest
-    ``mu1`` for which ``U = 0`` solves the (convex) U-block at the start, after which the
-    solver cannot leave zero (the zero trap). ``nu1_max`` is the same for V with U at its
-    start. Grids of ``mu1``/``nu1`` are best placed as fractions of these values.
-
-    Parameters
-    ----------
-    X : array-like, shape (n_epochs, n_channels, n_times)
-        Training epochs (or 2-D, read as (n_epochs, n_features, 1)).
-    y : array-like, shape (n_epochs,)
-        Labels.
-    rank : int
-        Rank of the model whose start is used.
-    multi_class : {"ovr", "multinomial"}
-        Problem formulation for three or more classes.
-    init : {"svd", "svd_gradient", "random"}
-        Starting point, as in the estimator.
-    random_state : int | RandomState | None
-        Used by ``init="random"``.
-
-    Returns
-    -------
-    mu1_max : float
-        For one-versus-rest, the largest over the class problems (above it every class
-        collapses). Computed at the unit-norm start (before the ray scaling of
-        ``init="svd_gradient"``), so that values are comparable across starts.
-    nu1_max : float
-        Same for V.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((20, 4, 5)); y = np.repeat([0, 1], 10)
-    >>> mu1_max, nu1_max = l1_penalty_max(X, y)
-    >>> mu1_max > 0 and nu1_max > 0
-    True
-    """
-    X, y = _check_X(np.asarray(X), estimator=None)[0], np.asarray(y)
-    if X.shape[0] != y.shape[0]:
-        raise ValueError(
-            f"'X' and 'y' must have the same number of epochs; got {X.shape[0]} and {y.shape[0]}."
-        )
-    y_enc = LabelEncoder().fit_transform(y)
-    n_classes = int(y_enc.max()) + 1
-    if n_classes < 2:
-        raise ValueError(f"'y' must contain at least 2 classes; got 1 class: {np.unique(y)}.")
-    problems = _class_problems(y_enc, n_classes, multi_class)
-    with single_threaded_blas():
-        x_mean, Ds = _moments(X, problems)
-    starts = [_start(x_mean, D, rank, init, random_state) for D in Ds]
-    vals = _l1_max(Ds, [s[0] for s in starts], [s[1] for s in starts])
-    return max(v[0] for v in vals), max(v[1] for v in vals)
-
-
-lambda_max = l1_penalty_max
 
 
 class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -426,15 +221,21 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         tags.input_tags.three_d_array = True
         return tags
 
-    def _penalties(self):
+    def _penalties(self, scale=1.0):
+        # On X / scale the factor U * scale meets the same losses; these penalties make
+        # it the same objective (l1 and l2 of U rescaled), so the minimisers match.
         return (
-            ElasticNet(float(self.mu1), float(self.mu2)),
+            ElasticNet(float(self.mu1) / scale, float(self.mu2) / scale / scale),
             ElasticNet(float(self.nu1), float(self.nu2)),
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model.
+
+        Data far from unit scale (RMS below ``sqrt(L_min)`` or above 1e4, e.g. raw volts)
+        are fitted as ``X / rms`` with the penalties on U rescaled to match, which is the
+        same objective, and a :class:`DataScaleWarning` says so.
 
         Parameters
         ----------
@@ -449,8 +250,12 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         warm = self.warm_start and hasattr(self, "_solutions")
-        prev = (self.classes_, self.n_features_in_, self.n_times_in_) if warm else None
-        X, y = _check_X(X, estimator=self, y=y, reset=True)
+        prev = (
+            (self.classes_, self.n_features_in_, self.n_times_in_, self._fit_scale)
+            if warm
+            else None
+        )
+        X, y = check_X(X, estimator=self, y=y, reset=True)
         check_classification_targets(y)
         _, s, t = X.shape
         le = LabelEncoder()
@@ -466,55 +271,70 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 f"'rank' must be at most min(n_channels, n_times) = {min(s, t)}; got {self.rank}."
             )
         self.n_times_in_ = t
-        if warm and not (np.array_equal(prev[0], classes) and prev[1] == s and prev[2] == t):
+        X_fit, scale = rescale_for_fit(X, self.L_min, stacklevel=4)
+        if warm and not (np.array_equal(prev[0], classes) and prev[1:] == (s, t, scale)):
             warm = False
-        problems = _class_problems(y_enc, classes.size, self.multi_class)
-        pen_u, pen_v = self._penalties()
+        problems = class_problems(y_enc, classes.size, self.multi_class)
+        pen = self._penalties()
+        pen_u, pen_v = self._penalties(scale)
         with single_threaded_blas():
-            x_mean, Ds = _moments(X, problems)
-            if warm:
-                starts = [(r.U, r.V, r.b, r.L_u, r.L_v) for r in self._solutions]
-                warm = len(starts) == len(problems) and all(
-                    st[0].shape == (p.y.shape[1], s, self.rank)
-                    for st, p in zip(starts, problems, strict=True)
-                )
-            if not warm:
-                starts = [
-                    (*_start(x_mean, D, self.rank, self.init, self.random_state), None, None)
-                    for D in Ds
-                ]
-            # Thresholds at the unit-norm start (as l1_penalty_max), or the warm factors.
-            l1max = _l1_max(Ds, [s_[0] for s_ in starts], [s_[1] for s_ in starts])
-            if not warm and self.init == "svd_gradient":
-                starts = _ray_scaled(X, problems, starts, pen_u, pen_v)
-            self._warn_zero_trap(l1max, classes, pen_u.l1, pen_v.l1)
-            solutions = []
-            for p, (U0, V0, b0, L_u0, L_v0) in zip(problems, starts, strict=True):
-                solutions.append(
-                    bcpd(
-                        X,
-                        p,
-                        U0,
-                        V0,
-                        b0,
-                        pen_u,
-                        pen_v,
-                        tol=self.tol,
-                        max_iter=self.max_iter,
-                        eta=self.eta,
-                        L_min=self.L_min,
-                        L_u0=L_u0,
-                        L_v0=L_v0,
-                    )
-                )
-            self._set_fitted(X, classes, solutions, np.asarray(l1max))
+            solutions, l1max = self._solve(X_fit, problems, pen_u, pen_v, warm)
+            # Thresholds of U's l1 penalty in the caller's units (see _penalties).
+            l1max = np.asarray(l1max) * np.array([scale, 1.0])
+            self._warn_zero_trap(l1max, classes, pen[0].l1, pen[1].l1)
+            self._fit_scale = scale
+            self._set_fitted(X, classes, solutions, l1max, scale)
+        self._warn_after_fit(classes, solutions, pen)
+        return self
+
+    def _solve(self, X, problems, pen_u, pen_v, warm):
+        """Return the solver's results per problem and the l1 thresholds at the start."""
+        _, s, _ = X.shape
+        x_mean, Ds = moments(X, problems)
+        if warm:
+            starts = [(r.U, r.V, r.b, r.L_u, r.L_v) for r in self._solutions]
+            warm = len(starts) == len(problems) and all(
+                st[0].shape == (p.y.shape[1], s, self.rank)
+                for st, p in zip(starts, problems, strict=True)
+            )
+        if not warm:
+            starts = [
+                (*cold_start(x_mean, D, self.rank, self.init, self.random_state), None, None)
+                for D in Ds
+            ]
+        # Thresholds at the unit-norm start (as l1_penalty_max), or the warm factors.
+        l1max = l1_max(Ds, [s_[0] for s_ in starts], [s_[1] for s_ in starts])
+        if not warm and self.init == "svd_gradient":
+            starts = ray_scaled(X, problems, starts, pen_u, pen_v)
+        solutions = [
+            bcpd(
+                X,
+                p,
+                U0,
+                V0,
+                b0,
+                pen_u,
+                pen_v,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                eta=self.eta,
+                L_min=self.L_min,
+                L_u0=L_u0,
+                L_v0=L_v0,
+            )
+            for p, (U0, V0, b0, L_u0, L_v0) in zip(problems, starts, strict=True)
+        ]
+        return solutions, l1max
+
+    def _warn_after_fit(self, classes, solutions, pen):
         if not all(r.converged for r in solutions):
             warnings.warn(
                 f"SparseBilinearLogisticRegression did not reach q^k <= tol={self.tol} "
                 f"within max_iter={self.max_iter} iterations; increase 'max_iter'.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
+        pen_u, pen_v = pen
         penalised = any(v > 0 for v in (pen_u.l1, pen_u.l2, pen_v.l1, pen_v.l2))
         collapsed = [
             c
@@ -527,9 +347,8 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 "predicts from the intercept alone; lower the penalties (mu1="
                 f"{pen_u.l1:g}, mu2={pen_u.l2:g}, nu1={pen_v.l1:g}, nu2={pen_v.l2:g}).",
                 ZeroTrapWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        return self
 
     def _problem_names(self, classes):
         if classes.size == 2:
@@ -557,12 +376,14 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
                 stacklevel=4,
             )
 
-    def _set_fitted(self, X, classes, solutions, l1max):
+    def _set_fitted(self, X, classes, solutions, l1max, scale=1.0):
         self.classes_ = classes
         self._solutions = solutions
         self.l1_penalty_max_ = l1max
         n_classes = classes.size
-        U, V, b, self.n_iter_, self.objective_ = _assemble(solutions, n_classes, self.multi_class)
+        U, V, b, self.n_iter_, self.objective_ = assemble(solutions, n_classes, self.multi_class)
+        if scale != 1.0:
+            U = U / scale  # from the X / scale problem back to the caller's units
         patterns = np.stack([spatial_patterns(X, U[c], V[c]) for c in range(U.shape[0])])
         if n_classes == 2:
             self.spatial_, self.temporal_ = U[0], V[0]
@@ -661,7 +482,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             class (one-versus-rest scores, or multinomial log-odds against ``classes_[0]``).
         """
         check_is_fitted(self)
-        X, _ = _check_X(X, estimator=self, reset=False)
+        X, _ = check_X(X, estimator=self, reset=False)
         if X.shape[2] != self.n_times_in_:
             raise ValueError(
                 f"X has n_times={X.shape[2]}, but {type(self).__name__} was fitted with "

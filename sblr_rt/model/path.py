@@ -25,14 +25,8 @@ import numpy as np
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_array
 
-from .estimator import (
-    SparseBilinearLogisticRegression,
-    _assemble,
-    _class_problems,
-    _moments,
-    _ray_scaled,
-    _start,
-)
+from ._fitting import assemble, class_problems, cold_start, moments, ray_scaled, rescale_for_fit
+from .estimator import SparseBilinearLogisticRegression
 from .penalties import ElasticNet
 from .solver import BCPDBatch, single_threaded_blas, x_times_u, x_times_v
 
@@ -49,6 +43,12 @@ def _point_penalties(point, where):
     if any(not np.isfinite(v) or v < 0 for v in values):
         raise ValueError(f"penalties must be finite and >= 0; got {point} at {where}.")
     return values
+
+
+def _scaled(penalties, scale):
+    """Return the penalties of the X / scale problem (as the estimator's ``_penalties``)."""
+    mu1, mu2, nu1, nu2 = penalties
+    return (mu1 / scale, mu2 / scale / scale, nu1, nu2)
 
 
 def _split(product, batches):
@@ -109,6 +109,26 @@ def fit_penalty_paths(
     >>> [len(p) for p in out]
     [2, 2]
     """
+    X, y_enc, classes = _check_inputs(X, y, rank, max_iter)
+    problems = class_problems(y_enc, classes.size, multi_class)
+    params = dict(
+        rank=rank, multi_class=multi_class, tol=tol, max_iter=max_iter, eta=eta,
+        L_min=L_min, init=init, random_state=random_state,
+    )  # fmt: skip
+    points = [list(path) for path in paths]
+    # Data far from unit scale are fitted as the estimator fits them (see rescale_for_fit).
+    X, scale = rescale_for_fit(X, L_min, stacklevel=2)
+    pens = [
+        [_scaled(_point_penalties(pt, f"path {p}, point {k}"), scale) for k, pt in enumerate(path)]
+        for p, path in enumerate(points)
+    ]
+    run = _Lockstep(X, problems, classes, params, points, pens, scale=scale, callback=callback)
+    with single_threaded_blas():
+        return run.run()
+
+
+def _check_inputs(X, y, rank, max_iter):
+    """Return X checked, the encoded labels and the classes."""
     X = check_array(X, allow_nd=True, dtype=[np.float64, np.float32], order="C")
     if X.ndim != 3:
         raise ValueError(f"'X' must be 3-D (n_epochs, n_channels, n_times); got shape {X.shape}.")
@@ -122,85 +142,105 @@ def fit_penalty_paths(
         raise ValueError(f"'max_iter' must be at least 1; got {max_iter}.")
     le = LabelEncoder()
     y_enc = le.fit_transform(y)
-    classes = le.classes_
-    if classes.size < 2:
-        raise ValueError(f"'y' must contain at least 2 classes; got {classes.tolist()}.")
-    problems = _class_problems(y_enc, classes.size, multi_class)
-    params = dict(
-        rank=rank, multi_class=multi_class, tol=tol, max_iter=max_iter, eta=eta,
-        L_min=L_min, init=init, random_state=random_state,
-    )  # fmt: skip
-    points = [list(path) for path in paths]
-    pens = [
-        [_point_penalties(pt, f"path {p}, point {k}") for k, pt in enumerate(path)]
-        for p, path in enumerate(points)
-    ]
-    results = [[None] * len(path) for path in points]
-    todo = [p for p, path in enumerate(points) if path]  # run j of each batch is path todo[j]
-    position = dict.fromkeys(todo, 0)  # the point each path is at
-    if not todo:
-        return results
+    if le.classes_.size < 2:
+        raise ValueError(f"'y' must contain at least 2 classes; got {le.classes_.tolist()}.")
+    return X, y_enc, le.classes_
 
-    with single_threaded_blas():
-        x_mean, Ds = _moments(X, problems)
-        cold = [(*_start(x_mean, D, rank, init, random_state), None, None) for D in Ds]
 
-        def cold_starts(pen):
-            """Return the cold start of every class problem for penalties ``pen``."""
-            if init != "svd_gradient":
-                return cold
-            return _ray_scaled(X, problems, cold, ElasticNet(*pen[:2]), ElasticNet(*pen[2:]))
+class _Lockstep:
+    """Paths fitted in lockstep: one :class:`BCPDBatch` per class problem, one run per path.
 
-        first = [pens[p][0] for p in todo]
-        starts = [cold_starts(pen) for pen in first]
-        batches = [
+    Run ``j`` of every batch is path ``todo[j]``; ``position[p]`` is the point path ``p``
+    is at. ``pens`` are the penalties of the (possibly rescaled) problem, ``points`` the
+    caller's.
+    """
+
+    def __init__(self, X, problems, classes, params, points, pens, *, scale, callback):
+        self.X, self.problems, self.classes, self.params = X, problems, classes, params
+        self.points, self.pens, self.scale, self.callback = points, pens, scale, callback
+        self.results = [[None] * len(path) for path in points]
+        self.todo = [p for p, path in enumerate(points) if path]
+        self.position = dict.fromkeys(self.todo, 0)
+
+    def run(self):
+        """Fit every path; return ``results[p][k]``."""
+        if not self.todo:
+            return self.results
+        x_mean, Ds = moments(self.X, self.problems)
+        par = self.params
+        self.cold = [
+            (*cold_start(x_mean, D, par["rank"], par["init"], par["random_state"]), None, None)
+            for D in Ds
+        ]
+        first = [self.pens[p][0] for p in self.todo]
+        starts = [self.cold_starts(pen) for pen in first]
+        self.batches = [
             BCPDBatch(
                 datafit,
                 [st[c][0] for st in starts],
                 [st[c][1] for st in starts],
                 [st[c][2] for st in starts],
                 *np.array(first).T,
-                tol=tol,
-                max_iter=max_iter,
-                eta=eta,
-                L_min=L_min,
+                tol=par["tol"],
+                max_iter=par["max_iter"],
+                eta=par["eta"],
+                L_min=par["L_min"],
             )
-            for c, datafit in enumerate(problems)
+            for c, datafit in enumerate(self.problems)
         ]
+        while any(batch.active.size for batch in self.batches):
+            self.iterate()
+            for j, p in enumerate(self.todo):
+                if self.position[p] < len(self.points[p]) and all(b.done(j) for b in self.batches):
+                    self.advance(j, p)
+        return self.results
 
-        def finish(j, p):
-            """Store the fitted point of path ``p`` (run ``j``); return whether it collapsed."""
-            k = position[p]
-            sols = [batch.result(j) for batch in batches]
-            U, V, b, n_iter, objective = _assemble(sols, classes.size, multi_class)
-            two = classes.size == 2
-            est = SparseBilinearLogisticRegression.from_factors(
-                U[0] if two else U, V[0] if two else V, b, classes, **params, **points[p][k]
-            )
-            est.n_iter_, est.objective_ = n_iter, objective
-            results[p][k] = est if callback is None else callback(p, k, est)
-            position[p] = k + 1
-            return not (np.any(U) and np.any(V))
+    def cold_starts(self, pen):
+        """Return the cold start of every class problem for penalties ``pen``."""
+        if self.params["init"] != "svd_gradient":
+            return self.cold
+        return ray_scaled(
+            self.X, self.problems, self.cold, ElasticNet(*pen[:2]), ElasticNet(*pen[2:])
+        )
 
-        while any(batch.active.size for batch in batches):
-            live = [batch for batch in batches if batch.active.size]
-            A = x_times_v(X, np.concatenate([batch.V3() for batch in live]))
-            for batch, part in zip(live, _split(A, live), strict=True):
-                batch.u_step(part)
-            B = x_times_u(X, np.concatenate([batch.U3() for batch in live]))
-            for batch, part in zip(live, _split(B, live), strict=True):
-                batch.v_step(part)
-            for j, p in enumerate(todo):
-                if position[p] == len(points[p]) or not all(b.done(j) for b in batches):
-                    continue
-                collapsed = finish(j, p)
-                if position[p] == len(points[p]):
-                    continue  # the path is finished: its runs stay done
-                pen = pens[p][position[p]]
-                if collapsed:  # zero is a fixed point: start the next point cold
-                    for batch, (U0, V0, b0, _, _) in zip(batches, cold_starts(pen), strict=True):
-                        batch.restart(j, *pen, U0=U0, V0=V0, b0=b0)
-                else:
-                    for batch in batches:
-                        batch.restart(j, *pen)
-    return results
+    def iterate(self):
+        """One U-block and one V-block step of every live run, two passes over X."""
+        live = [batch for batch in self.batches if batch.active.size]
+        A = x_times_v(self.X, np.concatenate([batch.V3() for batch in live]))
+        for batch, part in zip(live, _split(A, live), strict=True):
+            batch.u_step(part)
+        B = x_times_u(self.X, np.concatenate([batch.U3() for batch in live]))
+        for batch, part in zip(live, _split(B, live), strict=True):
+            batch.v_step(part)
+
+    def finish(self, j, p):
+        """Store the fitted point of path ``p`` (run ``j``); return whether it collapsed."""
+        k = self.position[p]
+        sols = [batch.result(j) for batch in self.batches]
+        two = self.classes.size == 2
+        U, V, b, n_iter, objective = assemble(sols, self.classes.size, self.params["multi_class"])
+        est = SparseBilinearLogisticRegression.from_factors(
+            (U[0] if two else U) / self.scale,
+            V[0] if two else V,
+            b,
+            self.classes,
+            **self.params,
+            **self.points[p][k],
+        )
+        est.n_iter_, est.objective_ = n_iter, objective
+        self.results[p][k] = est if self.callback is None else self.callback(p, k, est)
+        self.position[p] = k + 1
+        return not (np.any(U) and np.any(V))
+
+    def advance(self, j, p):
+        """Store run ``j``'s point and restart it on the next point of path ``p``."""
+        collapsed = self.finish(j, p)
+        if self.position[p] == len(self.points[p]):
+            return  # the path is finished: its runs stay done
+        pen = self.pens[p][self.position[p]]
+        if collapsed:  # zero is a fixed point: start the next point cold
+            for batch, (U0, V0, b0, _, _) in zip(self.batches, self.cold_starts(pen), strict=True):
+                batch.restart(j, *pen, U0=U0, V0=V0, b0=b0)
+        else:
+            for batch in self.batches:
+                batch.restart(j, *pen)

@@ -11,6 +11,9 @@ uses ``B = X^T U``. An iteration is two passes over the data. The big products r
 dtype of ``X`` (float32 stays float32, no copy); all the small state (scores, losses,
 gradients, factors) is float64 so that the sufficient-decrease tests and ``q^k`` are
 not swamped by float32 rounding.
+
+One algorithm (the block coordinate proximal descent, its batched form shared with
+:mod:`.path`, and the products it is built on), hence a module of about 500 lines.
 """
 
 from __future__ import annotations

@@ -1,24 +1,26 @@
 """From a raw window at the source rate to the model's input: one object, offline and online.
 
 The same code runs on epochs during calibration and on windows in the online loop.
+Modules: :mod:`.filters` (FIR design, the streaming engine), :mod:`.operators` (the
+waveform path's matrices), :mod:`.scaling` (the one scaling rule), :mod:`.features` (one
+class per feature path) and :mod:`.preprocessor` (the object that ties them together).
 """
 
-from .preprocessor import (
-    FEATURES,
-    SCALINGS,
-    Preprocessor,
-    StreamingFilter,
-    apply_scaling,
-    design_fir,
-    fit_scaling,
-    resampling_matrix,
-)
+from .features import FEATURE_PATHS, FEATURES, BandpowerPath, FeaturePath, WaveformPath
+from .filters import StreamingFilter, design_fir
+from .operators import resampling_matrix
+from .preprocessor import Preprocessor
+from .scaling import SCALINGS, apply_scaling, fit_scaling
 
 __all__ = [
     "FEATURES",
+    "FEATURE_PATHS",
     "SCALINGS",
+    "BandpowerPath",
+    "FeaturePath",
     "Preprocessor",
     "StreamingFilter",
+    "WaveformPath",
     "apply_scaling",
     "design_fir",
     "fit_scaling",

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from sblr_rt.bci_model import BCIModel
-from sblr_rt.io.model_file import FORMAT_VERSION, load_model, read_header, save_model
+from sblr_rt.io.model_file import (
+    FORMAT_VERSION,
+    ModelFileError,
+    load_model,
+    read_header,
+    save_model,
+)
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.preprocessing import Preprocessor
 
@@ -191,3 +197,119 @@ def test_bci_model_input_checks():
         BCIModel(preprocessor=model.preprocessor, estimator=model.estimator, classes=["a"])
     assert "BCIModel" in repr(model)
     assert "classes" in model.summary()
+
+
+# ----------------------------------------------------------------------------- faults
+
+
+def _saved(tmp_path):
+    model, raw = _model()
+    path = tmp_path / "m.npz"
+    save_model(model, path)
+    return path, model, raw
+
+
+@pytest.mark.parametrize(
+    "name", ["est/spatial", "est/temporal", "est/intercept", "pre/row_scale", "pre/filter_0"]
+)
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_non_finite_arrays_refused(tmp_path, name, value):
+    path, _, _ = _saved(tmp_path)
+    bad = tmp_path / "bad.npz"
+
+    def poison(arrays):
+        a = arrays[name].copy()
+        a.flat[0] = value
+        arrays[name] = a
+
+    _rewrite(path, bad, edit_arrays=poison)
+    with pytest.raises(ModelFileError, match=f"non-finite.*{name}"):
+        load_model(bad)
+
+
+def test_unlisted_member_refused_before_reading(tmp_path):
+    path, _, _ = _saved(tmp_path)
+    bad = tmp_path / "extra.npz"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info, src.read(info))
+        dst.writestr("evil.npy", b"\0" * 100)
+    with pytest.raises(ModelFileError, match=r"does not list \['evil.npy'\]"):
+        load_model(bad)
+
+
+def _with_npy_header(path, out, name, shape):
+    """Copy ``path`` replacing member ``name``'s .npy header by one declaring ``shape``."""
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == f"{name}.npy":
+                buf = io.BytesIO()
+                np.lib.format.write_array_header_1_0(
+                    buf, {"descr": "<f8", "fortran_order": False, "shape": shape}
+                )
+                data = buf.getvalue() + data[len(buf.getvalue()) :]
+            dst.writestr(info, data)
+
+
+def test_huge_declared_shapes_refused_before_allocating(tmp_path):
+    path, _, _ = _saved(tmp_path)
+    huge = tmp_path / "huge.npz"
+    # The header claims a 2**40-element array: refused from the header alone.
+    _rewrite(
+        path,
+        huge,
+        edit_header=lambda h: h["arrays"]["est/spatial"].update(shape=[2**20, 2**20]),
+    )
+    with pytest.raises(ModelFileError, match=r"more than 1073741824 bytes"):
+        load_model(huge)
+    # The .npy member's own header lies about its shape: refused before reading data.
+    lying = tmp_path / "lying.npz"
+    _with_npy_header(path, lying, "est/temporal", (2**30, 2**10))
+    with pytest.raises(ModelFileError, match="mismatched array 'est/temporal'"):
+        load_model(lying)
+
+
+def test_malformed_header_fields_refused(tmp_path):
+    path, _, _ = _saved(tmp_path)
+    edits = [
+        lambda h: h.update(preprocessor=[1, 2]),
+        lambda h: h["preprocessor"].update(tmax=1e308),
+        lambda h: h["preprocessor"].update(tmin="0"),
+        lambda h: h["preprocessor"].update(bands=3),
+        lambda h: h["preprocessor"].update(unknown=1),
+        lambda h: h.update(classes="ab"),
+        lambda h: h["estimator"].update(params={"rank": 1, "multi_class": 3}),
+        lambda h: h["estimator"].update(params=None),
+        lambda h: h.update(format_version=True),
+        lambda h: h["arrays"]["est/spatial"].update(dtype="|O"),
+        lambda h: h["arrays"]["est/spatial"].update(shape=[-1, 1]),
+    ]
+    for k, edit in enumerate(edits):
+        bad = tmp_path / f"bad{k}.npz"
+        _rewrite(path, bad, edit_header=edit)
+        with pytest.raises(ModelFileError):
+            load_model(bad)
+
+
+def test_deep_or_non_finite_json_refused(tmp_path):
+    path, _, _ = _saved(tmp_path)
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    text = arrays["header"].tobytes().decode()
+    for k, blob in enumerate(
+        [
+            text.replace(
+                '"metadata": {', '"metadata": {"x": ' + "[" * 100_000 + "]" * 100_000 + ", ", 1
+            ),
+            text.replace('"tmin": 0.0', '"tmin": NaN'),
+            text.replace('"tmin": 0.0', '"tmin": 1e999'),
+            text.replace('"tmin": 0.0', '"tmin": ' + "9" * 5000),
+        ]
+    ):
+        assert blob != text
+        arrays["header"] = np.frombuffer(blob.encode(), dtype=np.uint8)
+        bad = tmp_path / f"json{k}.npz"
+        np.savez(bad, **arrays)
+        with pytest.raises(ModelFileError):
+            load_model(bad)

@@ -1,0 +1,108 @@
+"""XDF recordings (LabRecorder) through :func:`pyxdf.load_xdf`.
+
+The EEG stream (type ``EEG``, else the regularly sampled numeric stream with most channels)
+and every marker stream (string or irregular streams), merged in time; each marker goes to
+the EEG sample with the nearest timestamp. Units as stored (``desc`` metadata).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from sblr_rt.io.recording import Recording
+
+from ._common import logger, marker_text
+
+__all__ = ["read_xdf"]
+
+
+def _first(value, default=None):
+    """Return the text of a pyxdf header entry (lists of one element)."""
+    while isinstance(value, list):
+        if not value:
+            return default
+        value = value[0]
+    return default if value is None else value
+
+
+def _xdf_channel_field(info: dict, key: str) -> list[str]:
+    try:
+        channels = info["desc"][0]["channels"][0]["channel"]
+    except (KeyError, IndexError, TypeError):
+        return []
+    return [str(_first(ch.get(key), "")) for ch in channels]
+
+
+def read_xdf(path: Path) -> Recording:
+    """Read an ``.xdf``/``.xdfz`` file (see the module docstring)."""
+    import pyxdf
+
+    try:
+        streams, _ = pyxdf.load_xdf(str(path), verbose=False)
+    except Exception as exc:
+        raise ValueError(
+            f"'{path}' is not a readable XDF recording (corrupt, truncated or another "
+            f"format): {type(exc).__name__}: {exc}"
+        ) from exc
+
+    def describe(s):
+        info = s["info"]
+        return (
+            f"{_first(info.get('name'))!r} (type {_first(info.get('type'))!r}, "
+            f"{_first(info.get('channel_count'))} ch, {_first(info.get('nominal_srate'))} Hz)"
+        )
+
+    numeric, markers = [], []
+    for s in streams:
+        info = s["info"]
+        fmt = _first(info.get("channel_format"), "")
+        srate = float(_first(info.get("nominal_srate"), 0) or 0)
+        if fmt == "string" or srate == 0:
+            markers.append(s)
+        elif len(s["time_stamps"]):
+            numeric.append(s)
+    eeg = [s for s in numeric if str(_first(s["info"].get("type"), "")).lower() == "eeg"]
+    candidates = eeg or numeric
+    if not candidates:
+        found = ", ".join(describe(s) for s in streams) or "no stream"
+        raise ValueError(
+            f"'{path}' holds no regularly sampled numeric stream with samples to use as "
+            f"EEG; got {found}"
+        )
+    main = max(candidates, key=lambda s: int(_first(s["info"].get("channel_count"), 0)))
+    if len(candidates) > 1:
+        logger.warning("%s: several EEG candidates, using %s", path, describe(main))
+    info = main["info"]
+    data = np.asarray(main["time_series"], dtype=np.float64).T
+    stamps = np.asarray(main["time_stamps"], dtype=np.float64)
+    sfreq = float(_first(info.get("nominal_srate")))
+    labels = _xdf_channel_field(info, "label")
+    if len(labels) != data.shape[0] or not all(labels):
+        labels = [f"ch{i + 1}" for i in range(data.shape[0])]
+    units = {u for u in _xdf_channel_field(info, "unit") if u}
+    unit = units.pop() if len(units) == 1 else "unknown"
+    t0 = stamps[0]
+    times, values = [], []
+    for s in markers:
+        for ts, sample in zip(s["time_stamps"], s["time_series"], strict=True):
+            times.append(ts - t0)
+            values.append(marker_text(sample[0] if len(sample) else ""))
+    times = np.asarray(times, dtype=np.float64)
+    # align each marker to the sample with the nearest timestamp
+    idx = np.clip(np.searchsorted(stamps, times + t0), 1, max(len(stamps) - 1, 1))
+    if len(stamps) > 1 and times.size:
+        idx = idx - ((times + t0 - stamps[idx - 1]) < (stamps[idx] - times - t0))
+    inside = (times >= -0.5 / sfreq) & (times <= (stamps[-1] - t0) + 0.5 / sfreq)
+    if times.size and not inside.all():
+        logger.warning("%s: %d markers outside the EEG were dropped", path, (~inside).sum())
+    return Recording(
+        data=data,
+        sfreq=sfreq,
+        ch_names=labels,
+        marker_times=(idx[inside] / sfreq) if times.size else times,
+        marker_values=[v for v, ok in zip(values, inside, strict=True) if ok],
+        source=str(path),
+        unit=unit,
+    )

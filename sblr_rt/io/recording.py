@@ -1,0 +1,175 @@
+"""The :class:`Recording` container: continuous samples, channel labels, rate and markers.
+
+Readers (:mod:`sblr_rt.io.readers`) fill it from files; :func:`concatenate_recordings` joins
+several end to end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Recording", "concatenate_recordings"]
+
+
+@dataclass
+class Recording:
+    """A continuous multi-channel recording with its markers.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n_channels, n_samples)
+        Samples, float64.
+    sfreq : float
+        Sampling rate in Hz.
+    ch_names : list of str, length n_channels
+        Channel labels.
+    marker_times : ndarray, shape (n_markers,)
+        Marker times in seconds from the first sample (sorted).
+    marker_values : list of str, length n_markers
+        Marker values.
+    epoch_length : int | None
+        Samples per trial for epoched files (trials concatenated, one marker at each
+        trial's first sample), None for continuous recordings.
+    source : str
+        The file it was read from (several joined by ``" + "`` after concatenation).
+    unit : str
+        Unit of ``data``: ``"V"`` for MNE formats, as stored otherwise (``"uV"``, or the
+        XDF stream's declared unit, or ``"unknown"``).
+    """
+
+    data: np.ndarray
+    sfreq: float
+    ch_names: list[str]
+    marker_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    marker_values: list[str] = field(default_factory=list)
+    epoch_length: int | None = None
+    source: str = ""
+    unit: str = "V"
+
+    def __post_init__(self) -> None:
+        self.data = np.asarray(self.data, dtype=np.float64)
+        if self.data.ndim != 2:
+            raise ValueError(
+                f"'data' must have shape (n_channels, n_samples), got {self.data.shape}"
+            )
+        self.sfreq = float(self.sfreq)
+        if not (np.isfinite(self.sfreq) and self.sfreq > 0):
+            raise ValueError(f"'sfreq' must be a positive number in Hz, got {self.sfreq}")
+        self.ch_names = [str(ch) for ch in self.ch_names]
+        if len(self.ch_names) != self.data.shape[0]:
+            raise ValueError(
+                f"'ch_names' must have one label per row of 'data' ({self.data.shape[0]}), "
+                f"got {len(self.ch_names)}"
+            )
+        times = np.asarray(self.marker_times, dtype=np.float64).reshape(-1)
+        values = [str(v) for v in self.marker_values]
+        if times.size != len(values):
+            raise ValueError(
+                f"'marker_times' and 'marker_values' must have the same length, got "
+                f"{times.size} and {len(values)}"
+            )
+        order = np.argsort(times, kind="stable")
+        self.marker_times = times[order]
+        self.marker_values = [values[i] for i in order]
+        self.source = str(self.source)
+
+    @property
+    def n_channels(self) -> int:
+        """Number of channels."""
+        return self.data.shape[0]
+
+    @property
+    def n_samples(self) -> int:
+        """Number of samples."""
+        return self.data.shape[1]
+
+    @property
+    def duration(self) -> float:
+        """Duration in seconds (n_samples / sfreq)."""
+        return self.n_samples / self.sfreq
+
+    @property
+    def marker_samples(self) -> np.ndarray:
+        """Marker positions as sample indices, shape (n_markers,), int64."""
+        return np.round(self.marker_times * self.sfreq).astype(np.int64)
+
+    @property
+    def has_markers(self) -> bool:
+        """Whether the recording has at least one marker."""
+        return len(self.marker_values) > 0
+
+    def require_markers(self) -> None:
+        """Raise if the recording has no markers (calibration needs cues).
+
+        Raises
+        ------
+        ValueError
+            When there is no marker.
+        """
+        if not self.has_markers:
+            raise ValueError(
+                f"recording '{self.source}' has no markers (no annotations, events or "
+                "marker stream): it can be replayed but not used for calibration; got 0 "
+                "markers"
+            )
+
+    def __repr__(self) -> str:
+        kind = f", epochs of {self.epoch_length}" if self.epoch_length else ""
+        return (
+            f"<Recording {Path(self.source).name or '?'}: {self.n_channels} ch x "
+            f"{self.n_samples} samples @ {self.sfreq:g} Hz ({self.duration:.1f} s, "
+            f"{self.unit}), {len(self.marker_values)} markers{kind}>"
+        )
+
+
+def concatenate_recordings(recordings) -> Recording:
+    """Join recordings end to end (same channels, rate and unit).
+
+    Parameters
+    ----------
+    recordings : sequence of Recording
+        At least one.
+
+    Returns
+    -------
+    recording : Recording
+        Samples appended in order; marker times shifted by the duration of what precedes.
+        ``epoch_length`` is kept when all inputs share it, else None.
+    """
+    recordings = list(recordings)
+    if not recordings:
+        raise ValueError("'recordings' must hold at least one Recording, got none")
+    for rec in recordings:
+        if not isinstance(rec, Recording):
+            raise TypeError(f"'recordings' must hold Recording objects, got {type(rec).__name__}")
+    first = recordings[0]
+    for rec in recordings[1:]:
+        for attr in ("ch_names", "sfreq", "unit"):
+            if getattr(rec, attr) != getattr(first, attr):
+                raise ValueError(
+                    f"recordings to concatenate must share '{attr}': '{first.source}' has "
+                    f"{getattr(first, attr)!r}, got {getattr(rec, attr)!r} in '{rec.source}'"
+                )
+    offsets = np.cumsum([0] + [rec.n_samples for rec in recordings[:-1]])
+    epoch_lengths = {rec.epoch_length for rec in recordings}
+    return Recording(
+        data=np.concatenate([rec.data for rec in recordings], axis=1),
+        sfreq=first.sfreq,
+        ch_names=list(first.ch_names),
+        marker_times=np.concatenate(
+            [
+                rec.marker_times + off / first.sfreq
+                for rec, off in zip(recordings, offsets, strict=True)
+            ]
+        ),
+        marker_values=[v for rec in recordings for v in rec.marker_values],
+        epoch_length=epoch_lengths.pop() if len(epoch_lengths) == 1 else None,
+        source=" + ".join(rec.source for rec in recordings),
+        unit=first.unit,
+    )
+
+
+# --------------------------------------------------------------------------------------

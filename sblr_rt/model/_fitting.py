@@ -1,0 +1,247 @@
+"""The steps of a fit shared by the estimator and the penalty paths.
+
+Private to :mod:`sblr_rt.model`: :class:`~sblr_rt.model.SparseBilinearLogisticRegression`
+and :func:`~sblr_rt.model.path.fit_penalty_paths` both set up the class problems, their
+null-model moments and cold starts here, and assemble per-problem solutions into per-class
+factors, so the two agree by construction.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
+
+from .datafit import Logistic, Multinomial
+from .solver import svd_init, x_times_v
+
+__all__ = [
+    "DataScaleWarning",
+    "assemble",
+    "check_X",
+    "class_problems",
+    "cold_start",
+    "l1_max",
+    "moments",
+    "null_intercepts",
+    "ray_scale",
+    "ray_scaled",
+    "rescale_for_fit",
+]
+
+#: Data whose RMS exceeds this are fitted rescaled (initial scores would saturate).
+MAX_FIT_SCALE = 1e4
+
+
+def check_X(X, *, estimator=None, y=None, reset=True):
+    """Validate X (3-D epochs, or 2-D read as (n, n_features, 1)) and y."""
+    kwargs = dict(dtype=[np.float64, np.float32], allow_nd=True, order="C")
+    if estimator is not None:
+        if y is None:
+            X = validate_data(estimator, X, reset=reset, **kwargs)
+        else:
+            X, y = validate_data(estimator, X, y, reset=reset, **kwargs)
+    if X.ndim == 2:
+        # scikit-learn's common checks feed 2-D (n_samples, n_features): each feature is a
+        # channel with a single time point, exactly as MNE's decoders read 2-D input.
+        X = X[:, :, np.newaxis]
+    elif X.ndim != 3:
+        raise ValueError(
+            "'X' must be a 3-D array (n_epochs, n_channels, n_times) or a 2-D array "
+            f"(n_epochs, n_features); got a {X.ndim}-D array of shape {X.shape}."
+        )
+    return X, y
+
+
+class DataScaleWarning(UserWarning):
+    """The data are far from unit scale; the fit ran on rescaled data (same objective)."""
+
+
+def data_scale(X) -> float:
+    """Return the RMS of every entry of X, computed without overflow or underflow."""
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    if not top > 0 or not np.isfinite(top):
+        return top
+    return top * float(np.sqrt(np.mean(np.square(X / top, dtype=np.float64))))
+
+
+def rescale_for_fit(X, L_min, *, stacklevel=2):
+    """Return ``(X / scale, scale)``, rescaling only data far from unit scale.
+
+    The step parameters start at and never fall below ``L_min``, which assumes data of
+    roughly unit scale: with an RMS of ``r`` the block Lipschitz constants scale as
+    ``r**2``, so for ``r**2 < L_min`` (raw volts: ``r`` ~ 1e-5) every step is far too
+    short and the fit stops at its start; for large ``r`` the initial scores saturate.
+    Outside ``[sqrt(L_min), MAX_FIT_SCALE]`` the data are divided by their RMS and a
+    :class:`DataScaleWarning` says so; the caller rescales the penalties on U to keep
+    the objective (see ``SparseBilinearLogisticRegression._penalties``).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_epochs, n_channels, n_times)
+        Training epochs, float32 or float64.
+    L_min : float
+        The solver's step-parameter floor.
+    stacklevel : int
+        For the warning.
+
+    Returns
+    -------
+    X_fit : ndarray, same shape and dtype as X
+    scale : float
+        1.0 when X is used as given.
+    """
+    rms = data_scale(X)
+    if not rms > 0 or np.sqrt(L_min) <= rms <= MAX_FIT_SCALE:
+        return X, 1.0
+    warnings.warn(
+        f"the training data have an RMS of {rms:.3g}, far from the unit scale the "
+        f"step-size floor L_min={L_min:g} assumes (data in volts?): fitting on X / "
+        f"{rms:.3g} with the penalties on U rescaled to match. Scale the data to "
+        "microvolts or to unit variance before fitting to silence this warning.",
+        DataScaleWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return (X / X.dtype.type(rms)).astype(X.dtype, copy=False), rms
+
+
+def class_problems(y_enc, n_classes, multi_class):
+    """Return the list of (datafit, labels) problems to solve."""
+    if n_classes == 2:
+        return [Logistic(np.where(y_enc == 1, 1.0, -1.0))]
+    if multi_class == "ovr":
+        return [Logistic(np.where(y_enc == c, 1.0, -1.0)) for c in range(n_classes)]
+    onehot = np.zeros((y_enc.shape[0], n_classes - 1))
+    mask = y_enc > 0
+    onehot[np.flatnonzero(mask), y_enc[mask] - 1] = 1.0
+    return [Multinomial(onehot)]
+
+
+def null_intercepts(datafit):
+    """Return the intercept-only optimum and the loss gradient w.r.t. the scores there."""
+    if isinstance(datafit, Logistic):
+        p = np.clip((datafit.y > 0).mean(), 1e-12, 1 - 1e-12)
+        b = np.array([np.log(p / (1 - p))])
+    else:
+        counts = datafit.y.sum(axis=0)
+        n_ref = datafit.n - counts.sum()
+        b = np.log(np.clip(counts, 1e-12, None) / max(n_ref, 1e-12))
+    _, gs, _ = datafit.loss_grad(np.broadcast_to(b, (datafit.n, b.size)))
+    return b, gs
+
+
+def moments(X, problems):
+    """Return the mean epoch and each problem's null-model gradient sums; one pass over X.
+
+    ``D[j] = sum_i g_ij X_i`` (s, t) where ``g_ij`` is the derivative of the loss with
+    respect to score ``j`` at zero factors and the class-prior intercept, so that
+    ``D V0`` is the gradient with respect to U at ``U = 0``.
+    """
+    n, s, t = X.shape
+    gss = [null_intercepts(df)[1] for df in problems]
+    weights = np.concatenate([np.full((n, 1), 1.0 / n), *gss], axis=1)
+    prod = (weights.T.astype(X.dtype) @ X.reshape(n, s * t)).astype(np.float64)
+    prod = prod.reshape(-1, s, t)
+    out, j = [], 1
+    for gs in gss:
+        out.append(prod[j : j + gs.shape[1]])
+        j += gs.shape[1]
+    return prod[0], out
+
+
+def l1_max(Ds, U0s, V0s):
+    """Return per-problem (mu1_max, nu1_max) from null-model gradient sums and starts."""
+    out = []
+    for D, U0, V0 in zip(Ds, U0s, V0s, strict=True):
+        grad_u = np.matmul(D, V0)  # d loss / dU at U = 0
+        grad_v = np.matmul(D.transpose(0, 2, 1), U0)  # d loss / dV at V = 0
+        out.append((float(np.abs(grad_u).max()), float(np.abs(grad_v).max())))
+    return out
+
+
+def cold_start(x_mean, D, rank, init, random_state):
+    """Return the cold start U0 (m, s, r), V0 (m, t, r), b0 = 0 (m,) of one problem.
+
+    ``D`` (m, s, t) are the problem's null gradient sums (:func:`moments`).
+    """
+    m = D.shape[0]
+    s, t = x_mean.shape
+    if init == "svd":
+        U0, V0 = svd_init(x_mean, rank)
+    elif init == "svd_gradient":
+        pairs = [svd_init(Dc, rank) for Dc in D]
+        return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs]), np.zeros(m)
+    else:
+        rng = check_random_state(random_state)
+        U0 = rng.standard_normal((s, rank))
+        V0 = rng.standard_normal((t, rank))
+        U0 /= np.linalg.norm(U0, axis=0)
+        V0 /= np.linalg.norm(V0, axis=0)
+    return np.repeat(U0[None], m, axis=0), np.repeat(V0[None], m, axis=0), np.zeros(m)
+
+
+def ray_scaled(X, problems, starts, pen_u, pen_v):
+    """Return the cold starts moved to the best point of their ray (``init="svd_gradient"``)."""
+    out = []
+    for p, (U0, V0, b0, *_) in zip(problems, starts, strict=True):
+        c = ray_scale(X, p, U0, V0, pen_u, pen_v)
+        out.append((c * U0, c * V0, b0, None, None))
+    return out
+
+
+def ray_scale(X, datafit, U0, V0, pen_u, pen_v):
+    """Return c >= 0 minimising F(c U0, c V0, 0) on a log grid refined by Brent's method.
+
+    Unit-norm factors aligned with the class difference can give scores in the hundreds
+    (and a penalty far above the loss) on large epochs; starting on the best point of the
+    ray keeps the first proximal steps from shrinking the factors straight to zero.
+    """
+    m = U0.shape[0]
+    A = x_times_v(X, V0)
+    base = np.matmul(A, U0.reshape(m, -1, 1))[:, :, 0].T  # scores at c = 1, (n, m)
+    l1 = pen_u.l1 * np.abs(U0).sum() + pen_v.l1 * np.abs(V0).sum()
+    l2 = 0.5 * (pen_u.l2 * np.vdot(U0, U0) + pen_v.l2 * np.vdot(V0, V0))
+
+    def F(log_a):  # a = c**2
+        a = np.exp(log_a)
+        return datafit.loss(a * base) + np.sqrt(a) * l1 + a * l2
+
+    spread = max(float(np.abs(base).max()), 1e-300)
+    grid = np.log(1.0 / spread) + np.linspace(-12.0, 6.0, 37)
+    values = [F(g) for g in grid]
+    j = int(np.argmin(values))
+    lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
+    res = minimize_scalar(F, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3})
+    best = res.x if res.fun <= values[j] else grid[j]
+    return float(np.exp(0.5 * best))
+
+
+def assemble(solutions, n_classes, multi_class):
+    """Stack per-problem solver results into per-class U, V, b (reference class zero).
+
+    Returns
+    -------
+    U : ndarray, shape (n_outputs, n_channels, rank)
+    V : ndarray, shape (n_outputs, n_times, rank)
+    b : ndarray, shape (n_outputs,)
+    n_iter : int | ndarray
+    objective : ndarray | list of ndarray
+    """
+    if n_classes == 2:
+        r = solutions[0]
+        return r.U, r.V, r.b, r.n_iter, r.objective
+    if multi_class == "ovr":
+        return (
+            np.stack([r.U[0] for r in solutions]),
+            np.stack([r.V[0] for r in solutions]),
+            np.concatenate([r.b for r in solutions]),
+            np.array([r.n_iter for r in solutions]),
+            [r.objective for r in solutions],
+        )
+    r = solutions[0]
+    U = np.concatenate([np.zeros((1, *r.U.shape[1:])), r.U])
+    V = np.concatenate([np.zeros((1, *r.V.shape[1:])), r.V])
+    return U, V, np.concatenate([[0.0], r.b]), r.n_iter, r.objective

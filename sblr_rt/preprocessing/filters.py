@@ -1,0 +1,219 @@
+"""Causal FIR filters: their design and the one streaming engine that applies them.
+
+All filters are causal linear-phase FIR filters applied by :func:`scipy.signal.lfilter`,
+always with an explicit state, so that filtering a signal in pieces
+(:class:`StreamingFilter`) equals filtering it at once to rounding, and filtering a padded
+epoch from a zero state (:func:`filter_padded_epochs`) equals cutting the window from the
+continuously filtered signal. No IIR filter is offered: its state would never be forgotten
+exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import signal
+
+__all__ = [
+    "MAX_NUMTAPS",
+    "StreamingFilter",
+    "auto_numtaps",
+    "auto_transition",
+    "design_fir",
+    "filter_padded_epochs",
+]
+
+#: The longest FIR filter designed (2**20 taps: minutes of warm-up at EEG rates).
+MAX_NUMTAPS = 1 << 20
+
+
+def auto_numtaps(sfreq: float, trans: float) -> int:
+    """Return the Hamming window's filter length for a transition width, in samples.
+
+    Parameters
+    ----------
+    sfreq : float
+        Sampling rate in Hz.
+    trans : float
+        Transition band width in Hz.
+
+    Returns
+    -------
+    numtaps : int
+        ``ceil(3.3 / trans * sfreq)`` (more than :data:`MAX_NUMTAPS` is refused by
+        :func:`design_fir`).
+    """
+    taps = np.ceil(3.3 / trans * sfreq)
+    if not np.isfinite(taps):
+        raise ValueError(f"the transition width must be positive, got {trans} Hz")
+    return int(taps)
+
+
+def auto_transition(l_freq: float | None, h_freq: float | None, nyq: float) -> float:
+    """Return the transition band width in Hz, MNE's rule (25 % of the edge, 2 Hz at least).
+
+    Parameters
+    ----------
+    l_freq, h_freq : float | None
+        Pass-band edges in Hz (None: no edge on that side).
+    nyq : float
+        Nyquist frequency in Hz.
+
+    Returns
+    -------
+    width : float
+        The narrowest transition of the given edges.
+    """
+    widths = []
+    if l_freq is not None:
+        widths.append(min(max(0.25 * l_freq, 2.0), l_freq))
+    if h_freq is not None:
+        widths.append(min(max(0.25 * h_freq, 2.0), nyq - h_freq))
+    return min(widths)
+
+
+def design_fir(
+    sfreq: float,
+    l_freq: float | None,
+    h_freq: float | None,
+    numtaps: int | None = None,
+) -> np.ndarray:
+    """Design a linear-phase FIR band-pass (or high-/low-pass) with a Hamming window.
+
+    Parameters
+    ----------
+    sfreq : float
+        Sampling rate in Hz.
+    l_freq, h_freq : float | None
+        Pass-band edges in Hz; None for no high-pass (resp. low-pass).
+    numtaps : int | None
+        Filter length in samples (made odd). None chooses ``3.3 / transition * sfreq``,
+        the Hamming window's rule, with MNE's automatic transition width.
+
+    Returns
+    -------
+    b : ndarray, shape (numtaps,)
+        The filter coefficients.
+    """
+    nyq = sfreq / 2.0
+    if l_freq is None and h_freq is None:
+        raise ValueError("'l_freq' and 'h_freq' cannot both be None to design a filter")
+    if l_freq is not None and not 0.0 < l_freq < nyq:
+        raise ValueError(f"'l_freq' must be in (0, {nyq}) Hz (Nyquist), got {l_freq}")
+    if h_freq is not None and not 0.0 < h_freq < nyq:
+        raise ValueError(f"'h_freq' must be in (0, {nyq}) Hz (Nyquist), got {h_freq}")
+    if l_freq is not None and h_freq is not None and not l_freq < h_freq:
+        raise ValueError(f"'l_freq' must be below 'h_freq', got {l_freq} >= {h_freq}")
+    trans = auto_transition(l_freq, h_freq, nyq)
+    numtaps = (auto_numtaps(sfreq, trans) if numtaps is None else int(numtaps)) | 1
+    # odd (above): a type I filter may be a high-pass
+    if not 1 <= numtaps <= MAX_NUMTAPS:
+        raise ValueError(
+            f"the FIR filter must have 1 to {MAX_NUMTAPS} taps (a shorter 'filter_length' "
+            f"or wider pass-band edges), got {numtaps}"
+        )
+    cut = []
+    if l_freq is not None:
+        cut.append(max(l_freq - trans / 2.0, 1e-3 * nyq))
+    if h_freq is not None:
+        cut.append(min(h_freq + trans / 2.0, nyq * (1 - 1e-3)))
+    pass_zero = "lowpass" if l_freq is None else ("highpass" if h_freq is None else "bandpass")
+    return signal.firwin(numtaps, cut, pass_zero=pass_zero, fs=sfreq, window="hamming")
+
+
+class StreamingFilter:
+    """Causal FIR filtering chunk by chunk, keeping the filter state between chunks.
+
+    Picks the model's channels (by index) and applies each FIR filter of the
+    preprocessor to them; filtering a signal in pieces gives the numbers of filtering it
+    at once, to rounding (:meth:`Preprocessor.filter_continuous` uses this very object).
+
+    Parameters
+    ----------
+    filters : list of ndarray
+        FIR coefficient vectors, all of the same length; an empty list means no filter
+        (the picked channels pass unchanged).
+    picks : ndarray of int, shape (n_picked,)
+        Indices of the input channels to keep, in the model's order.
+    n_channels : int
+        Number of input channels expected in each chunk.
+
+    Attributes
+    ----------
+    n_processed : int
+        Samples processed since creation or :meth:`reset`.
+    n_outputs : int
+        Output rows: ``n_picked * max(1, len(filters))`` (band-major).
+    """
+
+    def __init__(self, filters: Sequence[np.ndarray], picks: np.ndarray, n_channels: int):
+        self._filters = [np.asarray(b, dtype=np.float64) for b in filters]
+        self._picks = np.asarray(picks, dtype=np.intp)
+        self._n_channels = int(n_channels)
+        self.n_outputs = len(self._picks) * max(1, len(self._filters))
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the past: zero state, as if every earlier sample were zero."""
+        self.n_processed = 0
+        self._zi = [np.zeros((len(self._picks), len(b) - 1)) for b in self._filters]
+
+    def process(self, chunk: np.ndarray) -> np.ndarray:
+        """Filter the next chunk.
+
+        Parameters
+        ----------
+        chunk : array, shape (n_channels, n_samples)
+            The next samples of every input channel (the recording's channel order).
+
+        Returns
+        -------
+        out : ndarray, shape (n_outputs, n_samples)
+            Filtered picked channels, band-major when there are several filters.
+        """
+        chunk = np.asarray(chunk)
+        if chunk.ndim != 2 or chunk.shape[0] != self._n_channels:
+            raise ValueError(
+                f"'chunk' must have shape (n_channels={self._n_channels}, n_samples), "
+                f"got {chunk.shape}"
+            )
+        picked = np.ascontiguousarray(chunk[self._picks], dtype=np.float64)
+        self.n_processed += picked.shape[1]
+        if not self._filters:
+            return picked
+        out = np.empty((self.n_outputs, picked.shape[1]))
+        n = len(self._picks)
+        for k, b in enumerate(self._filters):
+            out[k * n : (k + 1) * n], self._zi[k] = signal.lfilter(
+                b, [1.0], picked, axis=1, zi=self._zi[k]
+            )
+        return out
+
+
+def filter_padded_epochs(
+    filters: Sequence[np.ndarray], picked: np.ndarray, n_pad: int
+) -> np.ndarray:
+    """Filter padded epochs from a zero state with each filter and drop the pad.
+
+    Parameters
+    ----------
+    filters : list of ndarray
+        FIR coefficient vectors (at least one), each of length ``n_pad + 1``.
+    picked : ndarray, shape (n_epochs, n_picked, n_pad + n_window)
+        Padded raw epochs of the picked channels, float64.
+    n_pad : int
+        Samples of filter warm-up before the window.
+
+    Returns
+    -------
+    windows : ndarray, shape (n_epochs, n_picked * len(filters), n_window)
+        Filtered windows, band-major.
+    """
+    n_ep, n, n_raw = picked.shape
+    out = np.empty((n_ep, n * len(filters), n_raw - n_pad))
+    for k, b in enumerate(filters):
+        zi = np.zeros((n_ep, n, len(b) - 1))
+        y, _ = signal.lfilter(b, [1.0], picked, axis=2, zi=zi)
+        out[:, k * n : (k + 1) * n] = y[:, :, n_pad:]
+    return out

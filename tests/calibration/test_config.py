@@ -1,0 +1,50 @@
+"""Calibration configuration: every float field must be a finite number."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from sblr_rt.calibration.config import CalibrationConfig, load_config
+
+FLOAT_FIELDS = ["tmin", "tmax", "l_freq", "h_freq", "filter_length", "reject", "flat", "tol"]
+
+
+@pytest.mark.parametrize("name", FLOAT_FIELDS)
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_non_finite_float_fields_refused(name, value):
+    with pytest.raises(ValueError, match=rf"'{name}' must be a finite number, got {value}"):
+        CalibrationConfig(**{name: value})
+    # The command line goes through load_config (``calibrate --tmax inf``).
+    with pytest.raises(ValueError, match=rf"'{name}' must be a finite number"):
+        load_config(None, **{name: value})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("baseline", (0.0, math.inf)),
+        ("l1_fractions", (0.1, math.nan)),
+        ("l2_values", (math.inf,)),
+        ("bands", ((8.0, math.inf),)),
+    ],
+)
+def test_non_finite_float_sequences_refused(name, value):
+    with pytest.raises(ValueError, match=rf"'{name}' must be a finite number"):
+        CalibrationConfig(**{name: value})
+
+
+def test_wrong_types_refused_with_the_field_named():
+    with pytest.raises(TypeError, match="'tmax' must be a number, got str"):
+        CalibrationConfig(tmax="3.5")
+    with pytest.raises(ValueError, match="'tol' must be a number"):
+        load_config(None, tol=True)
+    with pytest.raises(ValueError, match="'bands' must be a list of \\(low, high\\) pairs"):
+        CalibrationConfig(bands=((8.0, 13.0, 20.0),))
+
+
+def test_finite_values_are_kept_as_floats():
+    config = CalibrationConfig(tmin=0, tmax=3, tol=1e-4, bands=[[8, 13]], baseline=[0, 1])
+    assert (config.tmin, config.tmax, config.tol) == (0.0, 3.0, 1e-4)
+    assert isinstance(config.tmin, float)
+    assert config.bands == ((8.0, 13.0),) and config.baseline == (0.0, 1.0)

@@ -1,0 +1,78 @@
+"""MNE formats: EDF, FIF (annotations, trigger channels), broken files."""
+
+from __future__ import annotations
+
+import mne
+import numpy as np
+import pytest
+
+from sblr_rt.io import read_recording
+
+
+def _make_raw(n_times=500, first_samp=0, annotations=True):
+    info = mne.create_info(["C3", "Cz", "C4"], 250.0, "eeg")
+    data = np.random.default_rng(1).standard_normal((3, n_times)) * 1e-5
+    raw = mne.io.RawArray(data, info, first_samp=first_samp, verbose="error")
+    if annotations:
+        raw.set_annotations(
+            mne.Annotations([0.4, 1.0, 1.2], [0.0, 0.5, 0.1], ["left", "BAD_x", "right"])
+        )
+    return raw
+
+
+def test_physionet_edf(physionet_dir):
+    rec = read_recording(physionet_dir / "S001R06.edf")
+    assert rec.sfreq == 160.0
+    assert rec.data.shape == (64, 20000) and rec.data.dtype == np.float64
+    assert rec.ch_names[:3] == ["FC5", "FC3", "FC1"] and "Cz" in rec.ch_names
+    assert set(rec.marker_values) == {"T0", "T1", "T2"}
+    assert len(rec.marker_values) == 30 and rec.epoch_length is None
+    assert rec.unit == "V" and 1e-6 < rec.data.std() < 1e-3  # volts
+    # markers sit on samples and match MNE's own events
+    raw = mne.io.read_raw_edf(physionet_dir / "S001R06.edf", verbose="error")
+    events, event_id = mne.events_from_annotations(raw, verbose="error")
+    np.testing.assert_array_equal(rec.marker_samples, events[:, 0] - raw.first_samp)
+    names = {v: k for k, v in event_id.items()}
+    assert rec.marker_values == [names[c] for c in events[:, 2]]
+    np.testing.assert_allclose(rec.data, raw.get_data())
+
+
+@pytest.mark.parametrize("first_samp", [0, 123])
+def test_fif_annotations_become_markers(tmp_path, first_samp):
+    raw = _make_raw(first_samp=first_samp)
+    path = tmp_path / "x_raw.fif"
+    raw.save(path, verbose="error")
+    rec = read_recording(path)
+    np.testing.assert_allclose(rec.data, raw.get_data(), rtol=1e-6)
+    assert rec.marker_values == ["left", "right"]  # BAD annotation is not a marker
+    np.testing.assert_array_equal(rec.marker_samples, [100, 300])
+
+
+def test_recording_without_markers(tmp_path):
+    path = tmp_path / "plain_raw.fif"
+    _make_raw(annotations=False).save(path, verbose="error")
+    rec = read_recording(path)
+    assert not rec.has_markers and rec.marker_times.shape == (0,)
+    with pytest.raises(ValueError, match="no markers"):
+        rec.require_markers()
+
+
+def test_truncated_edf(tmp_path, physionet_dir):
+    path = tmp_path / "cut.edf"
+    path.write_bytes((physionet_dir / "S001R05.edf").read_bytes()[:5000])
+    with pytest.raises(ValueError, match="not a readable EDF"):
+        read_recording(path)
+
+
+def test_fif_stim_channel_events_become_markers(tmp_path):
+    info = mne.create_info(["C3", "C4", "STI 014"], 100.0, ["eeg", "eeg", "stim"])
+    data = np.zeros((3, 500))
+    data[:2] = np.random.default_rng(0).standard_normal((2, 500)) * 1e-5
+    data[2, [50, 51, 52, 300]] = [3, 3, 3, 7]
+    raw = mne.io.RawArray(data, info, verbose="error")
+    path = tmp_path / "stim_raw.fif"
+    raw.save(path, verbose="error")
+    rec = read_recording(path)
+    assert rec.ch_names == ["C3", "C4"]  # trigger channel left out
+    assert rec.marker_values == ["3", "7"]
+    np.testing.assert_array_equal(rec.marker_samples, [50, 300])

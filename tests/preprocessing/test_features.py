@@ -1,0 +1,42 @@
+"""Feature paths: the registry and what each path owns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sblr_rt.preprocessing import FEATURE_PATHS, FEATURES, BandpowerPath, WaveformPath
+
+
+def test_registry_names_every_path():
+    assert FEATURES == ("waveform", "bandpower")
+    assert all(FEATURE_PATHS[name].name == name for name in FEATURES)
+
+
+def test_waveform_path_is_linear_with_baseline():
+    path = WaveformPath(
+        sfreq=100.0, tmin=-0.2, tmax=0.8, n_window=100, l_freq=None, h_freq=None,
+        n_times=20, baseline=(-0.2, 0.0), numtaps=None,
+    )  # fmt: skip
+    assert path.linear and not path.filters and path.baseline_samples == (0, 20)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((2, 3, 100))
+    np.testing.assert_allclose(path.features(w + 7.0), path.features(w), atol=1e-10)
+    assert path.n_rows(3) == 3 and path.grid_index().shape == (20,)
+    with pytest.raises(ValueError, match="baseline"):
+        WaveformPath(
+            sfreq=100.0, tmin=0.0, tmax=1.0, n_window=100, l_freq=None, h_freq=None,
+            n_times=None, baseline=(-1.0, 0.0), numtaps=None,
+        )  # fmt: skip
+
+
+def test_bandpower_path_rows_are_band_major_log_power():
+    path = BandpowerPath(
+        sfreq=100.0, n_window=80, bands=[(8.0, 12.0), (18.0, 26.0)], n_times=4, numtaps=None
+    )
+    assert not path.linear and path.centred
+    assert path.n_rows(2) == 4
+    assert path.row_names(["C3", "C4"]) == ["C3 8-12Hz", "C4 8-12Hz", "C3 18-26Hz", "C4 18-26Hz"]
+    assert len({len(b) for b in path.filters}) == 1  # one warm-up for every band
+    w = np.full((1, 4, 80), 2.0)
+    np.testing.assert_allclose(path.features(w), np.log(4.0))
