@@ -169,18 +169,6 @@ class Preprocessor:
             numtaps=numtaps,
         )
 
-    @property
-    def _temporal(self) -> np.ndarray:
-        """Waveform path: the baseline and resampling matrix ``(n_window, n_times)``."""
-        return self._path.temporal
-
-    @property
-    def _edges(self) -> np.ndarray:
-        """Bandpower path: the sample edges of the time bins ``(n_times + 1,)``."""
-        return self._path.edges
-
-    # ---------------------------------------------------------------- description
-
     # ---------------------------------------------------------------- description
 
     def __repr__(self) -> str:
@@ -228,7 +216,7 @@ class Preprocessor:
             raise ValueError(
                 f"'bin_edges' exists for the bandpower path only, got {self.features!r}"
             )
-        return self._edges.copy()
+        return self._path.edges.copy()
 
     @property
     def window_times(self) -> np.ndarray:
@@ -425,7 +413,7 @@ class Preprocessor:
         self._check_fitted("linear_operators")
         S = np.zeros((self.n_rows, len(self.ch_names)))
         S[np.arange(self.n_rows), self.pick_indices] = 1.0 / self.row_scale_
-        T = self._temporal / self.col_scale_[None, :]
+        T = self._path.temporal / self.col_scale_[None, :]
         if include_filter and self.filters:
             T = fir_matrix(self.filters[0], self.n_window, self.n_pad).T @ T
         elif include_filter:
