@@ -239,11 +239,18 @@ class BCIModel:
             f"channels: {len(pre.picks)} used of {len(pre.ch_names)} raw",
             f"model input: {pre.n_rows} rows x {pre.n_times} times; scaling {pre.scaling}",
         ]
+        spatial = {None: "none", "car": "common average", "csd": "surface Laplacian (CSD)"}
+        lines.append(f"spatial stage: {spatial.get(pre.spatial, pre.spatial)}")
         if pre.features == "waveform":
             band = f"band-pass {pre.l_freq}-{pre.h_freq} Hz" if pre.filters else "no band-pass"
             lines.append(f"preprocessing: {band}; baseline {pre.baseline}")
         else:
-            lines.append(f"preprocessing: bands {pre.bands} Hz, log mean power in bins")
+            what = "over the window" if pre.features == "spectral" else "in time bins"
+            bands = ", ".join(f"{lo:g}-{hi:g}" for lo, hi in pre.bands)
+            lines.append(
+                f"preprocessing: bands {bands} Hz, log mean power {what}, relative to the "
+                f"mean over {pre.reference or 'nothing'}"
+            )
         lines.append(
             f"estimator: rank {est.rank}, mu1 {est.mu1:.4g}, mu2 {est.mu2:.4g}, "
             f"nu1 {est.nu1:.4g}, nu2 {est.nu2:.4g}, multi_class {est.multi_class}"
@@ -264,7 +271,28 @@ class BCIModel:
             )
             for r in sel.get("ranks", []):
                 lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f} +/- {r['std']:.3f}")
+        lines += _auto_lines(sel.get("auto") if sel else None)
         ep = md.get("epochs")
         if ep:
             lines.append(f"epochs: {ep.get('per_class')} used; rejected {ep.get('rejected')}")
         return "\n".join(lines)
+
+
+def _auto_lines(auto: dict | None) -> list[str]:
+    """The table of ``features="auto"``: every candidate's cross-validated scores."""
+    if not auto:
+        return []
+    lines = [
+        f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')}: "
+        f"{auto.get('chosen', '?')}",
+        "  path/spatial          log-loss  accuracy   AUC   rank",
+    ]
+    for c in auto.get("candidates", []):
+        name = f"{c.get('features')}/{c.get('spatial') or 'none'}"
+        mark = "*" if name == auto.get("chosen") else " "
+        lines.append(
+            f" {mark}{name:21} {c.get('log_loss', float('nan')):8.3f} "
+            f"{c.get('accuracy', float('nan')):9.3f} {c.get('auc', float('nan')):5.3f} "
+            f"{c.get('rank', '?'):>5}"
+        )
+    return lines

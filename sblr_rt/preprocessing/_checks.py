@@ -105,3 +105,20 @@ def check_epochs(epochs, n_channels: int, n_pad: int, n_window: int) -> np.ndarr
     if not np.issubdtype(epochs.dtype, np.number):
         raise TypeError(f"'epochs' must be numeric, got dtype {epochs.dtype}")
     return epochs
+
+
+def check_spatial_matrix(matrix, spatial, n_picks: int) -> np.ndarray | None:
+    """Return the spatial operator as a finite (n_picks, n_picks) array, or None."""
+    if spatial is None:
+        if matrix is not None and not np.array_equal(matrix, np.eye(n_picks)):
+            raise ValueError("'spatial_matrix' must be None (or the identity) when spatial=None")
+        return None
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.shape != (n_picks, n_picks):
+        raise ValueError(
+            f"'spatial_matrix' must have shape ({n_picks}, {n_picks}) (one row and column "
+            f"per picked channel), got {matrix.shape}"
+        )
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError("'spatial_matrix' must hold finite numbers only")
+    return matrix

@@ -1,11 +1,12 @@
 """Causal FIR filters: their design and the one streaming engine that applies them.
 
-All filters are causal linear-phase FIR filters applied by :func:`scipy.signal.lfilter`,
-always with an explicit state, so that filtering a signal in pieces
-(:class:`StreamingFilter`) equals filtering it at once to rounding, and filtering a padded
-epoch from a zero state (:func:`filter_padded_epochs`) equals cutting the window from the
-continuously filtered signal. No IIR filter is offered: its state would never be forgotten
-exactly.
+All filters are causal linear-phase FIR filters. A stream is filtered by
+:func:`scipy.signal.lfilter` with an explicit state, so that filtering a signal in pieces
+(:class:`StreamingFilter`) equals filtering it at once to rounding. Padded epochs are
+filtered from a zero state as a "valid" FFT convolution (:func:`filter_padded_epochs`,
+several times faster for the long filters of narrow bands), which equals cutting the
+window from the continuously filtered signal to rounding (relative 1e-15). No IIR filter
+is offered: its state would never be forgotten exactly.
 """
 
 from __future__ import annotations
@@ -138,6 +139,9 @@ class StreamingFilter:
         Indices of the input channels to keep, in the model's order.
     n_channels : int
         Number of input channels expected in each chunk.
+    spatial : ndarray, shape (n_picked, n_picked) | None
+        The spatial stage, applied to the picked channels of every sample before the
+        filters (None: none).
 
     Attributes
     ----------
@@ -147,7 +151,15 @@ class StreamingFilter:
         Output rows: ``n_picked * max(1, len(filters))`` (band-major).
     """
 
-    def __init__(self, filters: Sequence[np.ndarray], picks: np.ndarray, n_channels: int):
+    def __init__(
+        self,
+        filters: Sequence[np.ndarray],
+        picks: np.ndarray,
+        n_channels: int,
+        *,
+        spatial: np.ndarray | None = None,
+    ):
+        self._spatial = None if spatial is None else np.asarray(spatial, dtype=np.float64)
         self._filters = [np.asarray(b, dtype=np.float64) for b in filters]
         self._picks = np.asarray(picks, dtype=np.intp)
         self._n_channels = int(n_channels)
@@ -179,6 +191,8 @@ class StreamingFilter:
                 f"got {chunk.shape}"
             )
         picked = np.ascontiguousarray(chunk[self._picks], dtype=np.float64)
+        if self._spatial is not None:
+            picked = self._spatial @ picked
         self.n_processed += picked.shape[1]
         if not self._filters:
             return picked
@@ -213,7 +227,12 @@ def filter_padded_epochs(
     n_ep, n, n_raw = picked.shape
     out = np.empty((n_ep, n * len(filters), n_raw - n_pad))
     for k, b in enumerate(filters):
-        zi = np.zeros((n_ep, n, len(b) - 1))
-        y, _ = signal.lfilter(b, [1.0], picked, axis=2, zi=zi)
-        out[:, k * n : (k + 1) * n] = y[:, :, n_pad:]
+        # "valid" convolution of the padded epoch = the zero-state causal filter's output
+        # after the warm-up; by FFT, equal to lfilter to rounding and several times faster
+        # for the long filters of narrow bands.
+        if len(b) != n_pad + 1:
+            raise ValueError(f"every filter must have n_pad + 1 = {n_pad + 1} taps, got {len(b)}")
+        out[:, k * n : (k + 1) * n] = signal.fftconvolve(
+            picked, np.asarray(b)[None, None, :], mode="valid", axes=2
+        )
     return out

@@ -19,7 +19,7 @@ order of a few additions). Because the filter has a finite impulse response of
 ``n_pad = numtaps - 1`` samples, the output no longer depends on the initial state once
 ``n_pad`` samples have been seen: a stream joined at any time gives the offline numbers
 after that warm-up, and :meth:`Preprocessor.filter_epochs` (zero state, padded epoch)
-equals windows cut from :meth:`Preprocessor.filter_continuous` bit for bit. No IIR
+equals windows cut from :meth:`Preprocessor.filter_continuous` to rounding. No IIR
 filter is offered: its state would never be forgotten exactly.
 
 A raw *epoch* handed to :meth:`Preprocessor.transform` (and to
@@ -56,16 +56,16 @@ from ._checks import (
     check_ch_names,
     check_epochs,
     check_picks,
+    check_spatial_matrix,
     check_window,
 )
 from .features import FEATURE_PATHS, FEATURES, FeaturePath
 from .filters import StreamingFilter, filter_padded_epochs
 from .operators import fir_matrix
 from .scaling import SCALINGS, apply_scaling, fit_scaling
+from .spatial import spatial_operator
 
 __all__ = ["Preprocessor"]
-
-_DEFAULT_BANDS = ((8.0, 13.0), (13.0, 30.0))
 
 
 class Preprocessor:
@@ -81,13 +81,14 @@ class Preprocessor:
         Epoch window relative to the cue in seconds, ``[tmin, tmax)``.
     picks : list of str | None
         Model channels by label, in the model's order; None keeps every channel.
-    features : {"waveform", "bandpower"}
-        The feature path.
+    features : {"waveform", "bandpower", "spectral"}
+        The feature path (:mod:`.features`).
     l_freq, h_freq : float | None
         Waveform path: optional causal band-pass edges in Hz (None: no filter on that
         side; both None: no filter).
-    bands : sequence of (float, float)
-        Bandpower path: the frequency bands in Hz.
+    bands : sequence of (float, float) | None
+        Power paths: the frequency bands in Hz (None: the path's default, 8-13 and
+        13-30 Hz for band power, 2 Hz bands from 6 to 34 Hz for the spectral path).
     n_times : int | None
         Points of the model's time grid: waveform, resampled points (default
         ``min(100, n_window)``); bandpower, time bins (default 8).
@@ -103,6 +104,16 @@ class Preprocessor:
     filter_length : float | None
         FIR length in seconds; None chooses it from the transition width
         (:func:`design_fir`).
+    spatial : {None, "car", "csd"}
+        The spatial stage applied to the picked channels before any filter
+        (:mod:`.spatial`): none, common average reference, or surface Laplacian.
+    reference : {"default", "channels", "bands", None}
+        Power paths: the per-window log-power reference (:mod:`.features`);
+        ``"default"`` takes the path's own (``"channels"`` for band power, ``"bands"``
+        for the spectral path).
+    spatial_matrix : array, shape (n_picks, n_picks) | None
+        The spatial stage's operator when it is already known (a loaded model); None
+        computes it from ``spatial`` and the picks.
 
     Attributes
     ----------
@@ -123,11 +134,14 @@ class Preprocessor:
         features: str = "waveform",
         l_freq: float | None = None,
         h_freq: float | None = None,
-        bands: Sequence[Sequence[float]] = _DEFAULT_BANDS,
+        bands: Sequence[Sequence[float]] | None = None,
         n_times: int | None = None,
         baseline: Sequence[float] | None = None,
         scaling: str | None = "channel",
         filter_length: float | None = None,
+        spatial: str | None = None,
+        reference: str | None = "default",
+        spatial_matrix: np.ndarray | None = None,
     ):
         self.ch_names = check_ch_names(ch_names)
         self.sfreq, self.tmin, self.tmax, self.n_window = check_window(sfreq, tmin, tmax)
@@ -137,7 +151,10 @@ class Preprocessor:
         self.picks, self.pick_indices = check_picks(picks, self.ch_names)
         self.l_freq = as_float_or_none("l_freq", l_freq)
         self.h_freq = as_float_or_none("h_freq", h_freq)
-        self.bands = check_bands(bands)
+        self.bands = check_bands(
+            FEATURE_PATHS[features].default_bands() if bands is None else bands
+        )
+        self.reference = reference
         if scaling not in SCALINGS:
             raise ValueError(f"'scaling' must be one of {SCALINGS}, got {scaling!r}")
         self.scaling = scaling
@@ -146,6 +163,11 @@ class Preprocessor:
             None if baseline is None else tuple(as_float_or_none("baseline", b) for b in baseline)
         )
         self._path = self._make_path(n_times)
+        self.reference = getattr(self._path, "reference", None)
+        self.spatial = spatial
+        if spatial_matrix is None:
+            spatial_matrix = spatial_operator(spatial, self.picks)
+        self.spatial_matrix = check_spatial_matrix(spatial_matrix, spatial, len(self.picks))
         self.filters = self._path.filters
         self.n_pad = len(self.filters[0]) - 1 if self.filters else 0
         self.n_times = self._path.n_times
@@ -167,6 +189,7 @@ class Preprocessor:
             n_times=n_times,
             baseline=self.baseline,
             numtaps=numtaps,
+            reference=self.reference,
         )
 
     # ---------------------------------------------------------------- description
@@ -211,12 +234,17 @@ class Preprocessor:
 
     @property
     def bin_edges(self) -> np.ndarray:
-        """Bandpower path: sample edges of the time bins in the window, (n_times + 1,)."""
-        if self.features != "bandpower":
-            raise ValueError(
-                f"'bin_edges' exists for the bandpower path only, got {self.features!r}"
-            )
+        """Power paths: sample edges of the time bins in the window, (n_bins + 1,)."""
+        if self.is_linear:
+            raise ValueError(f"'bin_edges' exists for the power paths only, got {self.features!r}")
         return self._path.edges.copy()
+
+    @property
+    def freqs(self) -> np.ndarray:
+        """Spectral path: centre frequency of each model column in Hz, (n_times,)."""
+        if self.features != "spectral":
+            raise ValueError(f"'freqs' exists for the spectral path only, got {self.features!r}")
+        return self._path.freqs
 
     @property
     def window_times(self) -> np.ndarray:
@@ -234,7 +262,9 @@ class Preprocessor:
             ``filt.process(chunk (n_channels, n_samples)) -> (n_filtered, n_samples)``
             with the picked channels filtered (band-major for the bandpower path).
         """
-        return StreamingFilter(self.filters, self.pick_indices, len(self.ch_names))
+        return StreamingFilter(
+            self.filters, self.pick_indices, len(self.ch_names), spatial=self.spatial_matrix
+        )
 
     def filter_continuous(self, data: np.ndarray) -> np.ndarray:
         """Pick and filter a continuous recording from a zero initial state.
@@ -267,9 +297,33 @@ class Preprocessor:
         """
         epochs = check_epochs(epochs, len(self.ch_names), self.n_pad, self.n_window)
         picked = np.ascontiguousarray(epochs[:, self.pick_indices], dtype=np.float64)
-        if not self.filters:
-            return picked
-        return filter_padded_epochs(self.filters, picked, self.n_pad)
+        if self.filters:
+            picked = filter_padded_epochs(self.filters, picked, self.n_pad)
+        return self.apply_spatial(picked)
+
+    def apply_spatial(self, windows: np.ndarray) -> np.ndarray:
+        """Apply the spatial stage to picked (and filtered) windows.
+
+        Filtering acts on each channel alone, so the stage commutes with it: applying it
+        to filtered windows equals filtering spatially transformed samples (what the
+        stream does), to rounding.
+
+        Parameters
+        ----------
+        windows : ndarray, shape (n_epochs, n_filters * n_picks, n_samples)
+            Picked channels, band-major when there are several filters.
+
+        Returns
+        -------
+        out : ndarray, same shape
+            ``S`` applied to the channels of every band block.
+        """
+        if self.spatial_matrix is None:
+            return windows
+        n_ep, n_rows, n_t = windows.shape
+        n = len(self.picks)
+        blocks = windows.reshape(n_ep, n_rows // n, n, n_t)
+        return np.matmul(self.spatial_matrix, blocks).reshape(n_ep, n_rows, n_t)
 
     # ------------------------------------------------------------------- features
 
@@ -294,6 +348,26 @@ class Preprocessor:
                 f"got {windows.shape}"
             )
         return self._path.features(windows)
+
+    def features_from_log_power(self, log_power: np.ndarray) -> np.ndarray:
+        """Power paths: unscaled features from the log mean power of each bin.
+
+        Parameters
+        ----------
+        log_power : array, shape (n_epochs, n_filtered, n_bins)
+            Log mean power of every filtered row (band-major) in every bin of
+            :attr:`bin_edges`, however it was computed (the online loop uses running sums).
+
+        Returns
+        -------
+        Z : ndarray, shape (n_epochs, n_rows, n_times)
+            Equal to :meth:`features_from_filtered` on the same windows.
+        """
+        if self.is_linear:
+            raise ValueError(
+                f"'features_from_log_power' exists for the power paths only, got {self.features!r}"
+            )
+        return self._path.from_log_power(np.asarray(log_power, dtype=np.float64))
 
     def fit_scaling(self, Z: np.ndarray) -> Preprocessor:
         """Fit the scaling on unscaled training features.
@@ -412,7 +486,8 @@ class Preprocessor:
             )
         self._check_fitted("linear_operators")
         S = np.zeros((self.n_rows, len(self.ch_names)))
-        S[np.arange(self.n_rows), self.pick_indices] = 1.0 / self.row_scale_
+        spatial = np.eye(self.n_rows) if self.spatial_matrix is None else self.spatial_matrix
+        S[:, self.pick_indices] = spatial / self.row_scale_[:, None]
         T = self._path.temporal / self.col_scale_[None, :]
         if include_filter and self.filters:
             T = fir_matrix(self.filters[0], self.n_window, self.n_pad).T @ T
@@ -438,6 +513,8 @@ class Preprocessor:
             "baseline": None if self.baseline is None else list(self.baseline),
             "scaling": self.scaling,
             "filter_length": self.filter_length,
+            "spatial": self.spatial,
+            "reference": self.reference,
         }
 
     def get_arrays(self) -> dict[str, np.ndarray]:
@@ -450,6 +527,8 @@ class Preprocessor:
         }
         for k, b in enumerate(self.filters):
             arrays[f"filter_{k}"] = b
+        if self.spatial_matrix is not None:
+            arrays["spatial_matrix"] = self.spatial_matrix
         return arrays
 
     @classmethod
@@ -469,6 +548,18 @@ class Preprocessor:
         pre : Preprocessor
             Fitted when ``arrays`` is given.
         """
+        config = dict(config)
+        # Files written before the spatial stage and the log-power reference existed
+        # computed neither: keep their numbers.
+        config.setdefault("spatial", None)
+        config.setdefault("reference", None)
+        if arrays is not None and config["spatial"] is not None:
+            if "spatial_matrix" not in arrays:
+                raise ValueError(
+                    f"preprocessing array 'spatial_matrix' is missing for spatial="
+                    f"{config['spatial']!r}"
+                )
+            config["spatial_matrix"] = np.asarray(arrays["spatial_matrix"])
         pre = cls(**config)
         if arrays is not None:
             n_rows, n_times = pre.n_rows, pre.n_times

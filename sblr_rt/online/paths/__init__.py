@@ -7,7 +7,7 @@ a :class:`StreamingPath` subclass and one line in ``PATHS``.
 Examples
 --------
 >>> sorted(PATHS)
-['filtered', 'plain', 'projected']
+['filtered', 'filtered-spectral', 'plain', 'projected']
 >>> fast_path_for("bandpower").name
 'filtered'
 """
@@ -17,13 +17,15 @@ from __future__ import annotations
 from sblr_rt.online.paths.bandpower import FilteredBandPowerPath
 from sblr_rt.online.paths.base import StreamingPath
 from sblr_rt.online.paths.plain import PlainPath
+from sblr_rt.online.paths.spectral import FilteredSpectralPath
 from sblr_rt.online.paths.waveform import ProjectedPath
 
 __all__ = ["PATHS", "StreamingPath", "fast_path_for", "path_class"]
 
 #: Every streaming path by name.
 PATHS: dict[str, type[StreamingPath]] = {
-    cls.name: cls for cls in (ProjectedPath, FilteredBandPowerPath, PlainPath)
+    cls.name: cls
+    for cls in (ProjectedPath, FilteredBandPowerPath, FilteredSpectralPath, PlainPath)
 }
 
 

@@ -34,6 +34,9 @@ class FilteredBandPowerPath(StreamingPath):
         pre = classifier.preprocessor
         self._pre = pre
         self._picks = np.asarray(pre.pick_indices, dtype=np.intp)
+        # The spatial stage, applied to each picked sample before the filters.
+        S = pre.spatial_matrix
+        self._spatial_t = None if S is None else np.ascontiguousarray(S.T)
         self._taps = np.stack([np.asarray(b, dtype=np.float64) for b in pre.filters])
         self._m = self._taps.shape[1]
         n_pick = len(self._picks)
@@ -53,6 +56,8 @@ class FilteredBandPowerPath(StreamingPath):
     def push(self, chunk: np.ndarray) -> None:
         """Append finite raw samples, shape (n_samples, n_channels)."""
         picked = chunk[:, self._picks]
+        if self._spatial_t is not None:
+            picked = picked @ self._spatial_t
         n_bands = self._taps.shape[0]
         for i in range(0, picked.shape[0], self._BLOCK):
             block = picked[i : i + self._BLOCK]
@@ -122,6 +127,6 @@ class FilteredBandPowerPath(StreamingPath):
                 # Rows stored before a rebase hold sums relative to the older origin.
                 csum[rows < first] -= base
             sums = np.diff(csum, axis=0)
-            Z = np.log(np.maximum(sums.T / self._counts, self._tiny))
-        X = self._pre.scale(Z[None])[0]
+            log_power = np.log(np.maximum(sums.T / self._counts, self._tiny))
+        X = self._pre.scale(self._pre.features_from_log_power(log_power[None]))[0]
         return clf.scores_from_features(X)
