@@ -279,7 +279,7 @@ class BCIModel:
 
 
 def _auto_lines(auto: dict | None) -> list[str]:
-    """The table of ``features="auto"``: every candidate's cross-validated scores."""
+    """Return the table of ``features="auto"``: every candidate's cross-validated scores."""
     if not auto:
         return []
     lines = [
