@@ -25,7 +25,7 @@ from sblr_rt.preprocessing import Preprocessor
 
 logger = logging.getLogger("sblr_rt.calibration")
 
-__all__ = ["REJECT_REASONS", "EpochSet", "class_labels", "extract_epochs"]
+__all__ = ["REJECT_REASONS", "EpochSet", "class_labels", "cut_raw_epochs", "extract_epochs"]
 
 REJECT_REASONS = ("edge", "nan", "flat", "clipped", "amplitude")
 
@@ -118,6 +118,111 @@ def _longest_run(mask: np.ndarray) -> np.ndarray:
     return best
 
 
+@dataclass
+class _Kept:
+    """The epochs that pass every check: where they start, their labels and the counts."""
+
+    runs: list  # (channel-ordered data, [raw epoch starts]) per recording
+    y: list
+    classes: list
+    onsets: list
+    rejected: dict
+    n_found: int
+
+
+def _keep_epochs(recordings, pre, class_map, *, reject, flat, clip_run) -> _Kept:
+    """Check every cue's raw epoch of every recording; return the kept ones."""
+    class_map, classes = class_labels(recordings, class_map)
+    code = {m: classes.index(c) for m, c in class_map.items()}
+    kept = _Kept([], [], classes, [], dict.fromkeys(REJECT_REASONS, 0), 0)
+    off_start = round(pre.tmin * pre.sfreq) - pre.n_pad
+    for r_idx, rec in enumerate(recordings):
+        data = _model_order(rec, pre)
+        n_samples = data.shape[1]
+        used = data[pre.pick_indices]
+        gmax = used.max(axis=1, initial=-np.inf, where=np.isfinite(used))
+        gmin = used.min(axis=1, initial=np.inf, where=np.isfinite(used))
+        starts = []
+        for t, value in zip(rec.marker_times, rec.marker_values, strict=True):
+            if value not in code:
+                continue
+            kept.n_found += 1
+            onset = round(float(t) * rec.sfreq)
+            lo, hi = onset + off_start, onset + off_start + pre.n_times_raw
+            lo_ok, hi_ok = (
+                (onset, onset + rec.epoch_length) if rec.epoch_length else (0, n_samples)
+            )
+            if lo < lo_ok or hi > hi_ok:
+                kept.rejected["edge"] += 1
+                continue
+            reason = _reject_reason(used[:, lo:hi], gmin, gmax, reject, flat, clip_run)
+            if reason is not None:
+                kept.rejected[reason] += 1
+                continue
+            starts.append(lo)
+            kept.y.append(code[value])
+            kept.onsets.append((r_idx, onset))
+        kept.runs.append((data, starts))
+    if not kept.y:
+        raise ValueError(
+            f"no usable epoch: {kept.n_found} cues of classes {classes} found, all rejected "
+            f"({kept.rejected}); the raw epoch spans samples [{off_start}, "
+            f"{off_start + pre.n_times_raw}) around each cue ({pre.n_pad} of filter warm-up)"
+        )
+    n_rej = sum(kept.rejected.values())
+    if n_rej:
+        logger.info("rejected %d of %d epochs: %s", n_rej, kept.n_found, kept.rejected)
+    return kept
+
+
+def _model_order(rec, pre) -> np.ndarray:
+    """Return the recording's data in the preprocessor's channel order, checked."""
+    if abs(rec.sfreq - pre.sfreq) > 1e-9 * pre.sfreq:
+        raise ValueError(
+            f"all recordings must have the model's rate {pre.sfreq} Hz, got {rec.sfreq} Hz "
+            f"for {rec.source}"
+        )
+    missing = [c for c in pre.picks if c not in rec.ch_names]
+    if missing:
+        raise ValueError(
+            f"channels named by the configuration are missing from {rec.source}: {missing}"
+        )
+    order = np.array([rec.ch_names.index(c) for c in pre.ch_names if c in rec.ch_names])
+    if len(order) != len(pre.ch_names):
+        raise ValueError(
+            f"{rec.source} lacks channels of the first recording: "
+            f"{sorted(set(pre.ch_names) - set(rec.ch_names))}"
+        )
+    return rec.data[order]
+
+
+def _reject_reason(seg, gmin, gmax, reject, flat, clip_run) -> str | None:
+    """Return why a raw epoch of the used channels is rejected, or None."""
+    if not np.all(np.isfinite(seg)):
+        return "nan"
+    ptp = np.ptp(seg, axis=1)
+    if np.any(ptp <= flat):
+        return "flat"
+    if clip_run is not None and np.any(
+        _longest_run((seg == gmax[:, None]) | (seg == gmin[:, None])) >= clip_run
+    ):
+        return "clipped"
+    if reject is not None and np.any(ptp > reject):
+        return "amplitude"
+    return None
+
+
+def _epoch_set(kept: _Kept, Z: np.ndarray) -> EpochSet:
+    return EpochSet(
+        Z=Z,
+        y=np.asarray(kept.y, dtype=int),
+        classes=kept.classes,
+        onsets=kept.onsets,
+        rejected=kept.rejected,
+        n_found=kept.n_found,
+    )
+
+
 def extract_epochs(
     recordings,
     preprocessor: Preprocessor,
@@ -150,85 +255,39 @@ def extract_epochs(
         Kept epochs and counts.
     """
     pre = preprocessor
-    class_map, classes = class_labels(recordings, class_map)
-    code = {m: classes.index(c) for m, c in class_map.items()}
-    rejected = dict.fromkeys(REJECT_REASONS, 0)
-    Zs, ys, onsets = [], [], []
-    n_found = 0
-    off_start = round(pre.tmin * pre.sfreq) - pre.n_pad
-    for r_idx, rec in enumerate(recordings):
-        if abs(rec.sfreq - pre.sfreq) > 1e-9 * pre.sfreq:
-            raise ValueError(
-                f"all recordings must have the model's rate {pre.sfreq} Hz, got {rec.sfreq} Hz "
-                f"for {rec.source}"
-            )
-        missing = [c for c in pre.picks if c not in rec.ch_names]
-        if missing:
-            raise ValueError(
-                f"channels named by the configuration are missing from {rec.source}: {missing}"
-            )
-        order = np.array([rec.ch_names.index(c) for c in pre.ch_names if c in rec.ch_names])
-        if len(order) != len(pre.ch_names):
-            raise ValueError(
-                f"{rec.source} lacks channels of the first recording: "
-                f"{sorted(set(pre.ch_names) - set(rec.ch_names))}"
-            )
-        data = rec.data[order]
-        n_samples = data.shape[1]
-        used = data[pre.pick_indices]
-        gmax = used.max(axis=1, initial=-np.inf, where=np.isfinite(used))
-        gmin = used.min(axis=1, initial=np.inf, where=np.isfinite(used))
-        starts = []
-        for t, value in zip(rec.marker_times, rec.marker_values, strict=True):
-            if value not in code:
-                continue
-            n_found += 1
-            onset = round(float(t) * rec.sfreq)
-            lo, hi = onset + off_start, onset + off_start + pre.n_times_raw
-            if rec.epoch_length:
-                lo_ok, hi_ok = onset, onset + rec.epoch_length
-            else:
-                lo_ok, hi_ok = 0, n_samples
-            if lo < lo_ok or hi > hi_ok:
-                rejected["edge"] += 1
-                continue
-            seg = used[:, lo:hi]
-            reason = None
-            if not np.all(np.isfinite(seg)):
-                reason = "nan"
-            else:
-                ptp = np.ptp(seg, axis=1)
-                if np.any(ptp <= flat):
-                    reason = "flat"
-                elif clip_run is not None and np.any(
-                    _longest_run((seg == gmax[:, None]) | (seg == gmin[:, None])) >= clip_run
-                ):
-                    reason = "clipped"
-                elif reject is not None and np.any(ptp > reject):
-                    reason = "amplitude"
-            if reason is not None:
-                rejected[reason] += 1
-                continue
-            starts.append(lo)
-            ys.append(code[value])
-            onsets.append((r_idx, onset))
+    kept = _keep_epochs(recordings, pre, class_map, reject=reject, flat=flat, clip_run=clip_run)
+    Zs = []
+    for data, starts in kept.runs:
         for b0 in range(0, len(starts), batch):
             raw = np.stack([data[:, s : s + pre.n_times_raw] for s in starts[b0 : b0 + batch]])
             Zs.append(pre.features_from_filtered(pre.filter_epochs(raw)))
-    n_rej = sum(rejected.values())
-    if not ys:
-        raise ValueError(
-            f"no usable epoch: {n_found} cues of classes {classes} found, all rejected "
-            f"({rejected}); the raw epoch spans samples [{off_start}, "
-            f"{off_start + pre.n_times_raw}) around each cue ({pre.n_pad} of filter warm-up)"
-        )
-    if n_rej:
-        logger.info("rejected %d of %d epochs: %s", n_rej, n_found, rejected)
-    return EpochSet(
-        Z=np.concatenate(Zs),
-        y=np.asarray(ys, dtype=int),
-        classes=classes,
-        onsets=onsets,
-        rejected=rejected,
-        n_found=n_found,
-    )
+    return _epoch_set(kept, np.concatenate(Zs))
+
+
+def cut_raw_epochs(
+    recordings,
+    preprocessor: Preprocessor,
+    class_map: dict[str, str] | None,
+    *,
+    reject: float | None = None,
+    flat: float = 0.0,
+    clip_run: int | None = 5,
+) -> EpochSet:
+    """Cut and check the labelled raw epochs, without features (calibration-sized data).
+
+    Parameters
+    ----------
+    recordings, preprocessor, class_map, reject, flat, clip_run
+        As in :func:`extract_epochs`.
+
+    Returns
+    -------
+    epochs : EpochSet
+        ``Z`` holds the raw epochs, shape (n_epochs, n_channels, n_times_raw), in the
+        preprocessor's channel order; a preprocessor with a shorter raw epoch (less filter
+        warm-up) reads the last ``n_times_raw`` samples of each.
+    """
+    pre = preprocessor
+    kept = _keep_epochs(recordings, pre, class_map, reject=reject, flat=flat, clip_run=clip_run)
+    raw = [data[:, s : s + pre.n_times_raw] for data, starts in kept.runs for s in starts]
+    return _epoch_set(kept, np.stack(raw))
