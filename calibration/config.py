@@ -37,7 +37,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-__all__ = ["CalibrationConfig", "load_config"]
+__all__ = ["FEATURE_CHOICES", "CalibrationConfig", "load_config"]
+
+#: Values of ``features``: ``"auto"`` or a feature path.
+FEATURE_CHOICES = ("auto", "waveform", "bandpower", "spectral")
 
 _GROUPS = ("epochs", "preprocessing", "rejection", "selection")
 
@@ -55,14 +58,24 @@ class CalibrationConfig:
         Epoch window relative to each cue in seconds, ``[tmin, tmax)``. None: for epoched
         files the whole trial; for continuous recordings ``tmin=0.0``, ``tmax=3.5`` (the
         paper's cue length).
-    features : {"waveform", "bandpower"}
-        Feature path (:class:`sblr_rt.preprocessing.Preprocessor`).
+    features : {"auto", "waveform", "bandpower", "spectral"}
+        Feature path (:class:`sblr_rt.preprocessing.Preprocessor`). ``"auto"`` (the
+        default) evaluates every path with every spatial stage that applies by repeated
+        cross-validation on the calibration epochs and keeps the best
+        (:mod:`sblr_rt.calibration.auto`).
+    spatial : {None, "car", "csd"}
+        Spatial stage of a fixed path (``"auto"`` chooses it): none, common average
+        reference, or surface Laplacian from the channels' positions.
+    reference : {"default", "channels", "bands", None}
+        Per-window log-power reference of the power paths (``"default"``: the path's own,
+        which cancels run-to-run gain changes; None: plain log power).
     picks : tuple of str | None
         Model channels by label (None: all).
     l_freq, h_freq : float | None
         Waveform band-pass (None: none).
-    bands : tuple of (float, float)
-        Bandpower bands in Hz.
+    bands : tuple of (float, float) | None
+        Power paths' bands in Hz (None: the path's default: 8-13 and 13-30 Hz for band
+        power, 2 Hz bands from 6 to 34 Hz for the spectral path).
     n_times : int | None
         Model time grid (waveform: points, default 100; bandpower: bins, default 8).
     baseline : (float, float) | None
@@ -82,6 +95,15 @@ class CalibrationConfig:
         for at least this many consecutive samples (amplifier clipping); None: off.
     cv : int | "loo"
         Stratified k-fold (shuffled with ``random_state``) or leave-one-out.
+    cv_repeats : int
+        ``"auto"``: how many times the stratified k-fold CV is repeated with other
+        shuffles (out-of-fold log-loss averaged over repeats; 30 epochs give 6 per fold).
+    auto_ranks, auto_l2, auto_l1 : tuple
+        ``"auto"``'s grid per candidate: ranks, ``mu2 = nu2`` values, and the l1 path (as
+        fractions of the largest useful penalty, warm-started in order).
+    auto_max_iter : int
+        Solver iterations per grid point during ``"auto"``'s cross-validation (the final
+        model uses ``max_iter``).
     search : {"fast", "paper", "none"}
         ``"paper"``: rank with zero penalties, then the full 6 x 5 x 6 x 5 grid over
         (mu1, mu2, nu1, nu2). ``"fast"`` (default): the same rank step, then 6 x 6 x 5
@@ -115,11 +137,13 @@ class CalibrationConfig:
     classes: tuple[tuple[str, str], ...] | None = None
     tmin: float | None = None
     tmax: float | None = None
-    features: str = "waveform"
+    features: str = "auto"
+    spatial: str | None = None
+    reference: str | None = "default"
     picks: tuple[str, ...] | None = None
     l_freq: float | None = None
     h_freq: float | None = None
-    bands: tuple[tuple[float, float], ...] = ((8.0, 13.0), (13.0, 30.0))
+    bands: tuple[tuple[float, float], ...] | None = None
     n_times: int | None = None
     baseline: tuple[float, float] | None = None
     scaling: str | None = "channel"
@@ -128,6 +152,11 @@ class CalibrationConfig:
     flat: float = 0.0
     clip_run: int | None = 5
     cv: int | str = 5
+    cv_repeats: int = 2
+    auto_ranks: tuple[int, ...] = (1, 2)
+    auto_l2: tuple[float, ...] = (0.01, 1.0)
+    auto_l1: tuple[float, ...] = (0.05, 0.0)
+    auto_max_iter: int = 100
     search: str = "fast"
     ranks: tuple[int, ...] = (1, 2, 3)
     l1_fractions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.4)
@@ -150,10 +179,28 @@ class CalibrationConfig:
             set_(self, "picks", tuple(str(p) for p in self.picks))
         _check_numbers(self)
         set_(self, "ranks", tuple(int(r) for r in self.ranks))
-        if self.features not in ("waveform", "bandpower"):
+        set_(self, "auto_ranks", tuple(int(r) for r in self.auto_ranks))
+        if not self.auto_ranks or min(self.auto_ranks) < 1:
+            raise ValueError(f"'auto_ranks' must be positive integers, got {self.auto_ranks}")
+        if not self.auto_l1 or any(not 0 <= f < 1 for f in self.auto_l1):
+            raise ValueError(f"'auto_l1' must be fractions in [0, 1), got {self.auto_l1}")
+        if not self.auto_l2 or any(v < 0 for v in self.auto_l2):
+            raise ValueError(f"'auto_l2' must be values >= 0, got {self.auto_l2}")
+        if self.features not in FEATURE_CHOICES:
+            raise ValueError(f"'features' must be one of {FEATURE_CHOICES}, got {self.features!r}")
+        if self.spatial not in (None, "none", "car", "csd"):
+            raise ValueError(f"'spatial' must be None, 'car' or 'csd', got {self.spatial!r}")
+        if self.spatial == "none":
+            set_(self, "spatial", None)
+        if self.reference not in ("default", "channels", "bands", None, "none"):
             raise ValueError(
-                f"'features' must be 'waveform' or 'bandpower', got {self.features!r}"
+                "'reference' must be 'default', 'channels', 'bands' or None, got "
+                f"{self.reference!r}"
             )
+        if self.reference == "none":
+            set_(self, "reference", None)
+        if self.cv_repeats < 1:
+            raise ValueError(f"'cv_repeats' must be a positive integer, got {self.cv_repeats}")
         if self.search not in ("fast", "paper", "none"):
             raise ValueError(f"'search' must be 'fast', 'paper' or 'none', got {self.search!r}")
         if self.search_dtype not in ("float32", "float64"):
@@ -220,7 +267,7 @@ class CalibrationConfig:
 #: Float fields (None allowed where the field's default is None).
 _FLOATS = ("tmin", "tmax", "l_freq", "h_freq", "filter_length", "reject", "flat", "tol")
 #: Fields holding sequences of floats.
-_FLOAT_SEQUENCES = ("baseline", "l1_fractions", "l2_values")
+_FLOAT_SEQUENCES = ("baseline", "l1_fractions", "l2_values", "auto_l2", "auto_l1")
 
 
 def _finite(name: str, value) -> float:
@@ -249,6 +296,8 @@ def _check_numbers(config: CalibrationConfig) -> None:
         value = getattr(config, name)
         if value is not None:
             set_(config, name, _float_tuple(name, value))
+    if config.bands is None:
+        return
     if isinstance(config.bands, str | bytes) or not isinstance(config.bands, Sequence):
         raise TypeError(f"'bands' must be a list of (low, high) pairs, got {config.bands!r}")
     bands = []

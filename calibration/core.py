@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sblr_rt.calibration.auto import select_auto
 from sblr_rt.calibration.config import CalibrationConfig, load_config
 from sblr_rt.calibration.epochs import extract_epochs
 from sblr_rt.calibration.selection import select
@@ -98,13 +99,15 @@ def build_preprocessor(config: CalibrationConfig, recording) -> Preprocessor:
         tmax=tmax,
         picks=config.picks,
         features=config.features,
-        l_freq=config.l_freq,
-        h_freq=config.h_freq,
+        l_freq=config.l_freq if config.features == "waveform" else None,
+        h_freq=config.h_freq if config.features == "waveform" else None,
         bands=config.bands,
-        n_times=config.n_times,
-        baseline=config.baseline,
+        n_times=None if config.features == "spectral" else config.n_times,
+        baseline=config.baseline if config.features == "waveform" else None,
         scaling=config.scaling,
         filter_length=config.filter_length,
+        spatial=config.spatial,
+        reference=config.reference,
     )
 
 
@@ -152,15 +155,27 @@ def calibrate(
     else:
         config = load_config(config, **overrides)
     recs = _as_recordings(recordings)
-    pre = build_preprocessor(config, recs[0])
-    epochs = extract_epochs(
-        recs,
-        pre,
-        config.class_map,
-        reject=config.reject,
-        flat=config.flat,
-        clip_run=config.clip_run,
-    )
+    if config.features == "auto":
+        pre, est, epochs, report = select_auto(
+            recs,
+            config,
+            build_preprocessor=lambda c: build_preprocessor(c, recs[0]),
+            progress=progress,
+        )
+    else:
+        pre = build_preprocessor(config, recs[0])
+        epochs = extract_epochs(
+            recs,
+            pre,
+            config.class_map,
+            reject=config.reject,
+            flat=config.flat,
+            clip_run=config.clip_run,
+        )
+        est, report, scaling = select(
+            epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress
+        )
+        pre.row_offset_, pre.row_scale_, pre.col_scale_ = scaling
     logger.info(
         "%d epochs (%s) of shape %s; rejected %s",
         len(epochs.y),
@@ -168,10 +183,6 @@ def calibrate(
         epochs.Z.shape[1:],
         epochs.rejected,
     )
-    est, report, scaling = select(
-        epochs.Z, epochs.y, config=config, center=pre.features == "bandpower", progress=progress
-    )
-    pre.row_offset_, pre.row_scale_, pre.col_scale_ = scaling
     X = pre.scale(epochs.Z)
     train_acc = float(np.mean(est.predict(X) == epochs.y))
     metadata = {

@@ -218,7 +218,7 @@ def _scaled(Z, train, test, scaling, center, dtype=np.float64):
     )
 
 
-def _run_path(X, y, rank, l2pair, l1path, est_params, *, stop):
+def run_path(X, y, rank, l2pair, l1path, est_params, *, stop):
     """Refit a warm-started path with the estimator up to point ``stop``; return it.
 
     This is the computation :func:`_task` cross-validated (there in lockstep with other
@@ -475,7 +475,7 @@ def select(
     scaling = fit_scaling(Z, config.scaling, center=center)
     X = apply_scaling(Z, *scaling)
     pair, path = groups[best["group"]]
-    est, (mu1_max, nu1_max) = _run_path(X, y, best_rank, pair, path, est_params, stop=best["step"])
+    est, (mu1_max, nu1_max) = run_path(X, y, best_rank, pair, path, est_params, stop=best["step"])
     est.set_params(warm_start=False)
     report = {
         "cv": "loo" if config.cv == "loo" else int(config.cv),

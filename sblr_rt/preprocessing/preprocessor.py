@@ -282,13 +282,16 @@ class Preprocessor:
         """
         return self.make_streaming_filter().process(data)
 
-    def filter_epochs(self, epochs: np.ndarray) -> np.ndarray:
+    def filter_epochs(self, epochs: np.ndarray, *, spatial: bool = True) -> np.ndarray:
         """Filter padded raw epochs and drop the pad.
 
         Parameters
         ----------
         epochs : array, shape (n_epochs, n_channels, n_times_raw)
             Raw epochs in ``ch_names`` order with ``n_pad`` samples of pre-padding.
+        spatial : bool
+            Apply the spatial stage (False: leave it to :meth:`apply_spatial`, e.g. to
+            filter once for several stages).
 
         Returns
         -------
@@ -299,7 +302,7 @@ class Preprocessor:
         picked = np.ascontiguousarray(epochs[:, self.pick_indices], dtype=np.float64)
         if self.filters:
             picked = filter_padded_epochs(self.filters, picked, self.n_pad)
-        return self.apply_spatial(picked)
+        return self.apply_spatial(picked) if spatial else picked
 
     def apply_spatial(self, windows: np.ndarray) -> np.ndarray:
         """Apply the spatial stage to picked (and filtered) windows.
@@ -342,10 +345,11 @@ class Preprocessor:
             Resampled (waveform) or binned log power (bandpower), before scaling.
         """
         windows = np.asarray(windows, dtype=np.float64)
-        if windows.ndim != 3 or windows.shape[1:] != (self.n_rows, self.n_window):
+        n_filtered = len(self.picks) * max(1, len(self.filters))
+        if windows.ndim != 3 or windows.shape[1:] != (n_filtered, self.n_window):
             raise ValueError(
-                f"'windows' must have shape (n_epochs, {self.n_rows}, {self.n_window}), "
-                f"got {windows.shape}"
+                f"'windows' must have shape (n_epochs, {n_filtered}, {self.n_window}) "
+                f"(picked channels x filters, window samples), got {windows.shape}"
             )
         return self._path.features(windows)
 
