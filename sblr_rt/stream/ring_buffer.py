@@ -181,6 +181,32 @@ class RingBuffer:
         with self._lock:
             return self._read(start, stop)
 
+    def take(self, indices) -> np.ndarray:
+        """Return the samples at some absolute indices (a few rows, not a window).
+
+        Parameters
+        ----------
+        indices : array-like of int, shape (n,)
+            Absolute sample indices, each held in the buffer.
+
+        Returns
+        -------
+        samples : ndarray, shape (n, n_channels)
+            A copy of those samples, one row each, in the order given.
+
+        Raises
+        ------
+        ValueError
+            If an index was already overwritten or is not yet pushed.
+        """
+        indices = np.asarray(indices, dtype=np.int64)
+        if indices.ndim != 1:
+            raise ValueError(f"'indices' must be 1-D, got shape {indices.shape}.")
+        with self._lock:
+            if indices.size:
+                self._check_range(int(indices.min()), int(indices.max()) + 1)
+            return self._data[indices % self.capacity]
+
     def latest(self, n_times):
         """Return the last ``n_times`` samples.
 

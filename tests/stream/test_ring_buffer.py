@@ -206,3 +206,14 @@ def test_concurrent_push_and_read():
     assert_array_equal(
         buf.latest(capacity)[0], _expected(buf.n_pushed - capacity, buf.n_pushed, 4)[0]
     )
+
+
+def test_take_reads_rows_at_absolute_indices_across_the_wrap():
+    ring = RingBuffer(2, 5)
+    data = np.arange(16, dtype=float).reshape(8, 2)  # samples 0..7, 3 overwritten
+    ring.push(data, np.arange(8.0))
+    np.testing.assert_array_equal(ring.take([3, 7, 5]), data[[3, 7, 5]])
+    with pytest.raises(ValueError, match="overwritten"):
+        ring.take([2, 4])
+    with pytest.raises(ValueError, match="only 8 samples"):
+        ring.take([8])

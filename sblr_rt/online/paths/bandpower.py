@@ -120,8 +120,7 @@ class FilteredBandPowerPath(StreamingPath):
         # Running sums just before each bin edge; the first edge is the window's first
         # sample, whose predecessor is in the warm-up part (n_pad >= 1).
         rows = stop - clf.n_times + clf.n_pad - 1 + self._edges  # absolute row indices
-        block, _ = self._ring.get(int(rows[0]), int(rows[-1]) + 1)
-        csum = block.T[rows - rows[0]]  # (n_bins + 1, n_cols)
+        csum = self._ring.take(rows)  # (n_bins + 1, n_cols): only the rows a decision needs
         with np.errstate(invalid="ignore"):  # overflowed sums score NaN (then dropped)
             for first, base in self._rebases:
                 # Rows stored before a rebase hold sums relative to the older origin.
