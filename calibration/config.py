@@ -104,6 +104,8 @@ class CalibrationConfig:
     auto_max_iter : int
         Solver iterations per grid point during ``"auto"``'s cross-validation (the final
         model uses ``max_iter``).
+    auto_keep : int
+        Candidates that ``"auto"`` carries from the first CV repetition to the others.
     search : {"fast", "paper", "none"}
         ``"paper"``: rank with zero penalties, then the full 6 x 5 x 6 x 5 grid over
         (mu1, mu2, nu1, nu2). ``"fast"`` (default): the same rank step, then 6 x 6 x 5
@@ -156,7 +158,8 @@ class CalibrationConfig:
     auto_ranks: tuple[int, ...] = (1, 2)
     auto_l2: tuple[float, ...] = (0.01, 1.0)
     auto_l1: tuple[float, ...] = (0.05, 0.0)
-    auto_max_iter: int = 100
+    auto_max_iter: int = 60
+    auto_keep: int = 4
     search: str = "fast"
     ranks: tuple[int, ...] = (1, 2, 3)
     l1_fractions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.4)
@@ -199,6 +202,8 @@ class CalibrationConfig:
             )
         if self.reference == "none":
             set_(self, "reference", None)
+        if self.auto_keep < 1:
+            raise ValueError(f"'auto_keep' must be a positive integer, got {self.auto_keep}")
         if self.cv_repeats < 1:
             raise ValueError(f"'cv_repeats' must be a positive integer, got {self.cv_repeats}")
         if self.search not in ("fast", "paper", "none"):
