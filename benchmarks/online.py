@@ -281,9 +281,7 @@ def main(argv=None) -> int:
     parser.add_argument("--duration", type=float, default=60.0, help="live seconds per config")
     parser.add_argument("--hop", type=float, default=0.01, help="hop in seconds (live)")
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 3])
-    parser.add_argument(
-        "--features", nargs="+", default=list(FEATURES), choices=FEATURES
-    )
+    parser.add_argument("--features", nargs="+", default=list(FEATURES), choices=FEATURES)
     parser.add_argument("--reps", type=int, default=2000, help="step repetitions (no LSL)")
     parser.add_argument("--no-live", action="store_true", help="skip the live LSL runs")
     parser.add_argument(

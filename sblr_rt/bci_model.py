@@ -267,7 +267,7 @@ class BCIModel:
             lines.append(
                 f"selection: {sel.get('cv', '?')} CV, search {sel.get('search', '?')}, "
                 f"{len(sel.get('grid', []))} grid points; best CV accuracy "
-                f"{best.get('mean', float('nan')):.3f} +/- {best.get('std', float('nan')):.3f}"
+                f"{_number(best.get('mean'))} +/- {_number(best.get('std'))}"
             )
             for r in sel.get("ranks", []):
                 lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f} +/- {r['std']:.3f}")
@@ -291,8 +291,13 @@ def _auto_lines(auto: dict | None) -> list[str]:
         name = f"{c.get('features')}/{c.get('spatial') or 'none'}"
         mark = "*" if name == auto.get("chosen") else " "
         lines.append(
-            f" {mark}{name:21} {c.get('log_loss', float('nan')):8.3f} "
-            f"{c.get('accuracy', float('nan')):9.3f} {c.get('auc', float('nan')):5.3f} "
+            f" {mark}{name:21} {_number(c.get('log_loss')):>8} "
+            f"{_number(c.get('accuracy')):>9} {_number(c.get('auc')):>5} "
             f"{c.get('rank', '?'):>5}"
         )
     return lines
+
+
+def _number(value) -> str:
+    """Format a score from the model file (``null`` where it was not finite)."""
+    return "n/a" if value is None else f"{value:.3f}"

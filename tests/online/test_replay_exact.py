@@ -1,9 +1,10 @@
 """A real recording replayed through LSL into the online loop gives the offline decisions.
 
 PhysioNet S001 run 6 (imagined both fists / both feet, 64 channels at 160 Hz) is played by
-:mod:`sblr_rt.playback.replay` at 8 x real time into two loops at once, one per feature path, in
-trial mode. Each trial decision must sit where the offline epoching puts the cue's window
-and equal the offline :class:`~sblr_rt.bci_model.BCIModel` on the same samples.
+:mod:`sblr_rt.playback.replay` at 8 x real time into three loops at once, one per feature
+path, each with a spatial stage (so every path and every stage is covered), in trial
+mode. Each trial decision must sit where the offline epoching puts the cue's window and
+equal the offline :class:`~sblr_rt.bci_model.BCIModel` on the same samples.
 """
 
 from __future__ import annotations
@@ -44,10 +45,20 @@ def _epochs(rec, pre):
     return epochs, np.array(onsets), np.array(labels)
 
 
+#: (feature path, spatial stage) of the three loops.
+PATHS = {"waveform": "car", "bandpower": "csd", "spectral": "car"}
+
+
 def _train(rec, features):
     kwargs = {"l_freq": 1.0, "h_freq": 30.0} if features == "waveform" else {}
     pre = Preprocessor(
-        ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.5, tmax=2.5, features=features, **kwargs
+        ch_names=rec.ch_names,
+        sfreq=rec.sfreq,
+        tmin=0.5,
+        tmax=2.5,
+        features=features,
+        spatial=PATHS[features],
+        **kwargs,
     )
     epochs, _, y = _epochs(rec, pre)
     X = pre.fit(epochs).transform(epochs)
@@ -62,7 +73,7 @@ def _train(rec, features):
 @pytest.mark.slow
 def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, source_id):
     rec = read_recording(physionet_dir / "S001R06.edf")
-    models = {f: _train(rec, f) for f in ("waveform", "bandpower")}
+    models = {f: _train(rec, f) for f in PATHS}
     player = replay(
         rec,
         name="exact-replay",

@@ -1,0 +1,68 @@
+"""``features="auto"``: the candidates, the search, what the model keeps of it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sblr_rt.calibration import calibrate
+from sblr_rt.calibration.auto import _scores, auto_candidates
+
+from sblr_rt.io.model_file import load_model, save_model
+from sblr_rt.io.recordings import Recording
+
+CLASSES = {"T1": "fists", "T2": "feet"}
+
+
+def _recording(ch_names, epoch_length=None):
+    return Recording(
+        data=np.zeros((len(ch_names), 1000)), sfreq=100.0, ch_names=ch_names,
+        epoch_length=epoch_length,
+    )  # fmt: skip
+
+
+def test_candidates_follow_the_data():
+    eeg = ["C3", "Cz", "C4", "CP3", "CP4"]
+    every = auto_candidates([_recording(eeg)], eeg)
+    assert len(every) == 9 and ("spectral", "csd") in every and ("waveform", None) in every
+    # trials without samples before them: no filter warm-up, so the waveform path only
+    epoched = auto_candidates([_recording(eeg, epoch_length=50)], eeg)
+    assert epoched == [("waveform", None), ("waveform", "car"), ("waveform", "csd")]
+    # a channel without a scalp position: no surface Laplacian
+    odd = [*eeg, "EMG1"]
+    assert all(s != "csd" for _, s in auto_candidates([_recording(odd)], odd))
+
+
+def test_scores_are_log_loss_accuracy_and_auc():
+    y = np.array([0, 0, 1, 1])
+    proba = np.array([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.45, 0.55]])
+    s = _scores(proba, y)
+    assert s["accuracy"] == 1.0 and s["auc"] == 1.0
+    assert s["log_loss"] == pytest.approx(-np.mean(np.log([0.9, 0.6, 0.7, 0.55])))
+
+
+@pytest.mark.slow
+def test_auto_calibration_keeps_every_candidates_scores(physionet_dir, tmp_path, capsys):
+    from sblr_rt.cli import main
+
+    files = [physionet_dir / "S001R06.edf", physionet_dir / "S001R10.edf"]
+    model = calibrate(
+        files, classes=CLASSES, tmin=0.5, tmax=3.5, cv=3, cv_repeats=2, auto_keep=2, n_jobs=1
+    )
+    auto = model.metadata["selection"]["auto"]
+    names = [f"{c['features']}/{c['spatial'] or 'none'}" for c in auto["candidates"]]
+    assert len(names) == 9 and auto["chosen"] in names
+    chosen = auto["candidates"][names.index(auto["chosen"])]
+    pre = model.preprocessor
+    assert (pre.features, pre.spatial) == (chosen["features"], chosen["spatial"])
+    assert chosen["log_loss"] == min(
+        c["log_loss"] for c in auto["candidates"] if c["repeats"] == 2
+    )
+    assert sum(c["repeats"] == 2 for c in auto["candidates"]) == 2  # auto_keep
+    assert model.estimator.rank == chosen["rank"]
+    path = tmp_path / "auto.sblr.npz"
+    save_model(model, path)
+    loaded = load_model(path)
+    assert loaded.metadata["selection"]["auto"]["chosen"] == auto["chosen"]
+    assert main(["inspect", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert f"*{auto['chosen']}" in text and "log-loss" in text
