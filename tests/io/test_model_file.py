@@ -313,3 +313,32 @@ def test_deep_or_non_finite_json_refused(tmp_path):
         np.savez(bad, **arrays)
         with pytest.raises(ModelFileError):
             load_model(bad)
+
+
+@pytest.mark.parametrize(("features", "spatial"), [("spectral", "csd"), ("waveform", "car")])
+def test_spatial_stage_and_spectral_path_round_trip(tmp_path, monkeypatch, features, spatial):
+    import sblr_rt.preprocessing.preprocessor as preprocessor_module
+
+    names = ["FC3", "FCz", "FC4", "C3", "Cz", "C4", "CP3", "CPz", "CP4"]
+    pre = Preprocessor(
+        ch_names=names, sfreq=100.0, tmin=0.0, tmax=2.0, features=features, spatial=spatial
+    )
+    rng = np.random.default_rng(3)
+    raw = rng.standard_normal((30, len(names), pre.n_times_raw))
+    y = np.repeat([0, 1], 15)
+    raw[y == 1, 4] *= 1.5
+    est = SparseBilinearLogisticRegression(rank=1, mu2=0.1, nu2=0.1).fit(
+        pre.fit(raw).transform(raw), y
+    )
+    model = BCIModel(preprocessor=pre, estimator=est, classes=["a", "b"])
+    path = tmp_path / "m.sblr.npz"
+    save_model(model, path)
+
+    def computed_again(*args):
+        raise AssertionError("a loaded model must use the saved operator")
+
+    monkeypatch.setattr(preprocessor_module, "spatial_operator", computed_again)
+    loaded = load_model(path)
+    assert (loaded.preprocessor.features, loaded.preprocessor.spatial) == (features, spatial)
+    np.testing.assert_array_equal(loaded.preprocessor.spatial_matrix, pre.spatial_matrix)
+    np.testing.assert_allclose(loaded.decision_function(raw), model.decision_function(raw))
