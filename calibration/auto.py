@@ -53,9 +53,10 @@ from sblr_rt.model.path import fit_penalty_paths
 from sblr_rt.montage import channel_positions
 from sblr_rt.preprocessing import apply_scaling, fit_scaling
 from sblr_rt.preprocessing.features import FEATURE_PATHS
+from sblr_rt.preprocessing.spatial import MIN_CSD_CHANNELS
 
 from .epochs import EpochSet, cut_raw_epochs
-from .selection import run_path
+from .selection import make_splits, run_path
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -87,7 +88,7 @@ def auto_candidates(recordings, picks) -> list[tuple[str, str | None]]:
     continuous = all(not r.epoch_length for r in recordings)
     paths = PATHS if continuous else ("waveform",)
     has_positions = len(channel_positions(picks)) == len(picks)
-    stages = SPATIAL if has_positions else (None, "car")
+    stages = SPATIAL if has_positions and len(picks) >= MIN_CSD_CHANNELS else (None, "car")
     if len(picks) < 3:
         stages = (None,)
     if not has_positions:
@@ -178,7 +179,7 @@ def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total):
         delayed(_fold_task)(feats[c], y, *splits[i], config, not FEATURE_PATHS[c[0]].linear, dtype)
         for c, i in tasks
     )
-    n_folds = int(config.cv)
+    n_folds = len(splits) // config.cv_repeats
     done, total = done_total
     for (c, i), result in zip(tasks, parallel(jobs), strict=True):
         test = splits[i][1]
@@ -215,11 +216,16 @@ def _cross_validate(feats, y, config, progress):
     fold of the first repetition, and skipping them saves most of the time when there
     are nine.
     """
-    cv = RepeatedStratifiedKFold(
-        n_splits=int(config.cv), n_repeats=config.cv_repeats, random_state=config.random_state
-    )
-    splits = list(cv.split(np.zeros(len(y)), y))
-    n_folds, keys, grid = int(config.cv), list(feats), _grid(config)
+    if config.cv == "loo":  # one repetition: leave-one-out has no shuffle to repeat
+        config = config.replace(cv_repeats=1)
+        splits = make_splits(y, "loo")
+    else:
+        make_splits(y, config.cv)  # says clearly when a class has too few epochs
+        cv = RepeatedStratifiedKFold(
+            n_splits=int(config.cv), n_repeats=config.cv_repeats, random_state=config.random_state
+        )
+        splits = list(cv.split(np.zeros(len(y)), y))
+    n_folds, keys, grid = len(splits) // config.cv_repeats, list(feats), _grid(config)
     n_classes = int(y.max()) + 1
     proba = {c: np.full((config.cv_repeats, len(grid), len(y), n_classes), np.nan) for c in keys}
     keep = min(len(keys), config.auto_keep)
@@ -227,7 +233,7 @@ def _cross_validate(feats, y, config, progress):
     first = [(c, i) for c in keys for i in range(n_folds)]
     done = _run_folds(feats, y, splits, first, config, proba, progress, (0, total))
     if config.cv_repeats == 1:
-        return _table(proba, y, grid, [0]), keys
+        return _table(proba, y, grid, [0]), keys, 1
     table = _table(proba, y, grid, [0])
     ranked = sorted(
         (c for c in keys if table[c]), key=lambda c: min(r["log_loss"] for r in table[c])
@@ -236,7 +242,7 @@ def _cross_validate(feats, y, config, progress):
     rest = [(c, i) for c in kept for i in range(n_folds, len(splits))]
     _run_folds(feats, y, splits, rest, config, proba, progress, (done, total))
     full = _table({c: proba[c] for c in kept}, y, grid, list(range(config.cv_repeats)))
-    return {c: full.get(c, table[c]) for c in keys}, kept
+    return {c: full.get(c, table[c]) for c in keys}, kept, config.cv_repeats
 
 
 def _name(candidate) -> str:
@@ -285,7 +291,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     )
     feats = _features(raw, pres)
     t_features = time.perf_counter() - t0
-    table, finalists = _cross_validate(feats, raw.y, config, progress)
+    table, finalists, repeats = _cross_validate(feats, raw.y, config, progress)
     best = {c: min(rows, key=lambda r: r["log_loss"]) for c, rows in table.items() if rows}
     if not best:
         raise RuntimeError("auto: no candidate could be cross-validated; check the epochs")
@@ -303,7 +309,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         "max_iter": config.max_iter,
         "tol": config.tol,
     }
-    est, (mu_max, nu_max) = run_path(X, raw.y, rank, (l2, l2), l1path, est_params, stop=stop)
+    est, _ = run_path(X, raw.y, rank, (l2, l2), l1path, est_params, stop=stop)
     epochs = EpochSet(
         Z=Z,
         y=raw.y,
@@ -322,7 +328,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
             "log_loss": best[c]["log_loss"],
             "accuracy": best[c]["accuracy"],
             "auc": best[c]["auc"],
-            "repeats": config.cv_repeats if c in finalists else 1,
+            "repeats": repeats if c in finalists else 1,
         }
         for c in best
     ]
@@ -341,20 +347,28 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         seconds,
     )
     report = {
-        "cv": f"{config.cv}-fold x {config.cv_repeats} repeats",
+        "cv": f"{config.cv}-fold x {repeats} repeats",
         "search": "auto",
+        "grid": [],
+        "rank": rank,
         "best": {
-            "rank": rank,
-            "mu1": fraction * mu_max,
+            "mu1_fraction": fraction,
             "mu2": l2,
-            "nu1": fraction * nu_max,
+            "nu1_fraction": fraction,
             "nu2": l2,
             "mean": best[chosen]["accuracy"],
-            "std": float("nan"),
+            "std": None,
+        },
+        "params": {
+            "rank": rank,
+            "mu1": float(est.mu1),
+            "mu2": float(est.mu2),
+            "nu1": float(est.nu1),
+            "nu2": float(est.nu2),
         },
         "auto": {
             "criterion": "out-of-fold log-loss",
-            "cv": f"stratified {config.cv}-fold x {config.cv_repeats} repeats",
+            "cv": f"stratified {config.cv}-fold x {repeats} repeats",
             "grid": {"ranks": list(config.auto_ranks), "l2": list(config.auto_l2)}
             | {"l1_fractions": list(config.auto_l1)},
             "chosen": _name(chosen),

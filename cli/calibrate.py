@@ -73,7 +73,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--tmin", type=float, help="window start after the cue (s)")
     parser.add_argument("--tmax", type=float, help="window end after the cue (s)")
-    parser.add_argument("--features", choices=("waveform", "bandpower"), help="feature path")
+    parser.add_argument(
+        "--features",
+        choices=("auto", "waveform", "bandpower", "spectral"),
+        help="feature path; auto (the default) cross-validates every path with every spatial "
+        "stage on the calibration epochs and keeps the best",
+    )
+    parser.add_argument(
+        "--spatial",
+        choices=("none", "car", "csd"),
+        help="spatial stage of a fixed feature path: none, common average reference, or "
+        "surface Laplacian (auto chooses it)",
+    )
     parser.add_argument("--cv", type=_cv, help="folds (K) or 'loo' (default 5)")
     parser.add_argument(
         "--search",
@@ -135,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
         "tmin": args.tmin,
         "tmax": args.tmax,
         "features": args.features,
+        "spatial": args.spatial,
         "cv": args.cv,
         "search": args.search,
         "n_jobs": args.n_jobs,

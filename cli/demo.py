@@ -82,9 +82,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--speed", type=float, default=10.0, help="replay speed factor")
     parser.add_argument(
         "--features",
-        choices=("waveform", "bandpower"),
-        default="bandpower",
-        help="feature path (default bandpower: motor imagery changes power, not waveforms)",
+        choices=("auto", "waveform", "bandpower", "spectral"),
+        default="auto",
+        help="feature path (default auto: every path and spatial stage cross-validated on "
+        "the calibration runs, the best kept)",
     )
     parser.add_argument(
         "--search",
@@ -174,6 +175,9 @@ def _print_selection(model) -> None:
     epochs = model.metadata.get("epochs", {})
     _say(f"      epochs used {epochs.get('used')} {epochs.get('per_class')}, ")
     _say(f"      rejected {epochs.get('rejected')}")
+    auto = sel.get("auto")
+    if auto:
+        _say(f"      auto chose {auto['chosen']} of {len(auto['candidates'])} candidates")
     _say(f"      selected {json.dumps(best, default=float)}")
     if score is not None:
         _say(f"      cross-validated accuracy {float(score):.3f}")

@@ -35,10 +35,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["SPATIAL_STAGES", "spatial_operator"]
+__all__ = ["MIN_CSD_CHANNELS", "SPATIAL_STAGES", "spatial_operator"]
 
 #: The spatial stages.
 SPATIAL_STAGES = (None, "car", "csd")
+#: The spherical spline needs a head sphere fitted to at least this many positions.
+MIN_CSD_CHANNELS = 4
 
 
 def spatial_operator(kind: str | None, ch_names: Sequence[str]) -> np.ndarray:
@@ -69,6 +71,10 @@ def spatial_operator(kind: str | None, ch_names: Sequence[str]) -> np.ndarray:
         raise ValueError(f"the {kind!r} spatial stage needs at least 3 channels, got {n}")
     if kind == "car":
         return np.eye(n) - np.full((n, n), 1.0 / n)
+    if n < MIN_CSD_CHANNELS:
+        raise ValueError(
+            f"the 'csd' spatial stage needs at least {MIN_CSD_CHANNELS} channels, got {n}"
+        )
     return _csd_operator(names)
 
 

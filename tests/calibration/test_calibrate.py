@@ -22,7 +22,7 @@ def _raw_epochs(model, rec, onsets):
 
 
 def test_epoched_file_waveform(bcicomp2003_path, tmp_path):
-    model = calibrate(bcicomp2003_path, cv=3, **SMALL)
+    model = calibrate(bcicomp2003_path, cv=3, features="waveform", **SMALL)
     sel = model.metadata["selection"]
     assert model.classes == ["0", "1"]
     assert model.features == "waveform"
@@ -130,7 +130,9 @@ def test_bad_input_messages(physionet_dir):
 def test_loo_and_multiclass():
     rec = _synthetic_recording(n_trials=18)
     rec.marker_values = [["a", "b", "c"][k % 3] for k in range(18)]
-    model = calibrate(rec, tmax=1.0, cv="loo", search="none", ranks=(1,), n_jobs=1)
+    model = calibrate(
+        rec, tmax=1.0, cv="loo", search="none", ranks=(1,), n_jobs=1, features="waveform"
+    )
     assert model.metadata["selection"]["n_splits"] == 18
     assert model.classes == ["a", "b", "c"]
     assert model.estimator.spatial_.shape[0] == 3
@@ -200,3 +202,13 @@ def test_grid_tasks_cover_every_fold_and_group_once(n_folds, n_groups, n_workers
     assert all(n <= n_groups for _, _, n in plan)
     if (n_folds, n_workers) == (5, 2):  # the benchmark's case: the fifth fold in halves
         assert plan[4:] == [(4, 0, 2), (4, 1, 2)]
+
+
+def test_auto_with_leave_one_out_and_three_classes():
+    rec = _synthetic_recording(n_trials=18)
+    rec.marker_values = [["a", "b", "c"][k % 3] for k in range(18)]
+    model = calibrate(rec, tmax=1.0, cv="loo", n_jobs=1, auto_ranks=(1,), auto_l1=(0.0,))
+    auto = model.metadata["selection"]["auto"]
+    assert "loo" in auto["cv"]
+    assert model.classes == ["a", "b", "c"]
+    assert all(c["repeats"] == 1 for c in auto["candidates"])
