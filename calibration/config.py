@@ -195,6 +195,8 @@ class CalibrationConfig:
             raise ValueError(f"'spatial' must be None, 'car' or 'csd', got {self.spatial!r}")
         if self.spatial == "none":
             set_(self, "spatial", None)
+        if self.scaling == "none":  # TOML has no null
+            set_(self, "scaling", None)
         if self.reference not in ("default", "channels", "bands", None, "none"):
             raise ValueError(
                 "'reference' must be 'default', 'channels', 'bands' or None, got "

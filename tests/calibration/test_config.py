@@ -48,3 +48,19 @@ def test_finite_values_are_kept_as_floats():
     assert (config.tmin, config.tmax, config.tol) == (0.0, 3.0, 1e-4)
     assert isinstance(config.tmin, float)
     assert config.bands == ((8.0, 13.0),) and config.baseline == (0.0, 1.0)
+
+
+def test_the_example_configuration_loads_and_names_every_field():
+    import dataclasses
+    import re
+    from pathlib import Path
+
+    from sblr_rt.calibration.config import CalibrationConfig, load_config
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "calibration.toml"
+    config = load_config(path)
+    assert config.features == "auto" and config.class_map == {"T1": "fists", "T2": "feet"}
+    text = path.read_text()
+    named = set(re.findall(r"^#? ?([a-z_0-9]+) =", text, flags=re.M))
+    fields = {f.name for f in dataclasses.fields(CalibrationConfig)}
+    assert fields <= named, sorted(fields - named)
