@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from sblr_rt.cli import main
-
 
 
 def test_inspect_prints_classes_and_channels(model_path, capsys):

@@ -18,7 +18,6 @@ import pylsl
 import pytest
 import threadpoolctl
 
-from sblr_rt.io.model_file import save_model
 from sblr_rt.online import OnlineClassifier, OnlineLoop
 from sblr_rt.stream import EEGOutlet, MarkerOutlet
 
@@ -335,5 +334,3 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
     assert snap.step_time.p50 > 0 and snap.decisions_per_second > 0
     assert 0 < snap.stream.buffer_fill <= 1 and snap.stream.sfreq == clf.sfreq
     assert snap.worker_cpu >= 0
-
-

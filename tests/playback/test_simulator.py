@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from collections import Counter
 
 import numpy as np
-import pylsl
 import pytest
 from scipy import signal
 
