@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -16,6 +17,30 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORDINGS = ROOT / "recordings"
 PHYSIONET = RECORDINGS / "physionet-eegmmidb-S001"
 BCICOMP2003 = RECORDINGS / "bcicomp2003-IV" / "sp1s_aa_train_first216.mat"
+
+
+#: Seconds a test waits for data at the most: generous, the machine may be loaded; tests
+#: never assert timings.
+DEADLINE = 20.0
+
+
+def _wait(predicate, what, deadline=DEADLINE, push=None):
+    end = time.monotonic() + deadline
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {deadline} s waiting for {what}")
+        if push is not None:
+            push()
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def wait():
+    """Return ``wait(predicate, what, deadline=20.0, push=None)``: poll until true or fail.
+
+    ``push``, when given, is called between polls (e.g. to feed an outlet).
+    """
+    return _wait
 
 
 @pytest.fixture

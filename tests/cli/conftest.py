@@ -1,8 +1,6 @@
-"""Fixtures of the command-line tests: one small model file, deadline waits, error lines."""
+"""Fixtures of the command-line tests: one small model file, error lines."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
@@ -32,20 +30,6 @@ def model_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("cli-model") / "m.sblr.npz"
     save_model(BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"]), path)
     return path
-
-
-def _wait(predicate, what, deadline=DEADLINE):
-    end = time.monotonic() + deadline
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {deadline} s waiting for {what}")
-        time.sleep(0.02)
-
-
-@pytest.fixture
-def wait():
-    """Return ``wait(predicate, what, deadline)``: poll until true or fail."""
-    return _wait
 
 
 def _one_line_error(err, command):

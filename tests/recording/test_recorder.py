@@ -17,16 +17,8 @@ from sblr_rt.stream import local_clock
 SFREQ = 250.0
 
 
-def _wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 @pytest.mark.lsl
-def test_replay_record_round_trip(tmp_path, source_id, indexed_recording):
+def test_replay_record_round_trip(tmp_path, source_id, indexed_recording, wait):
     rec = indexed_recording(1500, 200)
     player = StreamPlayer(RecordingReader(rec), name="rt-replay", source_id=source_id,
                           speed=4.0, dtype="float64", wait_for_consumers=60.0)  # fmt: skip
@@ -35,8 +27,8 @@ def test_replay_record_round_trip(tmp_path, source_id, indexed_recording):
     try:
         recorder.start()
         player.start()
-        _wait(lambda: recorder.n_samples >= 1500 and recorder.n_markers >= len(rec.marker_values),
-              60, "the recorded samples")  # fmt: skip
+        wait(lambda: recorder.n_samples >= 1500 and recorder.n_markers >= len(rec.marker_values),
+             "the recorded samples", 60)  # fmt: skip
         assert recorder.sidecar.is_dir()
         assert recorder.stop() == out
     finally:
@@ -60,8 +52,8 @@ def test_replay_record_round_trip(tmp_path, source_id, indexed_recording):
     try:
         recorder.start()
         player.start()
-        _wait(lambda: recorder.n_samples >= 1500 and recorder.n_markers >= len(rec.marker_values),
-              60, "the recorded samples of the second pass")  # fmt: skip
+        wait(lambda: recorder.n_samples >= 1500 and recorder.n_markers >= len(rec.marker_values),
+             "the recorded samples of the second pass", 60)  # fmt: skip
         recorder.stop()
     finally:
         player.stop()
@@ -141,9 +133,11 @@ def test_markers_reach_the_disk_with_their_eeg(tmp_path, source_id):
             assert not missing, f"EEG on disk without its markers {missing[:5]}..."
             checked += 1
     finally:
-        stop.set()
-        thread.join(10)
-        recorder.stop()
+        try:
+            recorder.stop()  # the inlets close before their outlets
+        finally:
+            stop.set()
+            thread.join(10)
     assert checked == 30
 
 
@@ -164,9 +158,11 @@ def test_a_marker_flood_is_drained_while_recording(tmp_path, source_id):
             time.sleep(0.05)
         pending.append(recorder.status()["markers"]["n_pending"])
     finally:
-        stop.set()
-        thread.join(10)
-        out = recorder.stop()
+        try:
+            out = recorder.stop()  # the inlets close before their outlets
+        finally:
+            stop.set()
+            thread.join(10)
     assert pending[-1] < 50  # the marker source's queue is emptied as markers arrive
     assert max(pending) < n_flood
     got = read_recording(out)
