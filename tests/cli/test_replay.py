@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -34,7 +35,7 @@ def indexed_fif(tmp_path):
     return path
 
 
-def _collect(eeg, mrk, n_expected, n_markers, proc, timeout=60.0):
+def _collect(eeg, mrk, n_expected, n_markers, timeout=60.0):
     samples, stamps, markers = [], [], []
     deadline = time.monotonic() + timeout
     while (len(stamps) < n_expected or len(markers) < n_markers) and time.monotonic() < deadline:
@@ -44,14 +45,15 @@ def _collect(eeg, mrk, n_expected, n_markers, proc, timeout=60.0):
             stamps += ts
         m, mts = mrk.pull_chunk(timeout=0.0 if len(stamps) < n_expected else 0.1)
         markers += [(t, v[0]) for v, t in zip(m, mts, strict=True)]
-    proc.wait(timeout=30)
     return np.array(samples), np.array(stamps), markers
 
 
 def _start_replay(path, source_id, *extra):
+    """Start ``sblr-rt replay`` holding its streams after the data (for the inlets to close
+    first); return the process and open inlets on the EEG and marker streams."""
     cmd = [sys.executable, "-m", "sblr_rt.cli", "replay", str(path), "--source-id",
            source_id, "--name", "test-replay", "--dtype", "float64",
-           "--wait-for-consumers", "60", *extra]  # fmt: skip
+           "--wait-for-consumers", "60", "--hold", "120", *extra]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     eeg_info = pylsl.resolve_byprop("source_id", source_id, 1, 60.0)
     mrk_info = pylsl.resolve_byprop("source_id", source_id + "-markers", 1, 30.0)
@@ -65,6 +67,20 @@ def _start_replay(path, source_id, *extra):
     return proc, eeg, mrk
 
 
+def _interrupt(proc):
+    """Read what the replay printed up to its hold, then Ctrl-C it; return that output."""
+    lines = [proc.stdout.readline() for _ in range(2)]  # "replaying ...", "pushed ..."
+    proc.send_signal(signal.SIGINT)
+    proc.wait(30)
+    return "".join(lines)
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.mark.lsl
 @pytest.mark.parametrize("speed", [1.0, 5.0])
 def test_replay_equals_file_sample_for_sample(indexed_fif, source_id, speed):
@@ -74,13 +90,13 @@ def test_replay_equals_file_sample_for_sample(indexed_fif, source_id, speed):
         assert eeg.info().get_channel_labels() == rec.ch_names
         assert rec.unit == "V" and eeg.info().get_channel_units() == ["volts"] * 5
         assert eeg.info().nominal_srate() == SFREQ
-        data, stamps, markers = _collect(eeg, mrk, N_TIMES, 5, proc)
+        data, stamps, markers = _collect(eeg, mrk, N_TIMES, 5)
+        del eeg, mrk  # the inlets close while the replay holds its outlets
+        out = _interrupt(proc)
     finally:
-        del eeg, mrk
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0
+        _stop(proc)
+    assert proc.returncode == 130  # Ctrl-C during the hold
+    assert f"pushed {N_TIMES} samples and 5 markers" in out
     # every sample, in order, none lost or repeated
     np.testing.assert_array_equal(data[:, 0], np.arange(N_TIMES))
     np.testing.assert_array_equal(data, rec.data.T)
@@ -99,20 +115,19 @@ def test_replay_loop_and_duration(indexed_fif, source_id):
     proc, eeg, mrk = _start_replay(indexed_fif, source_id, "--speed", "10", "--loop",
                                    "--duration", str(2.5 * N_TIMES / SFREQ))  # fmt: skip
     try:
-        data, _, markers = _collect(eeg, mrk, int(2.5 * N_TIMES), 12, proc)
-    finally:
+        data, _, markers = _collect(eeg, mrk, int(2.5 * N_TIMES), 12)
         del eeg, mrk
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0
+        out = _interrupt(proc)
+    finally:
+        _stop(proc)
+    assert f"pushed {int(2.5 * N_TIMES)} samples and 12 markers" in out and "looping" in out
     np.testing.assert_array_equal(data[:, 0], np.arange(int(2.5 * N_TIMES)) % N_TIMES)
     assert [v for _, v in markers] == list("abcde") * 2 + ["a", "b"]
 
 
 @pytest.mark.lsl
 def test_replay_holds_its_streams_open_until_the_consumer_has_closed(indexed_fif, source_id):
-    proc, eeg, mrk = _start_replay(indexed_fif, source_id, "--speed", "10", "--hold", "120")
+    proc, eeg, mrk = _start_replay(indexed_fif, source_id, "--speed", "10")
     try:
         lines = [proc.stdout.readline() for _ in range(2)]  # "replaying ...", "pushed ..."
         assert lines[1].startswith(f"pushed {N_TIMES} samples and 5 markers"), lines
@@ -128,6 +143,15 @@ def test_replay_holds_its_streams_open_until_the_consumer_has_closed(indexed_fif
         proc.terminate()
         proc.wait(30)
     assert proc.returncode != 0  # ended by the signal, not by the end of the hold
+
+
+@pytest.mark.lsl
+def test_replay_without_hold_exits_0_after_the_last_sample(indexed_fif, source_id, capsys):
+    args = ["replay", str(indexed_fif), "--source-id", source_id, "--speed", "50"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"as 'indexed_raw' (source_id '{source_id}') and 'indexed_raw-Markers' at x50" in out
+    assert f"pushed {N_TIMES} samples and 5 markers" in out
 
 
 def test_replay_refuses_a_missing_or_unknown_file(tmp_path, capsys, one_line_error):
