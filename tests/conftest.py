@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -16,6 +17,30 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORDINGS = ROOT / "recordings"
 PHYSIONET = RECORDINGS / "physionet-eegmmidb-S001"
 BCICOMP2003 = RECORDINGS / "bcicomp2003-IV" / "sp1s_aa_train_first216.mat"
+
+
+#: Seconds a test waits for data at the most: generous, the machine may be loaded; tests
+#: never assert timings.
+DEADLINE = 20.0
+
+
+def _wait(predicate, what, deadline=DEADLINE, push=None):
+    end = time.monotonic() + deadline
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {deadline} s waiting for {what}")
+        if push is not None:
+            push()
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def wait():
+    """Return ``wait(predicate, what, deadline=20.0, push=None)``: poll until true or fail.
+
+    ``push``, when given, is called between polls (e.g. to feed an outlet).
+    """
+    return _wait
 
 
 @pytest.fixture
@@ -40,3 +65,61 @@ def physionet_dir() -> Path:
 def bcicomp2003_path() -> Path:
     """Return the shipped BCI Competition 2003 IV ``.mat`` file."""
     return BCICOMP2003
+
+
+def _indexed_recording(n_times, marker_every, sfreq=250.0):
+    import numpy as np
+
+    from sblr_rt.io import Recording
+
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((4, n_times)) * 1e-5
+    data[0] = np.arange(n_times)
+    samples = np.arange(7, n_times, marker_every)
+    return Recording(data=data, sfreq=sfreq, ch_names=["Samples", "C3", "Cz", "C4"],
+                     marker_times=samples / sfreq,
+                     marker_values=[f"cue{i % 3}" for i in range(len(samples))],
+                     source="indexed")  # fmt: skip
+
+
+@pytest.fixture
+def indexed_recording():
+    """Return ``indexed_recording(n_times, marker_every, sfreq=250.0) -> Recording``.
+
+    Channel 0 holds the sample index (so a copy proves itself sample for sample); a
+    marker ``cue0``, ``cue1``, ``cue2``, ... every ``marker_every`` samples from sample 7.
+    """
+    return _indexed_recording
+
+
+def _write_sidecar(out, *, n=40, header_out=None):
+    import json
+
+    import numpy as np
+
+    from sblr_rt.recording import sidecar_path
+
+    side = sidecar_path(out)
+    side.mkdir()
+    header = {"out": str(header_out or out), "name": "x", "source_id": "x",
+              "ch_names": ["a", "b"], "units": ["microvolts"] * 2, "sfreq": 100.0,
+              "dtype": "<f4", "lsl_start": 10.0,
+              "utc_start": "2026-01-01T00:00:00+00:00"}  # fmt: skip
+    (side / "header.json").write_text(json.dumps(header))
+    data = np.arange(2 * n, dtype="<f4").reshape(n, 2)
+    (side / "eeg.bin").write_bytes(data.tobytes())
+    (side / "eeg_ts.bin").write_bytes((10 + np.arange(n) / 100.0).tobytes())
+    (side / "markers.jsonl").write_text(
+        '{"t": 10.031, "value": "go"}\n{"t": 10.2, "value": "stop"}\n'
+    )
+    return side, data
+
+
+@pytest.fixture
+def write_sidecar():
+    """Return ``write_sidecar(out, *, n=40, header_out=None) -> (sidecar, data)``.
+
+    Writes what a killed recorder leaves for ``out``: 2 channels in microvolts at 100 Hz,
+    ``n`` samples ``data`` (n, 2), markers ``go`` at sample 3 and ``stop`` at sample 20.
+    """
+    return _write_sidecar

@@ -1,4 +1,4 @@
-"""Calibration on the shipped recordings: epochs, rejection, selection, model, CLI, errors."""
+"""Calibration on the shipped recordings: epochs, rejection, selection, model, errors."""
 
 from __future__ import annotations
 

@@ -4,29 +4,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from sblr_rt.cli import main
-
-from sblr_rt.io.model_file import save_model
-
-
-@pytest.fixture(scope="module")
-def model_path(tmp_path_factory):
-    import numpy as np
-
-    from sblr_rt.bci_model import BCIModel
-    from sblr_rt.model import SparseBilinearLogisticRegression
-    from sblr_rt.preprocessing import Preprocessor
-
-    rng = np.random.default_rng(0)
-    pre = Preprocessor(ch_names=["C3", "Cz", "C4"], sfreq=100.0, tmin=0.0, tmax=0.5)
-    raw = rng.standard_normal((40, 3, pre.n_times_raw))
-    y = np.repeat([0, 1], 20)
-    raw[y == 1, 0] += 1.0
-    est = SparseBilinearLogisticRegression().fit(pre.fit(raw).transform(raw), y)
-    path = tmp_path_factory.mktemp("inspect") / "m.sblr.npz"
-    save_model(BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"]), path)
-    return path
 
 
 def test_inspect_prints_classes_and_channels(model_path, capsys):

@@ -1,30 +1,10 @@
-"""The main window, the gui command's screenshots and calibration from the Calibrate tab."""
+"""The main window: live connection, model swaps and calibration from the Calibrate tab."""
 
 from __future__ import annotations
 
 import pytest
 
 pytestmark = pytest.mark.gui
-
-
-def test_gui_command_writes_one_screenshot_per_tab(qapp, tmp_path, sim_model_file):
-    from PyQt5 import QtGui
-    from sblr_rt.cli import main
-
-    target = tmp_path / "dash.png"
-    assert main(["gui", "--model", str(sim_model_file), "--screenshot", str(target)]) == 0
-    for name in ("live", "model", "calibrate", "paradigm"):
-        path = tmp_path / f"dash-{name}.png"
-        image = QtGui.QImage(str(path))
-        assert not image.isNull(), path
-        assert image.width() >= 800 and image.height() >= 400
-
-
-def test_gui_command_refuses_a_missing_model(tmp_path, capsys):
-    from sblr_rt.cli import main
-
-    assert main(["gui", "--model", str(tmp_path / "nope.npz"), "--screenshot", "x.png"]) == 1
-    assert "no such file" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -18,7 +18,6 @@ import pylsl
 import pytest
 import threadpoolctl
 
-from sblr_rt.io.model_file import save_model
 from sblr_rt.online import OnlineClassifier, OnlineLoop
 from sblr_rt.stream import EEGOutlet, MarkerOutlet
 
@@ -335,52 +334,3 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
     assert snap.step_time.p50 > 0 and snap.decisions_per_second > 0
     assert 0 < snap.stream.buffer_fill <= 1 and snap.stream.sfreq == clf.sfreq
     assert snap.worker_cpu >= 0
-
-
-def test_cli_run_classifies_a_stream(make_model, source_id, tmp_path, capsys):
-    from sblr_rt.cli import main
-
-    model = make_model(features="bandpower")
-    path = tmp_path / "model.npz"
-    save_model(model, path)
-    clf = OnlineClassifier(model)
-    eeg = EEGOutlet(name="cli-eeg", ch_names=clf.ch_names, sfreq=clf.sfreq, source_id=source_id)
-    data = np.random.default_rng(4).standard_normal((3 * clf.n_times, 6))
-    pusher = _Pusher(eeg, data, clf.sfreq, speed=2.0)
-    stop = threading.Event()
-
-    def feed():
-        if eeg.wait_for_consumers(DEADLINE):
-            while not stop.is_set() and pusher.n < len(data):
-                pusher.push_until(pusher.n + 10)
-
-    feeder = threading.Thread(target=feed)
-    feeder.start()
-    try:
-        code = main(
-            [
-                "run",
-                "--model",
-                str(path),
-                "--source-id",
-                source_id,
-                "--hop",
-                "0.2",
-                "--duration",
-                "4",
-                "--status-every",
-                "1",
-                "--timeout",
-                str(DEADLINE),
-            ]
-        )
-    finally:
-        stop.set()
-        feeder.join(DEADLINE)
-        eeg = None
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "classifying 'cli-eeg' (6 channels at 100 Hz) with the filtered path" in out
-    assert "decisions (" in out and "latency p50" in out
-    assert main(["run", "--model", str(tmp_path / "missing.npz")]) == 1
-    assert "'--model' file not found" in capsys.readouterr().err

@@ -1,14 +1,10 @@
-"""The simulator: deterministic generator, paradigm, patterns, and the LSL process."""
+"""The simulator: deterministic generator, paradigm, class patterns, argument checks."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from collections import Counter
 
 import numpy as np
-import pylsl
 import pytest
 from scipy import signal
 
@@ -94,51 +90,3 @@ def test_argument_errors():
         Simulator(n_channels=0)
     with pytest.raises(ValueError, match="'iti'"):
         Simulator(iti=(3, 1))
-
-
-@pytest.mark.lsl
-def test_simulate_process_streams_the_generator(source_id):
-    args = dict(sfreq=500.0, n_channels=16, seed=5, first_cue=0.3, trial_duration=0.5,
-                iti=(0.3, 0.3))  # fmt: skip
-    cmd = [sys.executable, "-m", "sblr_rt.cli", "simulate", "--source-id", source_id,
-           "--name", "test-sim", "--sfreq", "500", "--n-channels", "16", "--seed", "5",
-           "--first-cue", "0.3", "--trial-duration", "0.5", "--iti", "0.3", "0.3",
-           "--duration", "2", "--wait-for-consumers", "60"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        eeg_info = pylsl.resolve_byprop("source_id", source_id, 1, 60.0)
-        mrk_info = pylsl.resolve_byprop("source_id", source_id + "-markers", 1, 30.0)
-        assert eeg_info and mrk_info, proc.stderr.read() if proc.poll() is not None else ""
-        eeg = pylsl.StreamInlet(eeg_info[0], processing_flags=pylsl.proc_ALL)
-        mrk = pylsl.StreamInlet(mrk_info[0], processing_flags=pylsl.proc_ALL)
-        info = eeg.info(timeout=10.0)
-        assert info.get_channel_labels() == simulator_channels(16)
-        assert info.get_channel_units() == ["volts"] * 16  # Simulator.read() gives volts
-        assert info.nominal_srate() == 500.0 and info.type() == "EEG"
-        mrk.open_stream(timeout=10.0)
-        eeg.open_stream(timeout=10.0)
-        samples, stamps, cues = [], [], []
-        deadline = time.monotonic() + 60
-        while len(stamps) < 1000 and time.monotonic() < deadline:
-            chunk, ts = eeg.pull_chunk(timeout=0.2)
-            samples += chunk
-            stamps += ts
-            m, mts = mrk.pull_chunk(timeout=0.0)
-            cues += [(t, v[0]) for v, t in zip(m, mts, strict=True)]
-        time.sleep(0.2)
-        m, mts = mrk.pull_chunk(timeout=1.0)
-        cues += [(t, v[0]) for v, t in zip(m, mts, strict=True)]
-        del eeg, mrk
-        assert len(stamps) == 1000
-        expected, expected_cues = Simulator(**args).read(1000)
-        np.testing.assert_allclose(np.array(samples), expected.astype(np.float32), rtol=1e-6)
-        stamps = np.array(stamps)
-        np.testing.assert_allclose(np.diff(stamps), 1 / 500.0, atol=1e-4)
-        assert [v for _, v in cues] == [v for _, v in expected_cues]
-        for (t, _), (index, _) in zip(cues, expected_cues, strict=True):
-            assert abs(t - stamps[index]) < 1e-3
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()

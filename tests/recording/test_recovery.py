@@ -1,46 +1,24 @@
-"""Sidecar -> FIF without LSL: damaged sidecars, atomic FIF, where --recover writes."""
+"""Sidecar -> FIF without LSL: damaged sidecars, atomic FIF, where recover() writes."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import mne
 import numpy as np
 import pytest
-from sblr_rt.cli import main
 
 from sblr_rt.io import read_recording
-from sblr_rt.recording import Recorder, default_out, read_sidecar, recover, sidecar_path
-
-N = 40
+from sblr_rt.recording import Recorder, default_out, read_sidecar, recover
 
 
-def _sidecar(out, *, n=N, header_out=None):
-    """Write a complete sidecar for ``out``: 2 channels, 100 Hz, two markers."""
-    side = sidecar_path(out)
-    side.mkdir()
-    header = {"out": str(header_out or out), "name": "x", "source_id": "x",
-              "ch_names": ["a", "b"], "units": ["microvolts"] * 2, "sfreq": 100.0,
-              "dtype": "<f4", "lsl_start": 10.0,
-              "utc_start": "2026-01-01T00:00:00+00:00"}  # fmt: skip
-    (side / "header.json").write_text(json.dumps(header))
-    data = np.arange(2 * n, dtype="<f4").reshape(n, 2)
-    (side / "eeg.bin").write_bytes(data.tobytes())
-    (side / "eeg_ts.bin").write_bytes((10 + np.arange(n) / 100.0).tobytes())
-    (side / "markers.jsonl").write_text(
-        '{"t": 10.031, "value": "go"}\n{"t": 10.2, "value": "stop"}\n'
-    )
-    return side, data
-
-
-def test_recover_errors_and_a_truncated_sidecar(tmp_path):
+def test_recover_errors_and_a_truncated_sidecar(tmp_path, write_sidecar):
     with pytest.raises(ValueError, match="not a recording sidecar"):
         recover(tmp_path)
     with pytest.raises(ValueError, match=r"'out' must be a \.fif"):
         Recorder(tmp_path / "x.edf")
     out = tmp_path / "y_raw.fif"
-    side, data = _sidecar(out, n=10)
+    side, data = write_sidecar(out, n=10)
     with pytest.raises(RuntimeError, match="--recover"):  # a complete sidecar is kept
         Recorder(out)
     (side / "eeg.bin").write_bytes(data.tobytes()[:-3])  # a last row cut by a kill
@@ -52,32 +30,21 @@ def test_recover_errors_and_a_truncated_sidecar(tmp_path):
     assert got.marker_values == ["go"] and got.marker_samples.tolist() == [3]
 
 
-def test_recover_writes_next_to_the_sidecar_not_where_the_header_says(tmp_path):
+def test_recover_writes_next_to_the_sidecar_not_where_the_header_says(tmp_path, write_sidecar):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     here = tmp_path / "here"
     here.mkdir()
-    side, _ = _sidecar(here / "s_raw.fif", header_out=elsewhere / "edited_raw.fif")
+    side, _ = write_sidecar(here / "s_raw.fif", header_out=elsewhere / "edited_raw.fif")
     assert default_out(side) == here / "s_raw.fif"
     assert recover(side) == here / "s_raw.fif"
     assert (here / "s_raw.fif").is_file() and not any(elsewhere.iterdir())
     assert recover(side, tmp_path / "chosen_raw.fif") == tmp_path / "chosen_raw.fif"
 
 
-def test_recover_cli_names_overwrite_not_a_python_argument(tmp_path, capsys):
-    out = tmp_path / "z_raw.fif"
-    side, _ = _sidecar(out)
-    assert main(["record", "--recover", str(side)]) == 0
-    code = main(["record", "--recover", str(side)])  # e.g. run twice after a kill
-    err = capsys.readouterr().err
-    assert code != 0 and "--overwrite" in err
-    assert "overwrite=True" not in err and "Traceback" not in err
-    assert main(["record", "--recover", str(side), "--overwrite"]) == 0
-
-
-def test_fif_is_written_atomically(tmp_path, monkeypatch):
+def test_fif_is_written_atomically(tmp_path, monkeypatch, write_sidecar):
     out = tmp_path / "a_raw.fif"
-    side, _ = _sidecar(out)
+    side, _ = write_sidecar(out)
     recover(side)
     before = out.read_bytes()
 
@@ -93,9 +60,9 @@ def test_fif_is_written_atomically(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_raw.fif", side.name]
 
 
-def test_half_deleted_sidecar_is_recovered_and_does_not_block(tmp_path, caplog):
+def test_half_deleted_sidecar_is_recovered_and_does_not_block(tmp_path, caplog, write_sidecar):
     out = tmp_path / "h_raw.fif"
-    side, data = _sidecar(out)
+    side, data = write_sidecar(out)
     os.remove(side / "eeg_ts.bin")  # a kill in the middle of deleting the sidecar
     contents = read_sidecar(side)
     assert contents["missing"] == ["eeg_ts.bin"]
@@ -113,7 +80,7 @@ def test_half_deleted_sidecar_is_recovered_and_does_not_block(tmp_path, caplog):
     (side / "eeg.bin").write_bytes(b"")
     assert "removed" in Recorder(out, overwrite=True).note and not side.exists()
     # a recording killed before its first flush: a header, empty files, nothing to keep
-    _sidecar(out, n=0)
+    write_sidecar(out, n=0)
     assert "no sample" in Recorder(out, overwrite=True).note and not side.exists()
     # what a kill during Recorder.stop()'s deletion leaves: swept away
     doomed = side.with_name(side.name + ".deleting")

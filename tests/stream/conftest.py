@@ -1,12 +1,10 @@
-"""LSL helpers for the stream tests: outlets that number their samples, deadline waits.
+"""LSL helpers for the stream tests: outlets that number their samples, consumer waits.
 
 Channel 0 of every EEG outlet made here carries the sample index, so a test proves that
 what arrives equals what was sent, sample for sample.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import pylsl
@@ -34,16 +32,6 @@ def _samples(start, n, n_channels, dtype=np.float32):
     return data
 
 
-def _wait(predicate, what, deadline=DEADLINE, push=None):
-    end = time.monotonic() + deadline
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {deadline} s waiting for {what}")
-        if push is not None:
-            push()
-        time.sleep(0.01)
-
-
 def _wait_consumer(outlet):
     assert outlet.wait_for_consumers(DEADLINE), "the source never connected"
 
@@ -58,12 +46,6 @@ def eeg_outlet():
 def samples():
     """Return ``samples(start, n, n_channels, dtype)``: channel 0 is the sample index."""
     return _samples
-
-
-@pytest.fixture
-def wait():
-    """Return ``wait(predicate, what, deadline, push)``: poll until true or fail."""
-    return _wait
 
 
 @pytest.fixture

@@ -1,0 +1,95 @@
+"""``sblr-rt run``: classify a live LSL stream, print trial decisions, refuse cleanly."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+from sblr_rt.cli import main
+
+from .conftest import CH_NAMES, DEADLINE, SFREQ
+
+#: (sample index, cue) of the markers sent with the EEG; each trial window ends 0.5 s later.
+CUES = [(60, "left"), (140, "right"), (220, "left")]
+N_SAMPLES = 300
+
+
+def _feed(eeg, markers, stop, speed=4.0):
+    """Push N_SAMPLES random samples at ``speed`` x real time, each cue with its sample."""
+    from sblr_rt.stream import local_clock
+
+    if not (eeg.wait_for_consumers(DEADLINE) and markers.wait_for_consumers(DEADLINE)):
+        return
+    data = np.random.default_rng(4).standard_normal((N_SAMPLES, len(CH_NAMES)))
+    rate = SFREQ * speed
+    t0 = local_clock()
+    n = 0
+    while n < N_SAMPLES and not stop.is_set():
+        k = min(5, N_SAMPLES - n)
+        stamps = t0 + np.arange(n, n + k) / rate
+        for index, value in CUES:
+            if n <= index < n + k:
+                markers.push(value, t0 + index / rate)
+        eeg.push_chunk(data[n : n + k], stamps)
+        n += k
+        stop.wait(max(0.0, t0 + n / rate - local_clock()))
+
+
+@pytest.mark.lsl
+def test_run_classifies_a_stream_and_prints_each_trial(model_path, source_id, capsys):
+    from sblr_rt.stream import EEGOutlet, MarkerOutlet
+
+    name = f"cli-run-{source_id[-12:]}"
+    eeg = EEGOutlet(name=name, ch_names=CH_NAMES, sfreq=SFREQ, source_id=source_id)
+    markers = MarkerOutlet(name=name + "-Markers", source_id=source_id + "-markers")
+    stop = threading.Event()
+    feeder = threading.Thread(target=_feed, args=(eeg, markers, stop))
+    feeder.start()
+    try:
+        code = main(["run", "--model", str(model_path), "--stream", name,
+                     "--source-id", source_id, "--marker-source-id", source_id + "-markers",
+                     "--mode", "trial", "--hop", "0.2", "--duration", "3",
+                     "--status-every", "0", "--outlet-name", name + "-Pred",
+                     "--timeout", str(DEADLINE)])  # fmt: skip
+    finally:
+        stop.set()
+        feeder.join(DEADLINE)
+        markers.close()
+        eeg.close()
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"classifying '{name}' (3 channels at 100 Hz)" in out
+    assert f"decisions on '{name}-Pred'" in out
+    trials = re.findall(r"^trial cue '(\w+)' -> '(\w+)' \(left: ([\d.]+), right: ([\d.]+)\)$",
+                        out, re.MULTILINE)  # fmt: skip
+    assert [cue for cue, *_ in trials] == [value for _, value in CUES], out
+    for _, label, left, right in trials:
+        assert label in ("left", "right")
+        assert float(left) + float(right) == pytest.approx(1.0, abs=0.011)
+    status = out.strip().splitlines()[-1]
+    n_decisions = int(re.search(r"\] (\d+) decisions", status).group(1))
+    assert n_decisions > len(CUES), status  # sliding decisions as well as the trials
+    assert "3 trials" in status and status.startswith("[connected]")
+
+
+def test_run_refuses_a_missing_model_in_one_line(tmp_path, capsys, one_line_error):
+    assert main(["run", "--model", str(tmp_path / "missing.npz")]) == 1
+    line = one_line_error(capsys.readouterr().err, "run")
+    assert "'--model' file not found" in line and "missing.npz" in line
+
+
+def test_run_refuses_a_non_positive_duration(model_path, capsys, one_line_error):
+    assert main(["run", "--model", str(model_path), "--duration", "0"]) == 1
+    assert "'--duration' must be > 0" in one_line_error(capsys.readouterr().err, "run")
+
+
+@pytest.mark.lsl
+def test_run_says_when_the_stream_is_not_found(model_path, source_id, capsys):
+    args = ["run", "--model", str(model_path), "--source-id", source_id, "--timeout", "0.5"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    # the error line, then what LSL does show (a list, so more lines), never a traceback
+    assert err.startswith("sblr-rt run: error: No LSL EEG stream") and "Traceback" not in err
+    assert source_id in err.splitlines()[0] and "Streams visible from this machine" in err
