@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from sblr_rt.cli._player import add_player_options, check_player_options
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``replay`` sub-command.
@@ -39,24 +41,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--dtype", choices=("float32", "float64"), default="float32", help="sample format"
     )
-    parser.add_argument("--chunk-ms", type=float, default=10.0, help="push period in ms")
-    parser.add_argument(
-        "--wait-for-consumers",
-        type=float,
-        nargs="?",
-        const=30.0,
-        default=0.0,
-        metavar="S",
-        help="wait up to S seconds (30 if no value) for inlets before starting",
-    )
-    parser.add_argument(
-        "--hold",
-        type=float,
-        default=0.0,
-        metavar="S",
-        help="after the last sample, keep the streams open up to S seconds (until stopped), "
-        "so that consumers can close their inlets first",
-    )
+    add_player_options(parser, end="the last sample")
     parser.set_defaults(func=run)
     return parser
 
@@ -77,10 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.io import read_recording
     from sblr_rt.playback.replay import hold_outlets, replay
 
-    if args.chunk_ms <= 0:
-        raise ValueError(f"'--chunk-ms' must be > 0, got {args.chunk_ms}")
-    if args.hold < 0:
-        raise ValueError(f"'--hold' must be >= 0 seconds, got {args.hold}")
+    check_player_options(args)
     recording = read_recording(args.file)
     player = replay(
         recording,

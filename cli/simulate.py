@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from sblr_rt.cli._player import add_player_options, check_player_options
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``simulate`` sub-command.
@@ -51,22 +53,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar=("MIN", "MAX"),
         help="rest after the imagery period, drawn uniformly (s)",
     )
-    parser.add_argument("--chunk-ms", type=float, default=10.0, help="push period in ms")
-    parser.add_argument(
-        "--wait-for-consumers",
-        type=float,
-        default=0.0,
-        metavar="S",
-        help="wait up to S seconds for an inlet before starting",
-    )
-    parser.add_argument(
-        "--hold",
-        type=float,
-        default=0.0,
-        metavar="S",
-        help="after the end of --duration, keep the streams open up to S seconds (until stopped), "
-        "so that consumers can close their inlets first",
-    )
+    add_player_options(parser, end="the end of --duration")
     parser.set_defaults(func=run)
     return parser
 
@@ -87,10 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.playback.replay import hold_outlets
     from sblr_rt.playback.simulator import run_simulator
 
-    if args.chunk_ms <= 0:
-        raise ValueError(f"'--chunk-ms' must be > 0, got {args.chunk_ms}")
-    if args.hold < 0:
-        raise ValueError(f"'--hold' must be >= 0 seconds, got {args.hold}")
+    check_player_options(args)
     print(
         f"simulating {args.n_channels} channels at {args.sfreq:g} Hz on LSL stream "
         f"{args.name!r} (source_id {args.source_id!r}), cues on {args.name + '-Markers'!r}; "
