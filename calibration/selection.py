@@ -355,127 +355,27 @@ def select(
         "max_iter": config.max_iter,
         "tol": config.tol,
     }
-    dtype = np.dtype(config.search_dtype)
-    n_rows, n_times = Z.shape[1:]
-    ranks = [r for r in config.ranks if r <= min(n_rows, n_times)]
+    ranks = [r for r in config.ranks if r <= min(Z.shape[1:])]
     if not ranks:
         raise ValueError(f"'ranks' {config.ranks} all exceed min(n_rows, n_times)")
-    # Step 1: rank with zero penalties.
-    if len(ranks) > 1:
-        tasks = [
-            (
-                _task,
-                (
-                    Z,
-                    y,
-                    tr,
-                    te,
-                    config.scaling,
-                    center,
-                    r,
-                    [((0.0, 0.0), [(0.0, 0.0)])],
-                    est_params,
-                    dtype,
-                ),
-            )
-            for r in ranks
-            for tr, te in splits
-        ]
-        res = _parallel(tasks, config.n_jobs, progress, "rank")
-        acc = np.array([r[0][0][0] for r in res]).reshape(len(ranks), len(splits))
-        rank_rows = [
-            {"rank": r, "mean": float(a.mean()), "std": float(a.std()), "folds": a.tolist()}
-            for r, a in zip(ranks, acc, strict=True)
-        ]
-        best_rank = ranks[int(np.argmax(acc.mean(axis=1)))]  # first max: smallest rank
-    else:
-        rank_rows = []
-        best_rank = ranks[0]
+    fold_args = (Z, y, config, center, est_params, np.dtype(config.search_dtype))
+    rank_rows, best_rank = _select_rank(fold_args, splits, ranks, progress)
     t_rank = time.perf_counter() - t0
-    # Step 2: penalties at that rank.
     groups = penalty_grid(
-        config.search,
-        config.l1_fractions,
-        config.l2_values,
-        skip_unbounded=config.skip_unbounded,
+        config.search, config.l1_fractions, config.l2_values, skip_unbounded=config.skip_unbounded
     )
-    plan = _fold_chunks(len(splits), len(groups), effective_n_jobs(config.n_jobs))
-    tasks = [
-        (
-            _task,
-            (Z, y, *splits[f], config.scaling, center, best_rank, groups[c::n], est_params, dtype),
-        )
-        for f, c, n in plan
-    ]
-    res = _parallel(tasks, config.n_jobs, progress, "grid")
-    per_group = [[None] * len(splits) for _ in groups]  # [group][fold] -> (accs, collapsed)
-    for (f, c, n), outs in zip(plan, res, strict=True):
-        for i, out in enumerate(outs):
-            per_group[c + i * n][f] = out
-    grid = []
-    for g, (pair, path) in enumerate(groups):
-        fold_acc = np.array([a for a, _ in per_group[g]])  # (n_splits, n_path)
-        fold_col = np.array([c for _, c in per_group[g]])
-        for k, (f_mu, f_nu) in enumerate(path):
-            grid.append(
-                {
-                    "mu1_fraction": f_mu,
-                    "mu2": pair[0],
-                    "nu1_fraction": f_nu,
-                    "nu2": pair[1],
-                    "mean": float(fold_acc[:, k].mean()),
-                    "std": float(fold_acc[:, k].std()),
-                    "collapsed": int(fold_col[:, k].sum()),
-                    "unbounded": False,
-                    "group": g,
-                    "step": k,
-                }
-            )
+    grid = _grid_scores(fold_args, splits, best_rank, groups, progress)
     n_fitted = len(grid)
     if config.skip_unbounded and config.search != "none":
-        zero = next(
-            (
-                p
-                for p in grid
-                if p["mu1_fraction"] == p["nu1_fraction"] == p["mu2"] == p["nu2"] == 0
-            ),
-            None,
-        )
-        for pair, _ in penalty_grid(config.search, config.l1_fractions, config.l2_values):
-            for f_mu, f_nu in penalty_grid("paper", config.l1_fractions, [0.0])[0][1]:
-                if not is_unbounded(f_mu, pair[0], f_nu, pair[1]):
-                    continue
-                grid.append(
-                    {
-                        "mu1_fraction": f_mu,
-                        "mu2": pair[0],
-                        "nu1_fraction": f_nu,
-                        "nu2": pair[1],
-                        "mean": zero["mean"] if zero else float("nan"),
-                        "std": zero["std"] if zero else float("nan"),
-                        "collapsed": 0,
-                        "unbounded": True,
-                        "group": -1,
-                        "step": -1,
-                    }
-                )
-    means = np.array([p["mean"] if not p["unbounded"] else -np.inf for p in grid])
-    top = np.flatnonzero(means >= means.max() - 1e-12)
-    # Ties: prefer the most regularised point (larger l1 fractions, then l2).
-    best_i = max(
-        top,
-        key=lambda i: (
-            grid[i]["mu1_fraction"] + grid[i]["nu1_fraction"],
-            grid[i]["mu2"] + grid[i]["nu2"],
-        ),
-    )
-    best = grid[best_i]
+        grid += _unbounded_points(grid, config)
+    best = _best_point(grid)
     t_grid = time.perf_counter() - t0 - t_rank
     # Final fit on all epochs: replay the chosen warm-start path.
     scaling = fit_scaling(Z, config.scaling, center=center)
-    X = apply_scaling(Z, *scaling)
     pair, path = groups[best["group"]]
-    est, (mu1_max, nu1_max) = run_path(X, y, best_rank, pair, path, est_params, stop=best["step"])
+    est, (mu1_max, nu1_max) = run_path(
+        apply_scaling(Z, *scaling), y, best_rank, pair, path, est_params, stop=best["step"]
+    )
     est.set_params(warm_start=False)
     report = {
         "cv": "loo" if config.cv == "loo" else int(config.cv),
@@ -491,24 +391,103 @@ def select(
             k: best[k] for k in ("mu1_fraction", "mu2", "nu1_fraction", "nu2", "mean", "std")
         },
         "l1_penalty_max": [float(mu1_max), float(nu1_max)],
-        "params": {
-            "rank": int(best_rank),
-            "mu1": float(est.mu1),
-            "mu2": float(est.mu2),
-            "nu1": float(est.nu1),
-            "nu2": float(est.nu2),
-        },
+        "params": {"rank": int(best_rank)}
+        | {k: float(getattr(est, k)) for k in ("mu1", "mu2", "nu1", "nu2")},
         "seconds": {"rank": t_rank, "grid": t_grid, "total": time.perf_counter() - t0},
         "n_jobs": config.n_jobs,
     }
     logger.info(
         "selected rank %d, mu1 %.3g, mu2 %.3g, nu1 %.3g, nu2 %.3g: CV accuracy %.3f +/- %.3f",
-        best_rank,
-        est.mu1,
-        est.mu2,
-        est.nu1,
-        est.nu2,
-        best["mean"],
-        best["std"],
-    )
+        best_rank, est.mu1, est.mu2, est.nu1, est.nu2, best["mean"], best["std"],
+    )  # fmt: skip
     return est, report, scaling
+
+
+def _fold_task_args(fold_args, train, test, rank, groups):
+    Z, y, config, center, est_params, dtype = fold_args
+    return (Z, y, train, test, config.scaling, center, rank, groups, est_params, dtype)
+
+
+def _select_rank(fold_args, splits, ranks, progress):
+    """Step 1: every rank with zero penalties; the best mean CV accuracy (ties: smaller)."""
+    if len(ranks) == 1:
+        return [], ranks[0]
+    zero = [((0.0, 0.0), [(0.0, 0.0)])]
+    tasks = [
+        (_task, _fold_task_args(fold_args, tr, te, r, zero)) for r in ranks for tr, te in splits
+    ]
+    res = _parallel(tasks, fold_args[2].n_jobs, progress, "rank")
+    acc = np.array([r[0][0][0] for r in res]).reshape(len(ranks), len(splits))
+    rows = [
+        {"rank": r, "mean": float(a.mean()), "std": float(a.std()), "folds": a.tolist()}
+        for r, a in zip(ranks, acc, strict=True)
+    ]
+    return rows, ranks[int(np.argmax(acc.mean(axis=1)))]  # first max: smallest rank
+
+
+def _grid_scores(fold_args, splits, rank, groups, progress) -> list[dict]:
+    """Step 2: CV accuracy of every penalty point at ``rank`` (paths in lockstep)."""
+    config = fold_args[2]
+    plan = _fold_chunks(len(splits), len(groups), effective_n_jobs(config.n_jobs))
+    tasks = [
+        (_task, _fold_task_args(fold_args, *splits[f], rank, groups[c::n])) for f, c, n in plan
+    ]
+    res = _parallel(tasks, config.n_jobs, progress, "grid")
+    per_group = [[None] * len(splits) for _ in groups]  # [group][fold] -> (accs, collapsed)
+    for (f, c, n), outs in zip(plan, res, strict=True):
+        for i, out in enumerate(outs):
+            per_group[c + i * n][f] = out
+    grid = []
+    for g, (pair, path) in enumerate(groups):
+        fold_acc = np.array([a for a, _ in per_group[g]])  # (n_splits, n_path)
+        fold_col = np.array([c for _, c in per_group[g]])
+        for k, (f_mu, f_nu) in enumerate(path):
+            grid.append(
+                _point(f_mu, pair[0], f_nu, pair[1], fold_acc[:, k].mean(), fold_acc[:, k].std())
+                | {"collapsed": int(fold_col[:, k].sum()), "group": g, "step": k}
+            )
+    return grid
+
+
+def _point(f_mu, mu2, f_nu, nu2, mean, std, *, unbounded=False) -> dict:
+    return {
+        "mu1_fraction": f_mu,
+        "mu2": mu2,
+        "nu1_fraction": f_nu,
+        "nu2": nu2,
+        "mean": float(mean),
+        "std": float(std),
+        "collapsed": 0,
+        "unbounded": unbounded,
+        "group": -1,
+        "step": -1,
+    }
+
+
+def _unbounded_points(grid, config) -> list[dict]:
+    """Return the grid points skipped as unbounded, scored like the all-zero point."""
+    zero = next(
+        (p for p in grid if p["mu1_fraction"] == p["nu1_fraction"] == p["mu2"] == p["nu2"] == 0),
+        None,
+    )
+    mean, std = (zero["mean"], zero["std"]) if zero else (float("nan"), float("nan"))
+    out = []
+    for pair, _ in penalty_grid(config.search, config.l1_fractions, config.l2_values):
+        for f_mu, f_nu in penalty_grid("paper", config.l1_fractions, [0.0])[0][1]:
+            if is_unbounded(f_mu, pair[0], f_nu, pair[1]):
+                out.append(_point(f_mu, pair[0], f_nu, pair[1], mean, std, unbounded=True))
+    return out
+
+
+def _best_point(grid) -> dict:
+    """Return the best point by mean CV accuracy; ties: the most regularised."""
+    means = np.array([p["mean"] if not p["unbounded"] else -np.inf for p in grid])
+    top = np.flatnonzero(means >= means.max() - 1e-12)
+    best_i = max(
+        top,
+        key=lambda i: (
+            grid[i]["mu1_fraction"] + grid[i]["nu1_fraction"],
+            grid[i]["mu2"] + grid[i]["nu2"],
+        ),
+    )
+    return grid[best_i]
