@@ -63,8 +63,8 @@ def auto_candidates(model) -> list[dict]:
 
     Parameters
     ----------
-    model : BCIModel
-        A calibrated model.
+    model : BCIModel | estimator
+        A calibrated model (anything without ``metadata`` has no candidates).
 
     Returns
     -------
@@ -73,8 +73,8 @@ def auto_candidates(model) -> list[dict]:
         ``l2``, ``l1_fraction``, ``log_loss``, ``accuracy``, ``auc`` and ``chosen``
         (bool); empty when the model did not come from ``features="auto"``.
     """
-    sel = getattr(model, "metadata", {}).get("selection") or {}
-    auto = sel.get("auto") or {}
+    metadata = getattr(model, "metadata", None) or {}
+    auto = (metadata.get("selection") or {}).get("auto") or {}
     rows = []
     for c in auto.get("candidates") or []:
         name = f"{c.get('features')}/{c.get('spatial') or 'none'}"

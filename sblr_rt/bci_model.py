@@ -264,10 +264,12 @@ class BCIModel:
         sel = md.get("selection")
         if sel:
             best = sel.get("best", {})
+            std = best.get("std")  # NaN (auto search) is saved as null in strict JSON
+            std = float("nan") if std is None else std
             lines.append(
                 f"selection: {sel.get('cv', '?')} CV, search {sel.get('search', '?')}, "
                 f"{len(sel.get('grid', []))} grid points; best CV accuracy "
-                f"{best.get('mean', float('nan')):.3f} +/- {best.get('std', float('nan')):.3f}"
+                f"{best.get('mean', float('nan')):.3f} +/- {std:.3f}"
             )
             for r in sel.get("ranks", []):
                 lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f} +/- {r['std']:.3f}")
