@@ -25,6 +25,7 @@ from sblr_rt.gui.summary import (
     summarize_model,
 )
 from sblr_rt.gui.widgets import (
+    AutoCandidatesTable,
     RotatedLabelAxis,
     channel_ticks,
     class_color,
@@ -115,7 +116,7 @@ class ModelTab(QtWidgets.QWidget):
         right = QtWidgets.QWidget()
         right_layout = QtWidgets.QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
-        self.auto_table = _auto_table_widget()
+        self.auto_table = AutoCandidatesTable()
         right_layout.addWidget(self.auto_table)
         self.overview_widget = pg.GraphicsLayoutWidget()
         self.overview_widget.setBackground("w")
@@ -177,7 +178,7 @@ class ModelTab(QtWidgets.QWidget):
         summary = self.summary
         score = summary.scores[self._score_index]
         self._draw_header(summary, score)
-        self._fill_auto_table(summary.candidates)
+        self.auto_table.set_candidates(summary.candidates)
         self.components_widget.clear()
         self.components = []
         n_known = int(np.isfinite(self._xy).all(1).sum())
@@ -353,33 +354,6 @@ class ModelTab(QtWidgets.QWidget):
         self.colorbar.setImageItem(image, insert_in=plot)
         self.weights_image = image
 
-    def _fill_auto_table(self, candidates: list[dict]) -> None:
-        """Show the auto search's candidates (best first, the chosen one bold), or hide."""
-        table = self.auto_table
-        table.setRowCount(len(candidates))
-        bold = QtGui.QFont()
-        bold.setBold(True)
-        for i, c in enumerate(candidates):
-            cells = [
-                ("★ " if c["chosen"] else "") + c["name"],
-                *(_format_score(c.get(k)) for k in ("log_loss", "accuracy", "auc")),
-                str(c.get("rank", "")),
-            ]
-            for j, text in enumerate(cells):
-                item = QtWidgets.QTableWidgetItem(text)
-                side = QtCore.Qt.AlignLeft if j == 0 else QtCore.Qt.AlignRight
-                item.setTextAlignment(int(side | QtCore.Qt.AlignVCenter))
-                if c["chosen"]:
-                    item.setFont(bold)
-                    item.setBackground(QtGui.QColor("#fde9a9"))
-                table.setItem(i, j, item)
-        table.resizeColumnsToContents()
-        table.resizeRowsToContents()
-        height = table.horizontalHeader().height() + 2 * table.frameWidth()
-        height += sum(table.rowHeight(i) for i in range(len(candidates)))
-        table.setFixedHeight(height)
-        table.setVisible(bool(candidates))
-
     def _draw_cv(self, summary: ModelSummary) -> None:
         rows = summary.cv_results
         self.cv_image = None
@@ -517,33 +491,6 @@ class ModelTab(QtWidgets.QWidget):
                 np.arange(obj.size), obj, pen=pg.mkPen(class_color(k), width=2), name=name
             )
             self.objective_curves.append(curve)
-
-
-#: Columns of the auto table.
-AUTO_COLUMNS = ("candidate (★ = chosen)", "CV log-loss", "accuracy", "AUC", "rank")
-
-
-def _auto_table_widget() -> QtWidgets.QTableWidget:
-    table = QtWidgets.QTableWidget(0, len(AUTO_COLUMNS))
-    table.setHorizontalHeaderLabels(list(AUTO_COLUMNS))
-    table.setToolTip(
-        "features='auto': every feature path × spatial stage, cross-validated; "
-        "the lowest out-of-fold log-loss (★) was refitted on all epochs"
-    )
-    table.verticalHeader().hide()
-    table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
-    table.setSelectionMode(QtWidgets.QAbstractItemView.NoSelection)
-    table.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
-    table.horizontalHeader().setSectionResizeMode(0, QtWidgets.QHeaderView.Stretch)
-    table.hide()
-    return table
-
-
-def _format_score(value) -> str:
-    try:
-        return f"{float(value):.3f}"
-    except (TypeError, ValueError):
-        return "–"
 
 
 def _decade_ticks(values: np.ndarray) -> list[list[tuple[float, str]]]:
