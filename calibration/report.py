@@ -1,22 +1,86 @@
 """The calibration report: a text summary and a PNG figure.
 
 The figure (matplotlib, Agg backend) shows the CV accuracy over the grid (best over the
-l2 penalties for each (mu1, nu1) fraction, and per rank), each spatial factor as a scalp
-map (montage positions from :func:`sblr_rt.montage.layout_2d`, drawn with
-:func:`mne.viz.plot_topomap`; for the bandpower path one map per band) and each temporal
-factor over the epoch's time axis in seconds.
+l2 penalties for each (mu1, nu1) fraction, and per rank), or for ``features="auto"`` the
+table of every candidate's cross-validated scores; each spatial factor as a scalp map
+(montage positions from :func:`sblr_rt.montage.layout_2d`, drawn with
+:func:`mne.viz.plot_topomap`; for the bandpower path one map per band) and each
+temporal factor over its axis: seconds from the cue (waveform, band-power bins) or
+frequency in Hz (spectral path, whose columns are frequency bands).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.preprocessing.spatial import spatial_label
+
 logger = logging.getLogger("sblr_rt.calibration")
 
-__all__ = ["plot_report", "report_text", "write_report"]
+__all__ = [
+    "auto_candidates",
+    "column_axis",
+    "plot_report",
+    "report_text",
+    "write_report",
+]
+
+
+#: How each spatial stage is named in reports and in the dashboard.
+def column_axis(pre) -> tuple[np.ndarray, str]:
+    """Return the coordinates and title of the model's columns (the rows of V).
+
+    Parameters
+    ----------
+    pre : Preprocessor
+        The model's preprocessing.
+
+    Returns
+    -------
+    axis : ndarray, shape (n_times,)
+        Centre frequency in Hz for the spectral path, seconds from the cue otherwise.
+    label : str
+        ``"frequency (Hz)"`` or ``"time from cue (s)"``.
+    """
+    if pre.features == "spectral":
+        return np.asarray(pre.freqs, float), "frequency (Hz)"
+    return np.asarray(pre.times, float), "time from cue (s)"
+
+
+def auto_candidates(model) -> list[dict]:
+    """Return the ``features="auto"`` candidates, best (lowest CV log-loss) first.
+
+    Parameters
+    ----------
+    model : BCIModel | estimator
+        A calibrated model (anything without ``metadata`` has no candidates).
+
+    Returns
+    -------
+    rows : list of dict
+        Per candidate ``name`` (``"spectral/csd"``), ``features``, ``spatial``, ``rank``,
+        ``l2``, ``l1_fraction``, ``log_loss``, ``accuracy``, ``auc`` and ``chosen``
+        (bool); empty when the model did not come from ``features="auto"``.
+    """
+    metadata = getattr(model, "metadata", None) or {}
+    auto = (metadata.get("selection") or {}).get("auto") or {}
+    rows = []
+    for c in auto.get("candidates") or []:
+        name = f"{c.get('features')}/{c.get('spatial') or 'none'}"
+        rows.append({**c, "name": name, "chosen": name == auto.get("chosen")})
+    return sorted(rows, key=lambda r: _nan_last(r.get("log_loss")))
+
+
+def _nan_last(value) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return math.inf
+    return math.inf if math.isnan(value) else value
 
 
 def report_text(model, *, top: int = 10) -> str:
@@ -34,19 +98,23 @@ def report_text(model, *, top: int = 10) -> str:
     text : str
         The report.
     """
+    est = model.estimator
+    # summary() already names the spatial stage and lists the auto search's candidates
     lines = [model.summary()]
     md = model.metadata
     sel = md.get("selection") or {}
     if sel:
-        p = sel["params"]
-        mu_max, nu_max = sel.get("l1_penalty_max", [float("nan")] * 2)
         lines += [
             "",
-            f"chosen: rank {p['rank']}, mu1 {p['mu1']:.4g} ({sel['best']['mu1_fraction']:g} x "
-            f"{mu_max:.4g}), mu2 {p['mu2']:.4g}, nu1 {p['nu1']:.4g} "
-            f"({sel['best']['nu1_fraction']:g} x {nu_max:.4g}), nu2 {p['nu2']:.4g}",
-            f"search time: {sel['seconds']['total']:.1f} s (n_jobs={sel.get('n_jobs')})",
+            f"chosen: rank {est.rank}, mu1 {est.mu1:.4g}{_fraction(sel, 'mu1', 0)}, "
+            f"mu2 {est.mu2:.4g}, nu1 {est.nu1:.4g}{_fraction(sel, 'nu1', 1)}, "
+            f"nu2 {est.nu2:.4g}",
+            f"search time: {sel.get('seconds', {}).get('total', float('nan')):.1f} s "
+            f"(n_jobs={sel.get('n_jobs')})",
             f"training accuracy (optimistic): {md.get('train_accuracy', float('nan')):.3f}",
+        ]
+    if sel.get("grid"):
+        lines += [
             "",
             f"best {top} grid points (mean +/- std CV accuracy):",
             "  mu1/max  mu2      nu1/max  nu2      accuracy        collapsed folds",
@@ -67,6 +135,15 @@ def report_text(model, *, top: int = 10) -> str:
     if md.get("sources"):
         lines.append(f"sources: {', '.join(md['sources'])}")
     return "\n".join(lines) + "\n"
+
+
+def _fraction(sel: dict, name: str, index: int) -> str:
+    """Return `` (f x max)`` for an l1 penalty when the grid search recorded both."""
+    best = sel.get("best") or {}
+    maxima = sel.get("l1_penalty_max")
+    if f"{name}_fraction" not in best or not maxima:
+        return ""
+    return f" ({best[f'{name}_fraction']:g} x {maxima[index]:.4g})"
 
 
 def _grid_matrix(sel):
@@ -105,6 +182,11 @@ def _topomap(ax, values, names, title):
         ax.axis("off")
 
 
+def _n_maps(pre) -> int:
+    """Return the scalp maps per component: one per band on the band-power path."""
+    return len(pre.bands) if pre.features == "bandpower" else 1
+
+
 def plot_report(model, path) -> Path:
     """Write the report figure as PNG.
 
@@ -133,8 +215,7 @@ def plot_report(model, path) -> Path:
     else:
         titles = [f"{c}: " for c in model.classes]
     n_prob, _, rank = U.shape
-    n_bands = len(pre.bands) if pre.features == "bandpower" else 1
-    n_cols = max(3, n_bands + 1)
+    n_cols = max(3, _n_maps(pre) + 1)
     n_rows = 1 + n_prob * rank
     fig = plt.figure(figsize=(3.2 * n_cols, 2.6 * n_rows), layout="constrained")
     gs = fig.add_gridspec(n_rows, n_cols)
@@ -151,9 +232,12 @@ def plot_report(model, path) -> Path:
 
 
 def _plot_selection(fig, gs, model) -> None:
-    """First row: the penalty grid, the rank step and the chosen parameters."""
+    """First row: the penalty grid and the rank step (or the auto table), the choice."""
     pre, est = model.preprocessor, model.estimator
     sel = model.metadata.get("selection") or {}
+    n_cols = gs.ncols
+    if auto_candidates(model):
+        _plot_auto_table(fig.add_subplot(gs[0, : n_cols - 1]), model)
     if sel.get("grid"):
         ax = fig.add_subplot(gs[0, 0])
         f1, f2, M = _grid_matrix(sel)
@@ -174,13 +258,14 @@ def _plot_selection(fig, gs, model) -> None:
         ax.set_xlabel("rank (no penalty)")
         ax.set_ylabel("CV accuracy")
         ax.set_title(f"rank step ({sel.get('cv')} CV)", fontsize=9)
-    ax = fig.add_subplot(gs[0, 2])
+    ax = fig.add_subplot(gs[0, n_cols - 1])
     ax.axis("off")
     best = sel.get("best", {})
     ax.text(
         0,
         1,
         f"classes {model.classes}\nfeatures {pre.features}\n"
+        f"spatial {spatial_label(pre.spatial)}\n"
         f"rank {est.rank}\nmu1 {est.mu1:.3g} mu2 {est.mu2:.3g}\nnu1 {est.nu1:.3g} "
         f"nu2 {est.nu2:.3g}\nCV acc {best.get('mean', float('nan')):.3f}",
         va="top",
@@ -188,11 +273,47 @@ def _plot_selection(fig, gs, model) -> None:
     )
 
 
+def _plot_auto_table(ax, model) -> None:
+    """Draw the auto search: one table row per candidate, the chosen one bold and shaded."""
+    rows = auto_candidates(model)
+    auto = model.metadata["selection"]["auto"]
+    ax.axis("off")
+    ax.set_title(
+        f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')} (* = chosen)",
+        fontsize=9,
+    )
+    cells = [
+        [
+            ("* " if r["chosen"] else "") + r["name"],
+            f"{r['log_loss']:.3f}",
+            f"{r['accuracy']:.3f}",
+            f"{r['auc']:.3f}",
+            f"{r['rank']}",
+        ]
+        for r in rows
+    ]
+    table = ax.table(
+        cellText=cells,
+        colLabels=["candidate", "CV log-loss", "accuracy", "AUC", "rank"],
+        colWidths=[0.34, 0.18, 0.16, 0.14, 0.1],
+        loc="upper center",
+        cellLoc="center",
+    )
+    table.auto_set_font_size(False)
+    table.set_fontsize(7)
+    table.scale(1.0, 1.1)
+    for i, r in enumerate(rows, start=1):
+        if r["chosen"]:
+            for j in range(len(cells[0])):
+                table[i, j].set_facecolor("#fde9a9")
+                table[i, j].get_text().set_fontweight("bold")
+
+
 def _plot_component(fig, gs, row: int, pre, u, v, title: str, k: int) -> None:
-    """One row: scalp maps of ``u`` (one per band) and the time course ``v``."""
-    n_bands = len(pre.bands) if pre.features == "bandpower" else 1
+    """One row: scalp maps of ``u`` (one per band) and ``v`` over time or frequency."""
+    n_maps = _n_maps(pre)
     n_picks = len(pre.picks)
-    for b in range(n_bands):
+    for b in range(n_maps):
         ax = fig.add_subplot(gs[row, b])
         band = (
             f" {pre.bands[b][0]:g}-{pre.bands[b][1]:g} Hz" if pre.features == "bandpower"
@@ -200,12 +321,13 @@ def _plot_component(fig, gs, row: int, pre, u, v, title: str, k: int) -> None:
         )  # fmt: skip
         _topomap(ax, u[b * n_picks : (b + 1) * n_picks], list(pre.picks),
                  f"{title}spatial {k + 1}{band}")  # fmt: skip
-    ax = fig.add_subplot(gs[row, n_bands])
-    times = pre.times
-    ax.plot(times, v, marker="." if len(times) < 30 else None)
+    ax = fig.add_subplot(gs[row, n_maps:])
+    axis, label = column_axis(pre)
+    ax.plot(axis, v, marker="." if len(axis) < 30 else None)
     ax.axhline(0, color="0.7", lw=0.5)
-    ax.set_xlabel("time from cue (s)")
-    ax.set_title(f"{title}temporal {k + 1}", fontsize=8)
+    ax.set_xlabel(label)
+    kind = "spectral" if pre.features == "spectral" else "temporal"
+    ax.set_title(f"{title}{kind} {k + 1}", fontsize=8)
 
 
 def write_report(model, prefix) -> tuple[Path, Path]:

@@ -2,8 +2,10 @@
 
 Works from a model file alone. Per rank component: the spatial factor as an interpolated
 scalp map and as a labelled per-channel bar chart, and the temporal factor over the epoch's
-time axis. Then the weight matrix W as a channels-by-time heatmap with a colour bar, the
-cross-validation grid and the objective per iteration of the solver.
+time axis (on the spectral path a spectrum: over frequency in Hz). Then the weight matrix W
+as a channels-by-time (or -frequency) heatmap with a colour bar, the cross-validation grid
+and the objective per iteration of the solver. The header names the spatial stage; a model
+from ``features="auto"`` also gets the table of every candidate's CV scores.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sblr_rt.gui.summary import (
     summarize_model,
 )
 from sblr_rt.gui.widgets import (
+    AutoCandidatesTable,
     RotatedLabelAxis,
     channel_ticks,
     class_color,
@@ -86,6 +89,7 @@ class ModelTab(QtWidgets.QWidget):
         self.cv_plot: pg.PlotItem | None = None
         self.objective_curves: list[pg.PlotDataItem] = []
         self._score_index = 0
+        self._xy = np.zeros((0, 2))
 
         layout = QtWidgets.QVBoxLayout(self)
         top = QtWidgets.QHBoxLayout()
@@ -109,9 +113,15 @@ class ModelTab(QtWidgets.QWidget):
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(self.components_widget)
         splitter.addWidget(self.scroll)
+        right = QtWidgets.QWidget()
+        right_layout = QtWidgets.QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        self.auto_table = AutoCandidatesTable()
+        right_layout.addWidget(self.auto_table)
         self.overview_widget = pg.GraphicsLayoutWidget()
         self.overview_widget.setBackground("w")
-        splitter.addWidget(self.overview_widget)
+        right_layout.addWidget(self.overview_widget, 1)
+        splitter.addWidget(right)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         splitter.setSizes([900, 600])
@@ -168,6 +178,7 @@ class ModelTab(QtWidgets.QWidget):
         summary = self.summary
         score = summary.scores[self._score_index]
         self._draw_header(summary, score)
+        self.auto_table.set_candidates(summary.candidates)
         self.components_widget.clear()
         self.components = []
         n_known = int(np.isfinite(self._xy).all(1).sum())
@@ -177,20 +188,35 @@ class ModelTab(QtWidgets.QWidget):
         self.overview_widget.clear()
         self._draw_weights(score)
         self.overview_widget.nextRow()
-        self._draw_cv(summary)
-        self.overview_widget.nextRow()
+        if summary.cv_results or not summary.candidates:  # else the auto table says it all
+            self._draw_cv(summary)
+            self.overview_widget.nextRow()
+        else:
+            self.cv_image = self.cv_plot = None
         self._draw_objective(summary)
 
     def _draw_header(self, summary: ModelSummary, score: ScoreFactors) -> None:
         facts = [f"<b>{score.title}</b> (positive score → {score.positive})"]
         facts.append(f"classes: {', '.join(summary.classes)}")
-        facts.append(
-            f"{len(summary.ch_names)} channels × {summary.axis.size} {summary.axis_label}"
-        )
+        if summary.axis_is_frequency:
+            columns = (
+                f"{summary.axis.size} frequency bands (centres "
+                f"{summary.axis[0]:g}–{summary.axis[-1]:g} Hz)"
+            )
+        else:
+            columns = f"{summary.axis.size} {summary.axis_label}"
+        facts.append(f"{len(summary.ch_names)} channels × {columns}")
         info = summary.info
         for key in ("file", "features", "sfreq", "rank", "mu1", "nu1", "mu2", "nu2"):
             if key in info:
                 facts.append(f"{key} = {_format_value(info[key])}")
+            if key == "features" and summary.candidates:
+                facts[-1] += (
+                    f" (features='auto': lowest CV log-loss of {len(summary.candidates)} "
+                    "candidates, table on the right)"
+                )
+            if key == "features" and summary.spatial:
+                facts.append(f"spatial stage = {summary.spatial}")
         facts.append(f"intercept b = {score.intercept:.3g}")
         self.header.setText(" · ".join(facts))
 
@@ -253,7 +279,8 @@ class ModelTab(QtWidgets.QWidget):
     def _temporal_plot(self, k: int, v: np.ndarray):
         """Return the plot of the temporal factor ``v`` and its curve."""
         summary = self.summary
-        plot = pg.PlotItem(title=f"temporal factor v{k + 1} (carries the scale)")
+        kind = "spectral" if summary.axis_is_frequency else "temporal"
+        plot = pg.PlotItem(title=f"{kind} factor v{k + 1} (carries the scale)")
         plot.setMinimumWidth(260)
         plot.setLabel("bottom", summary.axis_label)
         plot.setLabel("left", "weight")
@@ -304,7 +331,7 @@ class ModelTab(QtWidgets.QWidget):
     def _draw_weights(self, score: ScoreFactors) -> None:
         summary = self.summary
         weights = score.weights
-        plot = self.overview_widget.addPlot(title="W = U Vᵀ (channels × time)")
+        plot = self.overview_widget.addPlot(title=f"W = U Vᵀ (channels × {summary.column_kind})")
         image = pg.ImageItem(axisOrder="row-major")
         image.setImage(weights)
         axis = summary.axis

@@ -3,10 +3,11 @@
 :func:`summarize_model` reads a :class:`sblr_rt.bci_model.BCIModel` (or a bare fitted
 :class:`sblr_rt.model.SparseBilinearLogisticRegression`) and returns a
 :class:`ModelSummary`: per score (one for two classes, one per class for one-versus-rest)
-the spatial factor U and the temporal factor V, the time axis, the channel names, the
-cross-validation grid and the objective trace. The scalp geometry
-(:func:`sblr_rt.montage.scalp_layout`, :func:`sblr_rt.montage.interpolate_scalp`) lives
-with the montage.
+the spatial factor U and the temporal factor V, the axis of V (seconds from the cue, or
+frequency in Hz on the spectral path), the channel names, the spatial stage, the
+cross-validation grid (or the ``features="auto"`` candidates) and the objective trace.
+The scalp geometry (:func:`sblr_rt.montage.scalp_layout`,
+:func:`sblr_rt.montage.interpolate_scalp`) lives with the montage.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from sblr_rt.calibration.report import auto_candidates
+
+from sblr_rt.preprocessing.spatial import spatial_label
 
 logger = logging.getLogger("sblr_rt.gui")
 
@@ -67,9 +71,11 @@ class ModelSummary:
     ch_names : list of str
         Channel names in the order of the rows of U.
     axis : ndarray, shape (n_times,)
-        Coordinates of the rows of V: seconds relative to the cue, or bin indices.
+        Coordinates of the rows of V: seconds relative to the cue, bin indices, or the
+        centre frequency of each band in Hz (spectral path).
     axis_label : str
-        Axis title, e.g. ``"time after cue (s)"`` or ``"band-power bin"``.
+        Axis title, e.g. ``"time after cue (s)"``, ``"band-power bin"`` or
+        ``"frequency (Hz)"``.
     scores : list of ScoreFactors
         One entry for two classes, one per class for one-versus-rest.
     classes : list of str
@@ -90,6 +96,13 @@ class ModelSummary:
         Electrode name of each row of U (``ch_names`` without the band suffix).
     ranks : list of dict
         CV accuracy per rank tried (``rank``, ``mean``, ``std``).
+    features : str
+        The feature path (``"waveform"``, ``"bandpower"``, ``"spectral"``; ``""`` unknown).
+    spatial : str
+        The spatial stage, readable (``"none"``, ``"common average"``, ...; ``""`` unknown).
+    candidates : list of dict
+        ``features="auto"``: every candidate's CV scores, best first
+        (:func:`sblr_rt.calibration.report.auto_candidates`); empty otherwise.
     """
 
     ch_names: list[str]
@@ -104,6 +117,9 @@ class ModelSummary:
     groups: list[tuple[str, list[int]]] = field(default_factory=list)
     scalp_names: list[str] = field(default_factory=list)
     ranks: list[dict] = field(default_factory=list)
+    features: str = ""
+    spatial: str = ""
+    candidates: list[dict] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.groups:
@@ -116,6 +132,16 @@ class ModelSummary:
     def axis_is_time(self) -> bool:
         """Whether :attr:`axis` is in seconds."""
         return "(s)" in self.axis_label
+
+    @property
+    def axis_is_frequency(self) -> bool:
+        """Whether :attr:`axis` is in Hz (the spectral path: V is a spectrum)."""
+        return "(Hz)" in self.axis_label
+
+    @property
+    def column_kind(self) -> str:
+        """What the columns of W are: ``"frequency"`` or ``"time"``."""
+        return "frequency" if self.axis_is_frequency else "time"
 
 
 def _first_attr(obj, names, default=None):
@@ -207,6 +233,8 @@ def summarize_model(
     objectives = _objectives(model, est)
     info = _info(model, est)
     groups = _band_groups(model, n_channels)
+    pre = _first_attr(model, ("preprocessor", "preprocessing"))
+    spatial = spatial_label(pre.spatial) if hasattr(pre, "spatial") else ""
     return ModelSummary(
         ch_names=ch_names,
         axis=axis,
@@ -219,6 +247,9 @@ def summarize_model(
         info=info,
         groups=groups,
         ranks=rank_results(model),
+        features=str(_first_attr(pre, ("features",), "") or ""),
+        spatial=spatial,
+        candidates=auto_candidates(model),
     )
 
 
@@ -275,6 +306,10 @@ def _model_axis(model, n_times: int) -> tuple[np.ndarray, str]:
     features = str(_first_attr(pre, ("features",), "") or _first_attr(model, ("features",), ""))
     if features == "bandpower":
         return np.arange(n_times, dtype=float), "band-power time bin"
+    if features == "spectral":
+        freqs = np.asarray(pre.freqs, float)
+        if freqs.shape == (n_times,):
+            return freqs, "frequency (Hz)"
     for obj in (pre, model):
         times = _first_attr(obj, ("times",))
         if times is not None and len(times) == n_times:

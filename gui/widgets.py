@@ -1,4 +1,4 @@
-"""Small pyqtgraph pieces shared by the tabs: colour map, rotated channel labels."""
+"""Small Qt pieces shared by the tabs: colour map, rotated channel labels, auto table."""
 
 from __future__ import annotations
 
@@ -182,3 +182,70 @@ def channel_ticks(ch_names, max_labels: int = 40) -> list[tuple[float, str]]:
     """Every k-th channel as a (position, name) tick, at most ``max_labels`` of them."""
     step = max(1, math.ceil(len(ch_names) / max_labels))
     return [(float(i), name) for i, name in enumerate(ch_names) if i % step == 0]
+
+
+class AutoCandidatesTable(QtWidgets.QTableWidget):
+    """The ``features="auto"`` candidates: CV log-loss, accuracy, AUC, rank; ★ = chosen.
+
+    Hidden while it has no rows; its height fits the rows, so it never scrolls.
+
+    Parameters
+    ----------
+    parent : QWidget | None
+        Parent widget.
+    """
+
+    COLUMNS = ("candidate (★ = chosen)", "CV log-loss", "accuracy", "AUC", "rank")
+
+    def __init__(self, parent=None):
+        super().__init__(0, len(self.COLUMNS), parent)
+        self.setHorizontalHeaderLabels(list(self.COLUMNS))
+        self.setToolTip(
+            "features='auto': every feature path × spatial stage, cross-validated; "
+            "the lowest out-of-fold log-loss (★) was refitted on all epochs"
+        )
+        self.verticalHeader().hide()
+        self.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        self.setSelectionMode(QtWidgets.QAbstractItemView.NoSelection)
+        self.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        self.horizontalHeader().setSectionResizeMode(0, QtWidgets.QHeaderView.Stretch)
+        self.hide()
+
+    def set_candidates(self, candidates) -> None:
+        """Show the candidates in the given order (chosen one bold), or hide when empty.
+
+        Parameters
+        ----------
+        candidates : list of dict
+            Rows of :func:`sblr_rt.calibration.report.auto_candidates`.
+        """
+        self.setRowCount(len(candidates))
+        bold = QtGui.QFont()
+        bold.setBold(True)
+        for i, c in enumerate(candidates):
+            cells = [
+                ("★ " if c["chosen"] else "") + c["name"],
+                *(_format_score(c.get(k)) for k in ("log_loss", "accuracy", "auc")),
+                str(c.get("rank", "")),
+            ]
+            for j, text in enumerate(cells):
+                item = QtWidgets.QTableWidgetItem(text)
+                side = QtCore.Qt.AlignLeft if j == 0 else QtCore.Qt.AlignRight
+                item.setTextAlignment(int(side | QtCore.Qt.AlignVCenter))
+                if c["chosen"]:
+                    item.setFont(bold)
+                    item.setBackground(QtGui.QColor("#fde9a9"))
+                self.setItem(i, j, item)
+        self.resizeColumnsToContents()
+        self.resizeRowsToContents()
+        height = self.horizontalHeader().height() + 2 * self.frameWidth()
+        height += sum(self.rowHeight(i) for i in range(len(candidates)))
+        self.setFixedHeight(height)
+        self.setVisible(bool(candidates))
+
+
+def _format_score(value) -> str:
+    try:
+        return f"{float(value):.3f}"
+    except (TypeError, ValueError):
+        return "–"

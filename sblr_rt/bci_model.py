@@ -47,6 +47,7 @@ import numpy as np
 
 from sblr_rt.model.link import proba_from_scores
 from sblr_rt.preprocessing import Preprocessor
+from sblr_rt.preprocessing.spatial import spatial_label
 
 __all__ = ["BCIModel"]
 
@@ -239,8 +240,7 @@ class BCIModel:
             f"channels: {len(pre.picks)} used of {len(pre.ch_names)} raw",
             f"model input: {pre.n_rows} rows x {pre.n_times} times; scaling {pre.scaling}",
         ]
-        spatial = {None: "none", "car": "common average", "csd": "surface Laplacian (CSD)"}
-        lines.append(f"spatial stage: {spatial.get(pre.spatial, pre.spatial)}")
+        lines.append(f"spatial stage: {spatial_label(pre.spatial)}")
         if pre.features == "waveform":
             band = f"band-pass {pre.l_freq}-{pre.h_freq} Hz" if pre.filters else "no band-pass"
             lines.append(f"preprocessing: {band}; baseline {pre.baseline}")
@@ -265,8 +265,9 @@ class BCIModel:
         if sel:
             best = sel.get("best", {})
             lines.append(
-                f"selection: {sel.get('cv', '?')} CV, search {sel.get('search', '?')}, "
-                f"{len(sel.get('grid', []))} grid points; best CV accuracy "
+                f"selection: {sel.get('cv', '?')} CV, search {sel.get('search', '?')}"
+                + (f", {len(sel['grid'])} grid points" if sel.get("grid") else "")
+                + "; best CV accuracy "
                 f"{_number(best.get('mean'))} +/- {_number(best.get('std'))}"
             )
             for r in sel.get("ranks", []):

@@ -35,12 +35,25 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["MIN_CSD_CHANNELS", "SPATIAL_STAGES", "spatial_operator"]
+__all__ = [
+    "MIN_CSD_CHANNELS",
+    "SPATIAL_LABELS",
+    "SPATIAL_STAGES",
+    "spatial_label",
+    "spatial_operator",
+]
 
 #: The spatial stages.
 SPATIAL_STAGES = (None, "car", "csd")
+#: Readable names of the spatial stages, for summaries, reports and the dashboard.
+SPATIAL_LABELS = {None: "none", "car": "common average", "csd": "surface Laplacian (CSD)"}
 #: The spherical spline needs a head sphere fitted to at least this many positions.
 MIN_CSD_CHANNELS = 4
+
+
+def spatial_label(kind: str | None) -> str:
+    """Return the readable name of a spatial stage (``None``, ``"car"``, ``"csd"``)."""
+    return SPATIAL_LABELS.get(kind, str(kind))
 
 
 def spatial_operator(kind: str | None, ch_names: Sequence[str]) -> np.ndarray:

@@ -89,3 +89,101 @@ def test_multiclass_and_bandpower_summaries(model_tab):
     U, _ = est.canonical_factors()
     np.testing.assert_allclose(model_tab.components[0].bars.opts["height"], U[2][:, 0])
     assert len(model_tab.components[0].scalps) == 2
+
+
+def _spectral_model(*, auto: bool):
+    """A spectral model with the CSD stage on noise plus a 10 Hz rhythm over C3."""
+    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.model import SparseBilinearLogisticRegression
+    from sblr_rt.preprocessing import Preprocessor
+
+    names = ["FC3", "FCz", "FC4", "C3", "C1", "Cz", "C2", "C4", "CP3", "CPz", "CP4", "Pz"]
+    rng = np.random.default_rng(1)
+    pre = Preprocessor(
+        ch_names=names, sfreq=100.0, tmin=0.0, tmax=2.0, features="spectral", spatial="csd"
+    )
+    y = np.repeat([0, 1], 20)
+    raw = rng.standard_normal((y.size, len(names), pre.n_times_raw))
+    t = np.arange(pre.n_times_raw) / pre.sfreq
+    raw[y == 1, names.index("C3")] += 2 * np.sin(2 * np.pi * 10 * t)
+    est = SparseBilinearLogisticRegression(rank=2, max_iter=100, tol=1e-3).fit(
+        pre.fit(raw).transform(raw), y
+    )
+    metadata = {}
+    if auto:
+        scores = [("bandpower", "car", 0.41, 0.8, 0.9), ("spectral", "csd", 0.3, 0.9, 0.95)]
+        metadata["selection"] = {
+            "search": "auto",
+            "best": {"rank": 2, "mean": 0.9, "std": None},
+            "auto": {
+                "criterion": "out-of-fold log-loss",
+                "cv": "stratified 5-fold x 2 repeats",
+                "chosen": "spectral/csd",
+                "candidates": [
+                    {"features": f, "spatial": s, "rank": 2, "l2": 0.01, "l1_fraction": 0.1,
+                     "log_loss": ll, "accuracy": acc, "auc": auc}
+                    for f, s, ll, acc, auc in scores
+                ],
+            },
+        }  # fmt: skip
+    return BCIModel(preprocessor=pre, estimator=est, classes=["rest", "move"], metadata=metadata)
+
+
+def test_spectral_summary_is_over_frequency():
+    from sblr_rt.gui.summary import summarize_model
+
+    model = _spectral_model(auto=False)
+    summary = summarize_model(model)
+    U, V = model.estimator.canonical_factors()
+    assert summary.axis_label == "frequency (Hz)"
+    assert summary.axis_is_frequency and not summary.axis_is_time
+    np.testing.assert_allclose(summary.axis, model.preprocessor.freqs)
+    assert summary.axis.shape == (V.shape[0],)
+    # rows are channels: one scalp map of all of them, as on the waveform path
+    assert summary.ch_names == list(model.preprocessor.picks)
+    assert summary.groups == [("", list(range(len(summary.ch_names))))]
+    np.testing.assert_allclose(summary.scores[0].spatial, U)
+    np.testing.assert_allclose(summary.scores[0].temporal, V)
+    assert summary.spatial == "surface Laplacian (CSD)"
+    assert summary.candidates == []
+
+
+def test_model_tab_draws_a_spectral_model(model_tab):
+    model = _spectral_model(auto=False)
+    model_tab.set_model(model)
+    model_tab.grab()  # renders offscreen
+    U, V = model.estimator.canonical_factors()
+    for k, view in enumerate(model_tab.components):
+        x, y = view.temporal_curve.getData()
+        np.testing.assert_allclose(x, model.preprocessor.freqs)
+        np.testing.assert_allclose(y, V[:, k])
+        assert view.temporal_plot.getAxis("bottom").labelText == "frequency (Hz)"
+        assert "spectral factor" in view.temporal_plot.titleLabel.text
+        (scalp,) = view.scalps
+        np.testing.assert_allclose(scalp.values, U[:, k])
+    np.testing.assert_allclose(model_tab.weights_image.image, U @ V.T)
+    header = model_tab.header.text()
+    assert "spatial stage = surface Laplacian (CSD)" in header
+    assert "14 frequency bands" in header
+    assert model_tab.auto_table.isHidden()
+
+
+def test_model_tab_lists_the_auto_candidates(model_tab, tmp_path):
+    from sblr_rt.io.model_file import save_model
+
+    path = tmp_path / "auto.sblr"
+    save_model(_spectral_model(auto=True), path)
+    model_tab.load_file(path)
+    model_tab.grab()
+    table = model_tab.auto_table
+    assert not table.isHidden()
+    cells = [[table.item(i, j).text() for j in range(table.columnCount())] for i in range(2)]
+    assert cells[0] == ["★ spectral/csd", "0.300", "0.900", "0.950", "2"]  # best first
+    assert cells[1] == ["bandpower/car", "0.410", "0.800", "0.900", "2"]
+    assert table.item(0, 0).font().bold() and not table.item(1, 0).font().bold()
+    assert "features='auto'" in model_tab.header.text()
+    # the auto search has no penalty grid: no empty CV plot
+    assert model_tab.cv_plot is None
+    # a model without auto hides the table again
+    model_tab.set_model(_spectral_model(auto=False))
+    assert table.isHidden()
