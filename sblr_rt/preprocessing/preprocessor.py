@@ -10,23 +10,13 @@ mean power in time bins per band, rows channels x bands, band-major).
 
 Causal filtering and exactness
 ------------------------------
-All filters are causal FIR filters applied by one engine (:func:`scipy.signal.lfilter`,
-always with an explicit state). :meth:`Preprocessor.filter_continuous` (a whole
-recording) and :class:`StreamingFilter` (chunk by chunk, state kept between chunks) give
-the same numbers to floating-point rounding (relative 1e-15: for an FIR filter SciPy
-convolves each chunk and adds the carried partial sums, so a chunk boundary changes the
-order of a few additions). Because the filter has a finite impulse response of
-``n_pad = numtaps - 1`` samples, the output no longer depends on the initial state once
-``n_pad`` samples have been seen: a stream joined at any time gives the offline numbers
-after that warm-up, and :meth:`Preprocessor.filter_epochs` (zero state, padded epoch)
-equals windows cut from :meth:`Preprocessor.filter_continuous` to rounding. No IIR
-filter is offered: its state would never be forgotten exactly.
-
-A raw *epoch* handed to :meth:`Preprocessor.transform` (and to
-:class:`sblr_rt.bci_model.BCIModel`) therefore carries ``n_pad`` samples of pre-padding
-before the window: ``n_times_raw = n_pad + n_window`` samples, the last ``n_window`` of
-which span ``[tmin, tmax)`` relative to the cue. Filtering the padded epoch from a zero
-state and dropping the pad equals filtering the continuous signal. Without a band-pass,
+All filters are causal FIR filters (:mod:`.filters`). Because a filter has a finite
+impulse response of ``n_pad = numtaps - 1`` samples, its output no longer depends on the
+initial state once ``n_pad`` samples have been seen: a stream joined at any time gives
+the offline numbers after that warm-up. A raw *epoch* handed to :meth:`Preprocessor.
+transform` (and to :class:`sblr_rt.bci_model.BCIModel`) therefore carries ``n_pad``
+samples of pre-padding before the window: ``n_times_raw = n_pad + n_window`` samples, the
+last ``n_window`` of which span ``[tmin, tmax)`` relative to the cue. Without a filter,
 ``n_pad == 0``.
 
 Sample conventions: for a cue at sample ``onset`` (``round(t_cue * sfreq)``), the window
@@ -58,6 +48,7 @@ from ._checks import (
     check_picks,
     check_spatial_matrix,
     check_window,
+    restore_fitted,
 )
 from .features import FEATURE_PATHS, FEATURES, FeaturePath
 from .filters import StreamingFilter, filter_padded_epochs
@@ -566,21 +557,7 @@ class Preprocessor:
             config["spatial_matrix"] = np.asarray(arrays["spatial_matrix"])
         pre = cls(**config)
         if arrays is not None:
-            n_rows, n_times = pre.n_rows, pre.n_times
-            expect = {"row_offset": (n_rows,), "row_scale": (n_rows,), "col_scale": (n_times,)}
-            for k, b in enumerate(pre.filters):
-                expect[f"filter_{k}"] = b.shape
-            for name, shape in expect.items():
-                if name not in arrays or arrays[name].shape != shape:
-                    got = None if name not in arrays else arrays[name].shape
-                    raise ValueError(
-                        f"preprocessing array {name!r} must have shape {shape}, got {got}"
-                    )
-            pre.filters = [np.asarray(arrays[f"filter_{k}"]) for k in range(len(pre.filters))]
-            pre._path.filters = pre.filters
-            pre.row_offset_ = np.asarray(arrays["row_offset"], dtype=np.float64)
-            pre.row_scale_ = np.asarray(arrays["row_scale"], dtype=np.float64)
-            pre.col_scale_ = np.asarray(arrays["col_scale"], dtype=np.float64)
+            restore_fitted(pre, arrays)
         return pre
 
     def for_channels(self, ch_names: Sequence[str]) -> Preprocessor:
