@@ -8,7 +8,8 @@ model's *unscaled* input by the preprocessor's own per-epoch path
 later, on training folds only.
 
 Rejection reasons, counted (never silently used): ``"edge"`` (the raw epoch would start
-before the recording, or the trial of an epoched file, or end after it), ``"nan"`` (NaN
+before the recording, or the trial of an epoched file, or end after it), ``"gap"`` (the
+raw epoch spans one of the recording's :attr:`~sblr_rt.io.Recording.gaps`), ``"nan"`` (NaN
 or infinite samples), ``"flat"`` (a used channel's peak-to-peak at most ``flat``),
 ``"clipped"`` (a used channel stuck at its recording-wide extreme for ``clip_run``
 samples), ``"amplitude"`` (peak-to-peak beyond ``reject``).
@@ -27,7 +28,7 @@ logger = logging.getLogger("sblr_rt.calibration")
 
 __all__ = ["REJECT_REASONS", "EpochSet", "class_labels", "cut_raw_epochs", "extract_epochs"]
 
-REJECT_REASONS = ("edge", "nan", "flat", "clipped", "amplitude")
+REJECT_REASONS = ("edge", "gap", "nan", "flat", "clipped", "amplitude")
 
 
 @dataclass
@@ -154,6 +155,9 @@ def _keep_epochs(recordings, pre, class_map, *, reject, flat, clip_run) -> _Kept
             )
             if lo < lo_ok or hi > hi_ok:
                 kept.rejected["edge"] += 1
+                continue
+            if any(lo < g < hi for g, _ in rec.gaps):  # samples lo..hi-1 not contiguous
+                kept.rejected["gap"] += 1
                 continue
             reason = _reject_reason(used[:, lo:hi], gmin, gmax, reject, flat, clip_run)
             if reason is not None:

@@ -38,6 +38,14 @@ class Recording:
     unit : str
         Unit of ``data``: ``"V"`` for MNE formats, as stored otherwise (``"uV"``, or the
         XDF stream's declared unit, or ``"unknown"``).
+    gaps : list of (int, float)
+        Where samples are missing: ``(i, seconds)`` for a jump of ``seconds`` lost between
+        samples ``i - 1`` and ``i`` (``0 < i < n_samples``), sorted by ``i``. The samples
+        are stored joined, so an epoch spanning ``i`` mixes two stretches of time and is
+        rejected by calibration (reason ``"gap"``).
+    warnings : list of str
+        What the reader found wrong with the file (truncation, gaps), each also logged
+        as a WARNING when read; empty for a whole file.
     """
 
     data: np.ndarray
@@ -48,6 +56,8 @@ class Recording:
     epoch_length: int | None = None
     source: str = ""
     unit: str = "V"
+    gaps: list[tuple[int, float]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.data = np.asarray(self.data, dtype=np.float64)
@@ -75,6 +85,8 @@ class Recording:
         self.marker_times = times[order]
         self.marker_values = [values[i] for i in order]
         self.source = str(self.source)
+        self.gaps = _checked_gaps(self.gaps, self.n_samples)
+        self.warnings = [str(w) for w in self.warnings]
 
     @property
     def n_channels(self) -> int:
@@ -118,11 +130,33 @@ class Recording:
 
     def __repr__(self) -> str:
         kind = f", epochs of {self.epoch_length}" if self.epoch_length else ""
+        if self.gaps:
+            kind += f", {len(self.gaps)} gaps"
         return (
             f"<Recording {Path(self.source).name or '?'}: {self.n_channels} ch x "
             f"{self.n_samples} samples @ {self.sfreq:g} Hz ({self.duration:.1f} s, "
             f"{self.unit}), {len(self.marker_values)} markers{kind}>"
         )
+
+
+def _checked_gaps(gaps, n_samples: int) -> list[tuple[int, float]]:
+    """Return ``gaps`` as sorted ``(int, float)`` pairs inside the data, or raise."""
+    out = []
+    for gap in gaps:
+        try:
+            index, seconds = gap
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"'gaps' must hold (sample index, seconds missing) pairs, got {gap!r}"
+            ) from None
+        index, seconds = int(index), float(seconds)
+        if not 0 < index < n_samples or not seconds > 0:
+            raise ValueError(
+                f"a gap must follow a sample (0 < index < {n_samples}) and last a positive "
+                f"time, got index {index}, {seconds} s"
+            )
+        out.append((index, seconds))
+    return sorted(out)
 
 
 def concatenate_recordings(recordings) -> Recording:
@@ -137,7 +171,8 @@ def concatenate_recordings(recordings) -> Recording:
     -------
     recording : Recording
         Samples appended in order; marker times shifted by the duration of what precedes.
-        ``epoch_length`` is kept when all inputs share it, else None.
+        ``epoch_length`` is kept when all inputs share it, else None. Gaps are shifted
+        with their samples; warnings are kept in order.
     """
     recordings = list(recordings)
     if not recordings:
@@ -169,6 +204,12 @@ def concatenate_recordings(recordings) -> Recording:
         epoch_length=epoch_lengths.pop() if len(epoch_lengths) == 1 else None,
         source=" + ".join(rec.source for rec in recordings),
         unit=first.unit,
+        gaps=[
+            (index + off, seconds)
+            for rec, off in zip(recordings, offsets, strict=True)
+            for index, seconds in rec.gaps
+        ],
+        warnings=[w for rec in recordings for w in rec.warnings],
     )
 
 

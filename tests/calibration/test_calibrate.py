@@ -102,7 +102,7 @@ def test_rejection_is_counted():
     rec.data[1, s[3] + 20] = 500.0  # beyond the threshold
     pre = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=1.0)
     ep = extract_epochs([rec], pre, None, reject=100.0, flat=0.0, clip_run=5)
-    assert ep.rejected == {"edge": 0, "nan": 1, "flat": 1, "clipped": 1, "amplitude": 1}
+    assert ep.rejected == {"edge": 0, "gap": 0, "nan": 1, "flat": 1, "clipped": 1, "amplitude": 1}
     assert len(ep.y) == 20 and ep.n_found == 24
     # A window reaching beyond the recording is an edge rejection.
     late = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=3.5)

@@ -31,3 +31,21 @@ def test_recording_validation():
         marker_values=["b", "a"],
     )  # fmt: skip
     assert rec.marker_values == ["a", "b"]  # sorted by time
+
+
+def test_gaps_are_checked_and_shifted_by_concatenation():
+    def rec(n, gaps=(), warnings=()):
+        return Recording(
+            data=np.zeros((1, n)), sfreq=10, ch_names=["a"], gaps=list(gaps),
+            warnings=list(warnings),
+        )  # fmt: skip
+
+    a = rec(20, gaps=[(15, 2.0), (5, 0.5)], warnings=["a: 2 gaps"])
+    assert a.gaps == [(5, 0.5), (15, 2.0)] and "2 gaps" in repr(a)
+    ab = concatenate_recordings([a, rec(10, gaps=[(3, 1.0)], warnings=["b: 1 gap"])])
+    assert ab.gaps == [(5, 0.5), (15, 2.0), (23, 1.0)]
+    assert ab.warnings == ["a: 2 gaps", "b: 1 gap"]
+    assert rec(5).gaps == [] and rec(5).warnings == []
+    for bad in ([(0, 1.0)], [(5, 1.0)], [(2, 0.0)], [3]):
+        with pytest.raises(ValueError, match="gap"):
+            rec(5, gaps=bad)

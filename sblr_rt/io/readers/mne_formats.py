@@ -5,6 +5,10 @@ their onset falls on; without annotations, trigger-channel events do (values: ev
 Trigger (``stim``) channels are left out of the data. PhysioNet EDF channel names such as
 ``Fc5.`` are standardised to 10-10 labels (``FC5``) with
 :func:`mne.datasets.eegbci.standardize`.
+
+An EDF/BDF file with fewer data records than its header announces (cut short) is read as
+far as it goes, with a WARNING and an entry in :attr:`Recording.warnings` ("truncated: N of
+M data records present").
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numpy as np
 from sblr_rt.io.recording import Recording
 
 from ._common import logger
+from ._edf_header import edf_records
 
 __all__ = ["MNE_READERS", "read_mne", "recording_from_raw"]
 
@@ -33,16 +38,34 @@ def read_mne(path: Path, reader: str) -> Recording:
     """Read ``path`` with the MNE reader named ``reader`` (see :data:`MNE_READERS`)."""
     import mne
 
+    records = edf_records(path) if path.suffix.lower() in (".edf", ".bdf") else None
+    cut = ""
+    if records is not None and records.truncated:
+        cut = (
+            f"truncated: {records.n_present} of {records.n_declared} data records present "
+            f"({records.n_present * records.record_seconds:g} of "
+            f"{records.n_declared * records.record_seconds:g} s)"
+        )
     try:
         raw = getattr(mne.io, reader)(path, preload=True, verbose="error")
     except Exception as exc:  # MNE raises many kinds for a broken file
         raise ValueError(
             f"'{path}' is not a readable {path.suffix.lstrip('.').upper()} recording "
-            f"(corrupt, truncated or another format): {type(exc).__name__}: {exc}"
+            f"(corrupt, truncated or another format{'; ' + cut if cut else ''}): "
+            f"{type(exc).__name__}: {exc}"
         ) from exc
     if any(ch.endswith(".") for ch in raw.ch_names):  # PhysioNet eegmmidb labels
         mne.datasets.eegbci.standardize(raw)
-    return recording_from_raw(raw, source=path)
+    n_keep = round(records.n_present * records.record_seconds * raw.info["sfreq"]) if cut else 0
+    if cut and raw.n_times > n_keep > 0:
+        # never more than the whole records present, whatever MNE made of the rest
+        raw.crop(tmax=raw.times[n_keep - 1])
+    rec = recording_from_raw(raw, source=path)
+    if cut:
+        message = f"{path}: {cut}; read what is there ({rec.n_samples} samples)"
+        logger.warning("%s", message)
+        rec.warnings.append(message)
+    return rec
 
 
 def recording_from_raw(raw, *, source="") -> Recording:

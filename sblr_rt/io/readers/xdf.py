@@ -3,6 +3,13 @@
 The EEG stream (type ``EEG``, else the regularly sampled numeric stream with most channels)
 and every marker stream (string or irregular streams), merged in time; each marker goes to
 the EEG sample with the nearest timestamp. Units as stored (``desc`` metadata).
+
+The EEG timestamps are checked, not trusted to be regular: a jump (the gap rule of
+:mod:`sblr_rt.stream.gaps`) is kept in :attr:`Recording.gaps` (the samples on either side
+are stored joined) and warned about with its position and length; a stream whose
+timestamps run at a rate more than 5 % from its declared rate is refused (samples dropped
+or a wrong declaration: neither rate can be trusted). Timestamps are dejittered by pyxdf
+within the stretches between gaps only.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import numpy as np
 from sblr_rt.io.recording import Recording
 
 from ._common import logger, marker_text
+from ._stamps import GAP_PERIODS, GAP_SECONDS, RATE_TOLERANCE, effective_rate, stamp_gaps
 
 __all__ = ["read_xdf"]
 
@@ -40,7 +48,13 @@ def read_xdf(path: Path) -> Recording:
     import pyxdf
 
     try:
-        streams, _ = pyxdf.load_xdf(str(path), verbose=False)
+        # segments for dejittering break where our gap rule does, so gaps stay visible
+        streams, _ = pyxdf.load_xdf(
+            str(path),
+            verbose=False,
+            jitter_break_threshold_seconds=GAP_SECONDS,
+            jitter_break_threshold_samples=GAP_PERIODS,
+        )
     except Exception as exc:
         raise ValueError(
             f"'{path}' is not a readable XDF recording (corrupt, truncated or another "
@@ -81,6 +95,7 @@ def read_xdf(path: Path) -> Recording:
     labels = _xdf_channel_field(info, "label")
     if len(labels) != data.shape[0] or not all(labels):
         labels = [f"ch{i + 1}" for i in range(data.shape[0])]
+    gaps, warnings = _check_timing(path, describe(main), stamps, sfreq)
     units = {u for u in _xdf_channel_field(info, "unit") if u}
     unit = units.pop() if len(units) == 1 else "unknown"
     t0 = stamps[0]
@@ -105,4 +120,32 @@ def read_xdf(path: Path) -> Recording:
         marker_values=[v for v, ok in zip(values, inside, strict=True) if ok],
         source=str(path),
         unit=unit,
+        gaps=gaps,
+        warnings=warnings,
     )
+
+
+def _check_timing(path: Path, name: str, stamps: np.ndarray, sfreq: float):
+    """Return the gaps and warnings of the EEG stream's timestamps; refuse a wrong rate."""
+    gaps = stamp_gaps(stamps, sfreq)
+    rate = effective_rate(stamps, gaps)
+    if rate is not None and abs(rate - sfreq) > RATE_TOLERANCE * sfreq:
+        raise ValueError(
+            f"'{path}': the EEG stream {name} declares {sfreq:g} Hz but its timestamps run "
+            f"at {rate:.4g} Hz ({abs(rate / sfreq - 1):.0%} apart, at most "
+            f"{RATE_TOLERANCE:.0%} allowed): samples were dropped or the declared rate is "
+            "wrong, so neither rate can be trusted"
+        )
+    warnings = []
+    if gaps:
+        where = ", ".join(
+            f"{seconds:.3g} s before sample {i} ({i / sfreq:.3f} s)" for i, seconds in gaps[:10]
+        )
+        more = f" and {len(gaps) - 10} more" if len(gaps) > 10 else ""
+        warnings.append(
+            f"{path}: {len(gaps)} gaps in the EEG stream {name}, "
+            f"{sum(s for _, s in gaps):.3g} s missing in all: {where}{more}; the samples "
+            "around each are joined, epochs across one are rejected"
+        )
+        logger.warning("%s", warnings[-1])
+    return gaps, warnings

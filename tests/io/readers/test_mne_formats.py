@@ -76,3 +76,25 @@ def test_fif_stim_channel_events_become_markers(tmp_path):
     assert rec.ch_names == ["C3", "C4"]  # trigger channel left out
     assert rec.marker_values == ["3", "7"]
     np.testing.assert_array_equal(rec.marker_samples, [50, 300])
+
+
+@pytest.mark.parametrize("fraction", [0.5, 0.9])
+def test_edf_cut_short_is_read_as_far_as_it_goes_with_a_warning(
+    tmp_path, physionet_dir, caplog, fraction
+):
+    whole = (physionet_dir / "S001R05.edf").read_bytes()
+    path = tmp_path / "cut.edf"
+    path.write_bytes(whole[: int(len(whole) * fraction)])
+    # the whole file: a header of 16896 bytes, then 125 data records of 1 s
+    record_bytes = (len(whole) - 16896) // 125
+    n_present = (int(len(whole) * fraction) - 16896) // record_bytes
+    with caplog.at_level("WARNING", logger="sblr_rt.io"):
+        rec = read_recording(path)
+    expected = f"truncated: {n_present} of 125 data records present ({n_present} of 125 s)"
+    assert len(rec.warnings) == 1 and expected in rec.warnings[0]
+    assert str(path) in rec.warnings[0]
+    assert any(expected in r.getMessage() and str(path) in r.getMessage() for r in caplog.records)
+    assert rec.n_samples == n_present * 160
+    full = read_recording(physionet_dir / "S001R05.edf")
+    np.testing.assert_allclose(rec.data, full.data[:, : rec.n_samples])
+    assert full.warnings == [] and full.gaps == []

@@ -6,6 +6,7 @@ import struct
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from sblr_rt.io import read_recording
 
@@ -78,3 +79,78 @@ def test_xdf_eeg_and_marker_streams(tmp_path):
     np.testing.assert_array_equal(rec.data, samples.T)
     assert rec.marker_values == ["left", "7", "right"]
     np.testing.assert_array_equal(rec.marker_samples, [50, 90, 120])
+
+
+def _eeg_xdf(path, stamps, *, sfreq=100.0, cues=()):
+    n = len(stamps)
+    samples = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
+    streams = [
+        {"name": "Amp", "type": "EEG", "srate": sfreq, "fmt": "float32", "labels": ["C3", "C4"],
+         "unit": "microvolts", "stamps": stamps, "samples": samples},
+    ]  # fmt: skip
+    if cues:
+        streams.append(
+            {"name": "Cues", "type": "Markers", "srate": 0, "fmt": "string", "labels": ["m"],
+             "stamps": [t for t, _ in cues], "samples": [[v] for _, v in cues]}
+        )  # fmt: skip
+    write_xdf(path, streams)
+    return samples
+
+
+def test_xdf_gap_is_kept_and_warned(tmp_path, caplog):
+    t0, sfreq = 5000.0, 100.0
+    stamps = t0 + np.r_[np.arange(300), np.arange(500, 800)] / sfreq  # 2 s lost at sample 300
+    path = tmp_path / "gap.xdf"
+    samples = _eeg_xdf(path, stamps, cues=[(t0 + 1.0, "a"), (t0 + 6.0, "b")])
+    with caplog.at_level("WARNING", logger="sblr_rt.io"):
+        rec = read_recording(path)
+    np.testing.assert_array_equal(rec.data, samples.T)  # joined, nothing invented
+    assert len(rec.gaps) == 1
+    index, seconds = rec.gaps[0]
+    assert index == 300 and seconds == pytest.approx(2.0, abs=1e-6)
+    np.testing.assert_array_equal(rec.marker_samples, [100, 400])  # cue after the gap
+    assert len(rec.warnings) == 1
+    message = caplog.records[-1].getMessage()
+    assert message == rec.warnings[0] and str(path) in message
+    assert "2 s before sample 300 (3.000 s)" in message
+
+
+def test_xdf_without_gaps_has_none(tmp_path):
+    path = tmp_path / "whole.xdf"
+    rng = np.random.default_rng(0)
+    stamps = 100.0 + np.arange(1000) / 100.0 + rng.uniform(0, 0.004, 1000)  # jitter only
+    _eeg_xdf(path, stamps)
+    rec = read_recording(path)
+    assert rec.gaps == [] and rec.warnings == [] and rec.sfreq == 100.0
+
+
+@pytest.mark.parametrize("true_rate", [50.0, 94.0, 106.0])
+def test_xdf_rate_off_the_declared_one_is_refused(tmp_path, true_rate):
+    path = tmp_path / "slow.xdf"
+    _eeg_xdf(path, 100.0 + np.arange(600) / true_rate, sfreq=100.0)
+    with pytest.raises(ValueError, match=rf"declares 100 Hz .* run at {true_rate:g} Hz"):
+        read_recording(path)
+
+
+def test_xdf_rate_within_tolerance_is_read(tmp_path):
+    path = tmp_path / "close.xdf"
+    _eeg_xdf(path, 100.0 + np.arange(600) / 97.0, sfreq=100.0)
+    assert read_recording(path).sfreq == 100.0
+
+
+def test_epoch_across_an_xdf_gap_is_rejected(tmp_path):
+    from sblr_rt.calibration.epochs import extract_epochs
+
+    from sblr_rt.preprocessing import Preprocessor
+
+    t0, sfreq = 10.0, 100.0
+    stamps = t0 + np.r_[np.arange(1000), np.arange(1200, 2000)] / sfreq  # gap at sample 1000
+    cues = [(t0 + t, v) for t, v in [(1, "a"), (3, "b"), (9.5, "a"), (14, "b"), (16, "a")]]
+    path = tmp_path / "gap.xdf"
+    _eeg_xdf(path, stamps, cues=cues)
+    rec = read_recording(path)
+    rec.data += np.random.default_rng(0).standard_normal(rec.data.shape)  # not flat
+    pre = Preprocessor(ch_names=rec.ch_names, sfreq=sfreq, tmin=0.0, tmax=1.0)
+    ep = extract_epochs([rec], pre, None, clip_run=None)
+    assert ep.rejected["gap"] == 1 and sum(ep.rejected.values()) == 1
+    assert [s for _, s in ep.onsets] == [100, 300, 1200, 1400]  # the cue at 9.5 s is gone
