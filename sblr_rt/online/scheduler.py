@@ -1,7 +1,7 @@
 """One scheduling step of the online loop, without threads or I/O of its own.
 
 :class:`Scheduler` moves what the EEG source holds into the classifier's streaming state,
-finds the gaps (:mod:`sblr_rt.stream.gaps`' rule), and decides the windows that are due:
+finds the gaps (:mod:`sblr_rt.io.gaps`' rule), and decides the windows that are due:
 sliding hops and trial windows of cues. The loop's worker thread calls
 :meth:`Scheduler.step` over and over; tests call it on an in-memory source.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 import time
 
+from sblr_rt.io.gaps import find_gaps, gap_threshold
 from sblr_rt.online.classifier import public_decision
 from sblr_rt.online.streaming import count_nonfinite
-from sblr_rt.stream.gaps import find_gaps, gap_threshold
 
 logger = logging.getLogger("sblr_rt.online")
 
@@ -46,7 +46,7 @@ class Scheduler:
     gap_indices : callable | None
         ``gap_indices(start, stop)``: the buffer indices of samples that follow a gap, as
         the source detected them (:meth:`sblr_rt.stream.LSLSource.gap_indices`); None:
-        apply :func:`sblr_rt.stream.gaps.find_gaps` here.
+        apply :func:`sblr_rt.io.gaps.find_gaps` here.
     """
 
     def __init__(

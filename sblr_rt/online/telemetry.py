@@ -142,7 +142,7 @@ class Telemetry:
     gaps : tuple of (float, float)
         Recent gaps (timestamps of the last sample before and the first after).
     n_gaps : int
-        Gaps since start: the one count (:mod:`sblr_rt.stream.gaps`' rule).
+        Gaps since start: the one count (:mod:`sblr_rt.io.gaps`' rule).
     dropped : Dropped
         Windows given no decision, by reason.
     n_nonfinite_samples : int

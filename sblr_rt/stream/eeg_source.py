@@ -5,8 +5,8 @@ the stream's metadata (labels, units, types, rate, dtype), the ring buffer, and 
 rest of the project reads instead of measuring again:
 
 Gaps
-    Detected as samples arrive with THE rule, :func:`sblr_rt.stream.gaps.find_gaps` at
-    :func:`sblr_rt.stream.gaps.gap_threshold` (or the ``gap_threshold`` keyword), plus one
+    Detected as samples arrive with THE rule, :func:`sblr_rt.io.gaps.find_gaps` at
+    :func:`sblr_rt.io.gaps.gap_threshold` (or the ``gap_threshold`` keyword), plus one
     gap before the first sample after a reconnection. ``status()["n_gaps"]`` is the one gap
     count of the project; ``status()["gaps"]`` lists ``(t_start, t_stop)``, the timestamps
     of the samples around each gap. Which samples follow a gap is available two ways,
@@ -54,6 +54,8 @@ import math
 import numpy as np
 import pylsl
 
+from sblr_rt.io.gaps import find_gaps, gap_threshold
+
 from ._base import BaseSource, close_inlet
 from ._health import RateMonitor, check_tolerance, stall_threshold, stream_state
 from ._info import (
@@ -65,7 +67,6 @@ from ._info import (
     check_pull_interval,
 )
 from .clock import local_clock
-from .gaps import find_gaps, gap_threshold
 from .ring_buffer import RingBuffer
 
 __all__ = ["LSLSource"]
@@ -105,7 +106,7 @@ class LSLSource(BaseSource):
     gap_threshold : float | None
         A jump between consecutive timestamps larger than this (seconds) is recorded as a
         gap even when the stream was not lost. Default
-        :func:`sblr_rt.stream.gaps.gap_threshold` of the nominal rate.
+        :func:`sblr_rt.io.gaps.gap_threshold` of the nominal rate.
     stall_timeout : float | "auto" | None
         After this many seconds without data from a stream that is still there, the inlet
         is reopened (``None``: never; ``"auto"``: :func:`stall_threshold`). liblsl's

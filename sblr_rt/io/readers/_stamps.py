@@ -1,20 +1,16 @@
 """What the timestamps of a regularly sampled stream say: gaps and the effective rate.
 
-The gap rule is the one of :mod:`sblr_rt.stream.gaps` (a jump of more than
-``max(GAP_SECONDS, GAP_PERIODS / sfreq)``), restated here because ``io`` ranks below
-``stream`` and may not import it; ``tests/io/readers/test_stamps.py`` holds the two equal.
+The gap rule is the one of :mod:`sblr_rt.io.gaps`, which the live streams use too.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GAP_PERIODS", "GAP_SECONDS", "RATE_TOLERANCE", "effective_rate", "stamp_gaps"]
+from sblr_rt.io.gaps import find_gaps, gap_threshold
 
-#: A gap is a jump of more than this many sample periods ...
-GAP_PERIODS = 10.0
-#: ... and of more than this many seconds (as :mod:`sblr_rt.stream.gaps`).
-GAP_SECONDS = 0.1
+__all__ = ["RATE_TOLERANCE", "effective_rate", "stamp_gaps"]
+
 #: Largest relative difference between the effective and the declared rate of a file.
 RATE_TOLERANCE = 0.05
 
@@ -35,9 +31,9 @@ def stamp_gaps(stamps: np.ndarray, sfreq: float) -> list[tuple[int, float]]:
         ``(i, seconds)``: ``seconds`` of samples missing between samples ``i - 1`` and
         ``i`` (the jump less one sample period).
     """
-    diffs = np.diff(np.asarray(stamps, dtype=np.float64))
-    threshold = max(GAP_SECONDS, GAP_PERIODS / sfreq)
-    return [(int(i) + 1, float(diffs[i] - 1.0 / sfreq)) for i in np.flatnonzero(diffs > threshold)]
+    stamps = np.asarray(stamps, dtype=np.float64)
+    found = find_gaps(stamps, last=None, threshold=gap_threshold(sfreq))
+    return [(int(i), float(stamps[i] - stamps[i - 1] - 1.0 / sfreq)) for i in found]
 
 
 def effective_rate(stamps: np.ndarray, gaps) -> float | None:

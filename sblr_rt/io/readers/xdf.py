@@ -5,7 +5,7 @@ and every marker stream (string or irregular streams), merged in time; each mark
 the EEG sample with the nearest timestamp. Units as stored (``desc`` metadata).
 
 The EEG timestamps are checked, not trusted to be regular: a jump (the gap rule of
-:mod:`sblr_rt.stream.gaps`) is kept in :attr:`Recording.gaps` (the samples on either side
+:mod:`sblr_rt.io.gaps`) is kept in :attr:`Recording.gaps` (the samples on either side
 are stored joined) and warned about with its position and length; a stream whose
 timestamps run at a rate more than 5 % from its declared rate is refused (samples dropped
 or a wrong declaration: neither rate can be trusted). Timestamps are dejittered by pyxdf
@@ -18,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io.gaps import GAP_PERIODS, GAP_SECONDS
 from sblr_rt.io.recording import Recording
 
 from ._common import logger, marker_text
-from ._stamps import GAP_PERIODS, GAP_SECONDS, RATE_TOLERANCE, effective_rate, stamp_gaps
+from ._stamps import RATE_TOLERANCE, effective_rate, stamp_gaps
 
 __all__ = ["read_xdf"]
 

@@ -1,4 +1,4 @@
-"""Timestamps of a file: the gap rule is the streaming one, the effective rate ignores gaps."""
+"""Timestamps of a file: gaps by the one gap rule, the effective rate ignores gaps."""
 
 from __future__ import annotations
 
@@ -6,21 +6,18 @@ import numpy as np
 import pytest
 
 from sblr_rt.io.readers import _stamps
-from sblr_rt.stream import gaps as stream_gaps
 
 
-@pytest.mark.parametrize("sfreq", [10.0, 100.0, 160.0, 1000.0])
-def test_file_gaps_follow_the_stream_rule(sfreq):
-    rng = np.random.default_rng(int(sfreq))
-    threshold = stream_gaps.gap_threshold(sfreq)
-    steps = rng.choice([1 / sfreq] * 3 + [0.5 * threshold, 1.01 * threshold, 3.0], size=400)
-    stamps = 50.0 + np.cumsum(steps)
-    expected = stream_gaps.find_gaps(stamps, last=None, threshold=stream_gaps.gap_threshold(sfreq))
-    found = _stamps.stamp_gaps(stamps, sfreq)
-    assert [i for i, _ in found] == list(expected) and len(found) > 0
-    np.testing.assert_allclose(
-        [s for _, s in found], stamps[expected] - stamps[expected - 1] - 1 / sfreq
-    )
+def test_file_gaps_are_jumps_over_a_tenth_of_a_second_and_ten_periods():
+    # 100 Hz: the threshold is max(0.1 s, 10 periods) = 0.1 s
+    steps = np.full(300, 0.01)
+    steps[[50, 120, 200]] = [0.05, 0.25, 0.101]  # 0.05 s is jitter, not a gap
+    stamps = 20.0 + np.cumsum(steps)
+    found = _stamps.stamp_gaps(stamps, 100.0)
+    assert [i for i, _ in found] == [120, 200]
+    np.testing.assert_allclose([s for _, s in found], [0.24, 0.091])
+    # 10 Hz: ten periods (1 s) is the threshold
+    assert _stamps.stamp_gaps(np.r_[0.0, 0.1, 0.9, 2.5], 10.0) == [(3, pytest.approx(1.5))]
 
 
 def test_effective_rate_leaves_gaps_out():

@@ -1,9 +1,11 @@
 """When consecutive timestamps of a stream mean lost samples: the one rule.
 
 A gap is a jump between consecutive sample timestamps larger than
-:func:`gap_threshold`, or a reconnection of the stream. The source detects gaps as
-samples arrive and counts them; everything downstream (the online loop, the dashboard, the
-recorder's status) reads that count instead of detecting gaps again.
+:func:`gap_threshold`, or a reconnection of the stream. The same rule reads the
+timestamps of a recorded file (:mod:`sblr_rt.io.readers`) and of a live stream: the LSL
+source detects gaps as samples arrive and counts them, and everything downstream (the
+online loop, the dashboard, the recorder's status) reads that count instead of detecting
+gaps again.
 
 Examples
 --------
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["find_gaps", "gap_threshold"]
+__all__ = ["GAP_PERIODS", "GAP_SECONDS", "find_gaps", "gap_threshold"]
 
 #: A gap is a jump of more than this many sample periods ...
 GAP_PERIODS = 10.0
