@@ -99,7 +99,7 @@ def auto_candidates(recordings, picks) -> list[tuple[str, str | None]]:
 def _preprocessors(config, candidates, build) -> dict:
     """Return one (unfitted) preprocessor per candidate."""
     return {
-        (features, spatial): build(config.replace(features=features, spatial=spatial))
+        (features, spatial): build(config.replace(features=features, spatial=spatial or "none"))
         for features, spatial in candidates
     }
 

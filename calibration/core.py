@@ -106,9 +106,18 @@ def build_preprocessor(config: CalibrationConfig, recording) -> Preprocessor:
         baseline=config.baseline if config.features == "waveform" else None,
         scaling=config.scaling,
         filter_length=config.filter_length,
-        spatial=config.spatial,
+        spatial=_spatial_stage(
+            config, len(recording.ch_names) if config.picks is None else len(config.picks)
+        ),
         reference=config.reference,
     )
+
+
+def _spatial_stage(config: CalibrationConfig, n_channels: int) -> str | None:
+    """Return the spatial stage of a fixed path, with ``"default"`` resolved."""
+    if config.spatial != "default":
+        return config.spatial
+    return None if config.features == "waveform" or n_channels < 3 else "car"
 
 
 def calibrate(
