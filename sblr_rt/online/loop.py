@@ -488,7 +488,9 @@ class OnlineLoop:
                 data, times = self._display.latest(idx)
                 raw = RawTraces(data, times, tuple(names), self._display_sfreq)
             cpu, started = self._worker_cpu, self._worker_started
-        stream = StreamTelemetry(name=getattr(source, "name", None), connected=connected)
+        stream = StreamTelemetry(
+            name=getattr(source, "name", None), connected=connected, state="connecting"
+        )
         if self._started:
             stream = StreamTelemetry.from_source(source, status, connected)
         wall = (time.monotonic() - started) if started else 0.0

@@ -69,7 +69,8 @@ class StreamTelemetry:
     """The EEG stream as the loop sees it (NaN/None/0 until the source is there).
 
     ``state`` is the source's: ``"connecting"``, ``"streaming"``, ``"stalled"`` (open but
-    silent) or ``"lost"``; ``rate_ok`` (None until measured) and ``rate_far_off`` are its
+    silent) or ``"lost"`` (default: ``"streaming"`` if ``connected``, else ``"lost"``);
+    ``rate_ok`` (None until measured) and ``rate_far_off`` are its
     verdict on ``effective_sfreq`` against the declared ``sfreq``. :attr:`summary` says all
     of it in a few words for a status line.
     """
@@ -85,9 +86,13 @@ class StreamTelemetry:
     buffer_seconds: float = 0.0
     effective_sfreq: float = float("nan")
     n_reconnects: int = 0
-    state: str = "connecting"
+    state: str | None = None
     rate_ok: bool | None = None
     rate_far_off: bool = False
+
+    def __post_init__(self) -> None:
+        if self.state is None:  # a source that does not say: from the connection
+            object.__setattr__(self, "state", "streaming" if self.connected else "lost")
 
     @property
     def summary(self) -> str:
