@@ -135,7 +135,7 @@ class Scheduler:
                 f"the measured rate ({measured}) is far from the declared "
                 f"{self.state.classifier.sfreq:g} Hz"
             )
-        if halted != self.halted:
+        if bool(halted) != bool(self.halted):  # once per halt, not per new measurement
             if halted:
                 logger.error("%s: no decisions while %s.", self.label, halted)
             else:

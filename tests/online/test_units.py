@@ -313,3 +313,21 @@ def test_over_lsl_refuse_mode_fails_with_both_units(make_model, source_id, tmp_p
         loop.start()
     loop.stop()
     del eeg
+
+
+def test_a_halt_is_logged_once_while_its_measured_rate_moves(make_model, fakes, caplog):
+    model = make_model()
+    n = model.n_times_raw
+    loop, source, clock = _fake_loop(fakes, model, np.zeros((4 * n, 6)), np.arange(4 * n) / SFREQ)
+    loop.start(thread=False)
+    caplog.set_level(logging.INFO, logger="sblr_rt.online")
+    _drive(loop, source, clock, until=n)
+    for k, rate in enumerate((79.0, 78.5, 78.0)):
+        source.extra_status = {"rate_far_off": True, "effective_sfreq": rate}
+        _drive(loop, source, clock, until=n + 50 * (k + 1))  # 0.5 s: the status is read
+        assert f"({rate:g} Hz)" in loop.snapshot().halted  # the text follows the measure
+    source.extra_status = {}
+    _drive(loop, source, clock)
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "79 Hz" in errors[0].getMessage()
+    assert caplog.text.count("the rate is back to normal") == 1
