@@ -143,6 +143,23 @@ def start_sender(args, source_id, t_origin, t_stop, plan):
     return subprocess.Popen([sys.executable, "-c", SENDER, *argv, json.dumps(plan)])
 
 
+def _late(late: list) -> str:
+    if not late:
+        return "none"
+    # Runs of late decisions, by the time of their window's end.
+    runs, (t0, lat0) = [], late[0]
+    run = [t0, t0, lat0, 1]
+    for t, lat in late[1:]:
+        if t - run[1] > 1.0:
+            runs.append(run)
+            run = [t, t, lat, 0]
+        run[1], run[2], run[3] = t, max(run[2], lat), run[3] + 1
+    runs.append(run)
+    return f"{len(late)}: " + ", ".join(
+        f"{n} at {a:.1f}-{b:.1f} s (max {1e3 * m:.0f} ms)" for a, b, m, n in runs
+    )
+
+
 def _rss() -> float:
     gc.collect()
     return psutil.Process().memory_info().rss / 2**20
@@ -180,6 +197,7 @@ def main(argv=None) -> int:
     sender = start_sender(args, source_id, t_origin, t_stop, plan)
     loops, sinks = {}, {}
     states = {f: [] for f in models}
+    late = {f: [] for f in models}  # (stream seconds, latency) of decisions > 100 ms late
     try:
         for features, model in models.items():
             loop = OnlineLoop.from_lsl(
@@ -213,7 +231,11 @@ def main(argv=None) -> int:
                 returned = True
                 print(f"{t:6.1f} s: sender back (same source_id)", flush=True)
             for features, loop in loops.items():
-                loop.pop_decisions()
+                for d in loop.pop_decisions():
+                    if d["published"] - d["window_end"] > 0.1:
+                        late[features].append(
+                            (d["window_end"] - t_origin, d["published"] - d["window_end"])
+                        )
                 snap = loop.snapshot(n_decisions=0)
                 stream = snap.stream
                 summary = "rate far off" if stream.rate_far_off else stream.state
@@ -243,6 +265,7 @@ def main(argv=None) -> int:
             f"overruns {snap.n_overruns}, reconnects {snap.stream.n_reconnects}, "
             f"{snap.stream.n_samples} samples received; step p99 "
             f"{1e6 * snap.step_time.p99:.0f} us, latency p99 {1e3 * snap.latency.p99:.1f} ms\n"
+            f"  decisions published > 100 ms after their window's end: {_late(late[features])}\n"
             "  stream states seen: " + ", ".join(f"{s} ({t:.0f} s)" for t, s in states[features])
         )
     print(

@@ -7,7 +7,8 @@ clock. :meth:`OnlineLoop.from_lsl` builds the LSL ones. Once started, a worker t
 :meth:`OnlineLoop.step_once` over and over; each step
 
 1. moves the samples that arrived since the last step from the source's ring buffer into
-   the classifier's streaming state (:meth:`OnlineClassifier.streaming`),
+   the classifier's streaming state (:meth:`OnlineClassifier.streaming`), multiplied by
+   the factor from the stream's declared unit to the model's when they differ,
 2. every ``hop`` seconds of stream time classifies the latest window,
 3. in trial mode also classifies the window that ends at each cue's ``tmax``,
 4. pushes each decision to the sink (JSON on the ``SBLR-Predictions`` outlet).
