@@ -72,6 +72,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="use the plain pipeline instead of the folded/projected fast path (checking)",
     )
     parser.add_argument(
+        "--unit-mismatch",
+        choices=("rescale", "refuse"),
+        default="rescale",
+        help="when the stream's declared unit (e.g. microvolts) differs from the unit the "
+        "model was calibrated in (e.g. V): rescale the samples as they arrive (default) "
+        "or refuse to start",
+    )
+    parser.add_argument(
         "--status-every", type=float, default=5.0, help="seconds between status lines (0: off)"
     )
     parser.set_defaults(func=run)
@@ -80,8 +88,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _status_line(snap) -> str:
     lat, step, dropped = snap.latency, snap.step_time, snap.dropped
-    state = "connected" if snap.stream.connected else "NO STREAM"
-    if snap.halted:
+    state = snap.stream.summary
+    if snap.halted and not snap.stream.rate_far_off:
         state += f", HALTED: {snap.halted}"
 
     def ms(x):
@@ -91,7 +99,8 @@ def _status_line(snap) -> str:
         f"[{state}] {snap.n_decisions} decisions ({snap.decisions_per_second:.1f}/s, "
         f"{snap.n_trial_decisions} trials); latency p50 {ms(lat.p50)} ms p99 "
         f"{ms(lat.p99)} ms; step p99 {ms(step.p99)} ms; dropped {dropped.total} (gap "
-        f"{dropped.gap}, nonfinite {dropped.nonfinite}, behind {dropped.behind}); gaps "
+        f"{dropped.gap}, refilling {dropped.refilling}, nonfinite {dropped.nonfinite}, behind "
+        f"{dropped.behind}, halted {dropped.halted}); gaps "
         f"{snap.n_gaps}"
     )
 
@@ -135,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         cues=args.cues,
         outlet_name=args.outlet_name,
         timeout=args.timeout,
+        unit_mismatch=args.unit_mismatch,
     )
     print(f"model: {clf!r}", flush=True)
     with loop:

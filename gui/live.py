@@ -487,8 +487,11 @@ class LiveTab(QtWidgets.QWidget):
             rate += f" (measured {eff:.1f})"
         fill = stream.buffer_fill
         step, latency, dropped = snapshot.step_time, snapshot.latency, snapshot.dropped
-        dot = "#1a9641" if connected else "#B2182B"
-        state = "connected" if connected else "LOST"
+        state = stream.summary
+        good = connected and state == "streaming" and not stream.rate_far_off
+        dot = "#1a9641" if good else ("#E08214" if connected else "#B2182B")
+        if not good:
+            state = f"<b>{state}</b>"
         parts = [
             f"<span style='color:{dot}'>●</span> <b>{name}</b> {state}",
             f"{stream.n_channels or len(stream.ch_names)} ch @ {rate}",
@@ -511,6 +514,12 @@ class LiveTab(QtWidgets.QWidget):
             self.banner.setText(
                 f"Stream '{name}' has vanished: waiting for it to return "
                 "(no decisions until it does; reconnects on its own)."
+            )
+            self.banner.show()
+        elif stream.state == "stalled":
+            self.banner.setText(
+                f"Stream '{name}' is silent (no samples for a while): no decisions until "
+                "samples arrive again."
             )
             self.banner.show()
         elif snapshot.halted:

@@ -114,6 +114,7 @@ class SourceProvider:
                 n_samples=int(status.get("n_samples", 0)),
                 buffer_fill=float(status.get("buffer_fill", 0.0)),
                 effective_sfreq=status.get("effective_sfreq") or float("nan"),
+                **StreamTelemetry.state_of(status, bool(status.get("connected"))),
             ),
             raw=RawTraces(data, times, tuple(ch_names[i] for i in idx), sfreq / step),
             gaps=tuple(list(status.get("gaps") or [])[-20:]),

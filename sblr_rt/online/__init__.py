@@ -12,6 +12,7 @@
   the worker thread; :meth:`OnlineLoop.from_lsl` builds the LSL ones (``lsl.py``).
 - ``telemetry.py``: counters and latency statistics; :class:`Telemetry`, the snapshot.
 - ``cues.py``: which markers start a trial.
+- ``units.py``: the stream's unit against the model's (normalised spellings, the factor).
 """
 
 from .classifier import OnlineClassifier, check_stream_info, decision_to_json, public_decision
@@ -19,6 +20,7 @@ from .loop import OnlineLoop
 from .paths import PATHS, StreamingPath
 from .streaming import StreamingState
 from .telemetry import Telemetry
+from .units import check_stream_units, normalize_unit, unit_factor
 
 __all__ = [
     "PATHS",
@@ -28,6 +30,9 @@ __all__ = [
     "StreamingState",
     "Telemetry",
     "check_stream_info",
+    "check_stream_units",
     "decision_to_json",
+    "normalize_unit",
     "public_decision",
+    "unit_factor",
 ]

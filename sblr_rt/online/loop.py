@@ -7,7 +7,8 @@ clock. :meth:`OnlineLoop.from_lsl` builds the LSL ones. Once started, a worker t
 :meth:`OnlineLoop.step_once` over and over; each step
 
 1. moves the samples that arrived since the last step from the source's ring buffer into
-   the classifier's streaming state (:meth:`OnlineClassifier.streaming`),
+   the classifier's streaming state (:meth:`OnlineClassifier.streaming`), multiplied by
+   the factor from the stream's declared unit to the model's when they differ,
 2. every ``hop`` seconds of stream time classifies the latest window,
 3. in trial mode also classifies the window that ends at each cue's ``tmax``,
 4. pushes each decision to the sink (JSON on the ``SBLR-Predictions`` outlet).
@@ -34,13 +35,14 @@ from sblr_rt.online.cues import CueFilter
 from sblr_rt.online.lsl import lsl_collaborators
 from sblr_rt.online.scheduler import Scheduler
 from sblr_rt.online.telemetry import RawTraces, StreamTelemetry, Telemetry, TelemetryRecorder
+from sblr_rt.online.units import UNIT_MISMATCH, check_stream_units
 
 logger = logging.getLogger("sblr_rt.online")
 
 __all__ = ["OnlineLoop"]
 
 _MODES = ("sliding", "trial")
-_OPTIONS = ("display_sfreq", "display_seconds", "history_seconds", "max_history")
+_OPTIONS = ("display_sfreq", "display_seconds", "history_seconds", "max_history", "unit_mismatch")
 _STATUS_EVERY = 0.1  # seconds of clock between reads of the source's status
 
 
@@ -82,6 +84,12 @@ class OnlineLoop:
         Horizon of the latency, step-time and rate statistics.
     max_history : int
         Number of decisions, trial decisions and cues kept for :meth:`snapshot`.
+    unit_mismatch : {"rescale", "refuse"}
+        When the stream's channel units (``source.ch_units``) and the model's
+        (``model.metadata["unit"]``) are both known voltages and differ: multiply the
+        samples by the constant factor as they enter (default), or refuse at
+        :meth:`start`. An unknown unit on either side is logged as a warning and the
+        samples are used as they come (:func:`~sblr_rt.online.units.check_stream_units`).
 
     Notes
     -----
@@ -116,6 +124,7 @@ class OnlineLoop:
         display_seconds: float = 10.0,
         history_seconds: float = 60.0,
         max_history: int = 500,
+        unit_mismatch: str = "rescale",
     ) -> None:
         self.classifier = (
             model if isinstance(model, OnlineClassifier) else OnlineClassifier(model, fast=fast)
@@ -129,6 +138,11 @@ class OnlineLoop:
             raise ValueError("'hop' must be > 0 in sliding mode (0 turns sliding off), got 0.")
         if mode == "trial" and markers is None:
             raise ValueError("'markers' must be a marker source in trial mode, got None.")
+        if unit_mismatch not in UNIT_MISMATCH:
+            raise ValueError(
+                f"'unit_mismatch' must be one of {UNIT_MISMATCH}, got {unit_mismatch!r}."
+            )
+        self.unit_mismatch = unit_mismatch
         if not display_sfreq > 0:
             raise ValueError(f"'display_sfreq' must be > 0, got {display_sfreq!r}.")
         if clock is None:
@@ -173,8 +187,8 @@ class OnlineLoop:
         mode, hop, cues, fast
             See :class:`OnlineLoop`.
         **kwargs
-            ``display_sfreq``, ``display_seconds``, ``history_seconds``, ``max_history``
-            (see :class:`OnlineLoop`), and the streams of
+            ``display_sfreq``, ``display_seconds``, ``history_seconds``, ``max_history``,
+            ``unit_mismatch`` (see :class:`OnlineLoop`), and the streams of
             :func:`~sblr_rt.online.lsl.lsl_collaborators`: ``stream``, ``stype``,
             ``source_id`` (EEG), ``marker_stream``, ``marker_stype``,
             ``marker_source_id`` (trial mode), ``outlet`` (bool), ``outlet_name``,
@@ -221,7 +235,8 @@ class OnlineLoop:
         TimeoutError
             If a stream is not found in time (LSL sources).
         ValueError
-            If the stream's channels or rate differ from the model's.
+            If the stream's channels or rate differ from the model's, or its unit does
+            and ``unit_mismatch`` is ``"refuse"``.
         RuntimeError
             If the loop is already running (call :meth:`stop` first).
         """
@@ -237,6 +252,7 @@ class OnlineLoop:
                 float(self.source.sfreq),
                 stream=self._label,
             )
+            scale = self._unit_scale(pick)
             _start(self.markers, opened)
             if self.sink is not None and hasattr(self.sink, "open"):
                 self.sink.open()
@@ -244,7 +260,7 @@ class OnlineLoop:
             for obj in reversed(opened):
                 _close(obj)
             raise
-        self._prepare(pick)
+        self._prepare(pick, scale)
         self._started = True
         self._stop_event.clear()
         if thread:
@@ -263,7 +279,17 @@ class OnlineLoop:
         )
         return self
 
-    def _prepare(self, pick) -> None:
+    def _unit_scale(self, pick):
+        units = getattr(self.source, "ch_units", None)
+        if units is not None:
+            units = list(units)
+            units = units if pick is None else [units[i] for i in pick]
+        metadata = getattr(self.classifier.model, "metadata", None) or {}
+        return check_stream_units(
+            metadata.get("unit"), units, unit_mismatch=self.unit_mismatch, stream=self._label
+        )
+
+    def _prepare(self, pick, scale=None) -> None:
         clf = self.classifier
         self._telemetry = TelemetryRecorder(self.history_seconds, self.max_history)
         step = max(1, round(clf.sfreq / self.display_sfreq))
@@ -286,6 +312,7 @@ class OnlineLoop:
             self._label,
             on_chunk=self._to_display,
             gap_indices=getattr(self.source, "gap_indices", None),
+            scale=scale,
         )
         self._last_status = -math.inf
         self._error = None
@@ -462,7 +489,9 @@ class OnlineLoop:
                 data, times = self._display.latest(idx)
                 raw = RawTraces(data, times, tuple(names), self._display_sfreq)
             cpu, started = self._worker_cpu, self._worker_started
-        stream = StreamTelemetry(name=getattr(source, "name", None), connected=connected)
+        stream = StreamTelemetry(
+            name=getattr(source, "name", None), connected=connected, state="connecting"
+        )
         if self._started:
             stream = StreamTelemetry.from_source(source, status, connected)
         wall = (time.monotonic() - started) if started else 0.0

@@ -19,6 +19,9 @@ logger = logging.getLogger("sblr_rt.online")
 
 __all__ = ["Scheduler"]
 
+#: The ``Dropped`` field of a sliding window refused for a ``StreamingState.why_not`` reason.
+_SLIDING_REASONS = {"gap": "refilling", "unavailable": "gap"}
+
 
 class Scheduler:
     """Ingest the source's new samples and decide the due windows.
@@ -47,6 +50,9 @@ class Scheduler:
         ``gap_indices(start, stop)``: the buffer indices of samples that follow a gap, as
         the source detected them (:meth:`sblr_rt.stream.LSLSource.gap_indices`); None:
         apply :func:`sblr_rt.io.gaps.find_gaps` here.
+    scale : float | ndarray of shape (n_model_channels,) | None
+        Factor from the stream's unit to the model's, applied to the model's channels as
+        they enter the state (:func:`sblr_rt.online.units.check_stream_units`); None: 1.
     """
 
     def __init__(
@@ -61,6 +67,7 @@ class Scheduler:
         label,
         on_chunk=None,
         gap_indices=None,
+        scale=None,
     ):
         self.state = state
         self.buffer = buffer
@@ -72,6 +79,7 @@ class Scheduler:
         self.label = label
         self.on_chunk = on_chunk
         self.gap_indices = gap_indices
+        self.scale = scale
         self.gap_threshold = gap_threshold(state.classifier.sfreq)
         # Start from the oldest sample held: samples that arrived while the loop was
         # still connecting are classified too (cues at the very start need them).
@@ -127,7 +135,7 @@ class Scheduler:
                 f"the measured rate ({measured}) is far from the declared "
                 f"{self.state.classifier.sfreq:g} Hz"
             )
-        if halted != self.halted:
+        if bool(halted) != bool(self.halted):  # once per halt, not per new measurement
             if halted:
                 logger.error("%s: no decisions while %s.", self.label, halted)
             else:
@@ -164,6 +172,8 @@ class Scheduler:
         else:  # a source that does not track gaps: the same rule, applied here
             gap_at = find_gaps(ts, last=prev, threshold=self.gap_threshold)
         picked = data if self.pick is None else data[:, self.pick]
+        if self.scale is not None:  # the stream's unit to the model's: once, here
+            picked = picked * self.scale
         n_bad = count_nonfinite(picked)
         if n_bad:
             self.telemetry.count("nonfinite_samples", n_bad)
@@ -194,7 +204,11 @@ class Scheduler:
         self.pending_cues = keep
 
     def slide(self) -> None:
-        """Decide the latest window if a hop is due (older due hops count as behind)."""
+        """Decide the latest window if a hop is due.
+
+        Older due hops are skipped: counted as ``refilling`` when their window straddles a
+        gap (it would have been refused anyway), else as ``behind``.
+        """
         state, hop = self.state, self.hop_samples
         n = state.n_pushed
         if self.next_slide is None:
@@ -202,8 +216,15 @@ class Scheduler:
         if n < self.next_slide:
             return
         behind = (n - self.next_slide) // hop
-        if behind:
-            self.telemetry.drop("halted" if self.halted else "behind", behind)
+        if behind and self.halted:
+            self.telemetry.drop("halted", behind)
+        elif behind:
+            stops = range(self.next_slide, self.next_slide + behind * hop, hop)
+            refilling = sum(state.why_not(stop) == "gap" for stop in stops)
+            if refilling:
+                self.telemetry.drop("refilling", refilling)
+            if behind - refilling:
+                self.telemetry.drop("behind", behind - refilling)
         self.decide(n, trial=False, cue=None)
         self.next_slide = n + hop - (n - self.next_slide) % hop
 
@@ -235,8 +256,8 @@ class Scheduler:
 
     def _refused(self, stop: int, reason: str, trial: bool, cue) -> None:
         state = self.state
-        if not trial:
-            self.telemetry.drop("gap" if reason in ("gap", "unavailable") else reason)
+        if not trial:  # a sliding window straddling a gap: refilling after it
+            self.telemetry.drop(_SLIDING_REASONS.get(reason, reason))
             return
         self.telemetry.drop("trials")
         logger.warning(

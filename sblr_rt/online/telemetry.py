@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 #: Why a window gave no decision (keys of :class:`Dropped`).
-DROP_REASONS = ("gap", "nonfinite", "behind", "trials", "halted")
+DROP_REASONS = ("gap", "refilling", "nonfinite", "behind", "trials", "halted")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,14 +42,17 @@ class Stats:
 class Dropped:
     """Windows given no decision, by reason.
 
-    ``gap`` (the window held a gap), ``nonfinite`` (it held NaN or inf samples, or gave
-    non-finite scores), ``behind`` (hops skipped: the samples of several hops arrived at
-    once, only the latest window is classified), ``trials`` (trial windows that could not
-    be classified), ``halted`` (hops skipped while deciding was halted, see
+    ``gap`` (the window's samples are no longer held: overwritten, or before the first),
+    ``refilling`` (sliding hops while the window refills after a gap: it still straddles
+    the gap, whether the hop was classified or skipped), ``nonfinite`` (it held NaN or inf
+    samples, or gave non-finite scores), ``behind`` (hops skipped: the samples of several
+    hops arrived at once, only the latest window is classified), ``trials`` (trial windows
+    that could not be classified), ``halted`` (hops skipped while deciding was halted, see
     :attr:`Telemetry.halted`).
     """
 
     gap: int = 0
+    refilling: int = 0
     nonfinite: int = 0
     behind: int = 0
     trials: int = 0
@@ -58,12 +61,19 @@ class Dropped:
     @property
     def total(self) -> int:
         """All windows given no decision."""
-        return self.gap + self.nonfinite + self.behind + self.trials + self.halted
+        return sum(getattr(self, reason) for reason in DROP_REASONS)
 
 
 @dataclasses.dataclass(frozen=True)
 class StreamTelemetry:
-    """The EEG stream as the loop sees it (NaN/None/0 until the source is there)."""
+    """The EEG stream as the loop sees it (NaN/None/0 until the source is there).
+
+    ``state`` is the source's: ``"connecting"``, ``"streaming"``, ``"stalled"`` (open but
+    silent) or ``"lost"`` (default: ``"streaming"`` if ``connected``, else ``"lost"``);
+    ``rate_ok`` (None until measured) and ``rate_far_off`` are its
+    verdict on ``effective_sfreq`` against the declared ``sfreq``. :attr:`summary` says all
+    of it in a few words for a status line.
+    """
 
     name: str | None = None
     source_id: str | None = None
@@ -76,6 +86,43 @@ class StreamTelemetry:
     buffer_seconds: float = 0.0
     effective_sfreq: float = float("nan")
     n_reconnects: int = 0
+    state: str | None = None
+    rate_ok: bool | None = None
+    rate_far_off: bool = False
+
+    def __post_init__(self) -> None:
+        if self.state is None:  # a source that does not say: from the connection
+            object.__setattr__(self, "state", "streaming" if self.connected else "lost")
+
+    @property
+    def summary(self) -> str:
+        """The stream's state for a status line.
+
+        ``"rate far off (x Hz measured, y declared)"`` while the source says so, else the
+        state (``"streaming"``, ``"stalled"``, ``"lost"``, ``"connecting"``).
+        """
+        if self.state in ("lost", "stalled", "connecting"):
+            return self.state
+        if self.rate_far_off:
+            measured = self.effective_sfreq
+            measured = f"{measured:.4g}" if np.isfinite(measured) else "?"
+            return f"rate far off ({measured} Hz measured, {self.sfreq:g} declared)"
+        return self.state
+
+    @staticmethod
+    def state_of(status: dict, connected: bool) -> dict:
+        """Return the ``state``, ``rate_ok``, ``rate_far_off`` fields of a source status.
+
+        A source without ``state`` in its status is ``"streaming"`` while connected,
+        ``"lost"`` otherwise.
+        """
+        state = status.get("state") or ("streaming" if connected else "lost")
+        rate_ok = status.get("rate_ok")
+        return {
+            "state": str(state),
+            "rate_ok": None if rate_ok is None else bool(rate_ok),
+            "rate_far_off": bool(status.get("rate_far_off", False)),
+        }
 
     @classmethod
     def from_source(cls, source, status: dict, connected: bool) -> StreamTelemetry:
@@ -94,6 +141,7 @@ class StreamTelemetry:
             buffer_seconds=buffer.capacity / sfreq,
             effective_sfreq=status.get("effective_sfreq") or float("nan"),
             n_reconnects=status.get("n_reconnects", 0),
+            **cls.state_of(status, connected),
         )
 
 

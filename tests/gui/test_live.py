@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -62,13 +64,53 @@ def test_a_vanished_stream_is_shown(live_tab):
     assert live_tab.stream_lost
     assert not live_tab.banner.isHidden()
     assert "vanished" in live_tab.banner.text()
-    assert "LOST" in live_tab.status.text()
+    assert "<b>lost</b>" in live_tab.status.text()
     # the time since the last sample is shaded as a gap
     shown = [r for r in live_tab._gap_regions if r.isVisible()]
     assert any(r.getRegion()[1] == 0.0 for r in shown)
     fake.connected = True
     live_tab.refresh()
     assert live_tab.banner.isHidden()
+
+
+class _StreamState(FakeSnapshots):
+    """FakeSnapshots whose stream carries the given state fields."""
+
+    def __init__(self, ch_names, **stream):
+        super().__init__(ch_names)
+        self.stream = stream
+
+    def snapshot(self, channels=None, *, n_decisions=None):
+        snap = super().snapshot(channels, n_decisions=n_decisions)
+        return dataclasses.replace(snap, stream=dataclasses.replace(snap.stream, **self.stream))
+
+
+@pytest.mark.parametrize(
+    ("stream", "shown"),
+    [
+        ({"state": "stalled"}, "<b>stalled</b>"),
+        ({"state": "lost", "connected": False}, "<b>lost</b>"),
+        (
+            {"rate_far_off": True, "rate_ok": False, "effective_sfreq": 80.0},
+            "<b>rate far off (80 Hz measured, 100 declared)</b>",
+        ),
+    ],
+)
+def test_the_status_line_tells_the_stream_state(live_tab, stream, shown):
+    live_tab.set_provider(_StreamState(CH, **stream))
+    live_tab.refresh()
+    status = live_tab.status.text()
+    assert shown in status and "connected" not in status
+    assert "#1a9641" not in status  # not the green dot of a healthy stream
+    if stream.get("state") == "stalled":
+        assert "silent" in live_tab.banner.text() and not live_tab.banner.isHidden()
+
+
+def test_a_healthy_stream_says_streaming(live_tab):
+    live_tab.set_provider(_StreamState(CH, state="streaming", rate_ok=True))
+    live_tab.refresh()
+    status = live_tab.status.text()
+    assert "Fake-EEG</b> streaming" in status and "#1a9641" in status
 
 
 def test_a_failed_loop_is_shown_and_polling_stops(live_tab):

@@ -216,7 +216,7 @@ def test_loop_survives_nan_and_a_vanished_stream(make_model, source_id, caplog):
         del eeg
     assert first_after > 3 * n
     assert snap.n_nonfinite_samples == 3
-    assert snap.dropped.nonfinite >= 1 and snap.dropped.gap >= 1
+    assert snap.dropped.nonfinite >= 1 and snap.dropped.refilling >= 1
     assert snap.n_gaps >= 1 and len(snap.gaps) >= 1
     t_gap0, t_gap1 = snap.gaps[0]
     for d in decisions:
