@@ -50,7 +50,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sblr_rt.io.jsonable import dumps
-from sblr_rt.model.link import proba_from_scores
+from sblr_rt.model.link import proba_of_window
 from sblr_rt.online.paths import fast_path_for
 from sblr_rt.online.streaming import StreamingState
 
@@ -364,10 +364,8 @@ class OnlineClassifier:
         proba : dict
             ``{label: probability}`` for every class, in the model's class order.
         """
-        scores = np.asarray(scores, dtype=np.float64)
-        rows = scores[:1] if self._binary else scores[None]
-        proba = proba_from_scores(rows, self._multi_class)[0].tolist()
-        label = self.classes[int(np.argmax(proba))]
+        proba = proba_of_window(scores[:1] if self._binary else scores, self._multi_class)
+        label = self.classes[max(range(len(proba)), key=proba.__getitem__)]
         return label, dict(zip(self.classes, proba, strict=True))
 
     def step(

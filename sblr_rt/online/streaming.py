@@ -114,7 +114,8 @@ class StreamingState:
             chunk = np.where(bad[:, None], 0.0, chunk)
         self._path.push(chunk)
         timestamps = np.asarray(timestamps, dtype=np.float64)
-        self._times.push(np.broadcast_to(np.zeros(1), (n, 1)), timestamps)
+        # The ring's one data column holds the timestamps too (a view, no allocation).
+        self._times.push(timestamps[:, None], timestamps)
         self._prune()
 
     def _note_bad(self, indices: np.ndarray) -> None:
@@ -146,7 +147,8 @@ class StreamingState:
         self._path.skip(n)
         # Lost samples repeat the last time held, so the held times stay sorted.
         last = self.timestamp(self.n_pushed - 1) if self.n_pushed else -np.inf
-        self._times.push(np.broadcast_to(np.zeros(1), (n, 1)), np.broadcast_to(last, (n,)))
+        held = np.full(n, last)
+        self._times.push(held[:, None], held)
         self.mark_break()
 
     def mark_break(self) -> None:

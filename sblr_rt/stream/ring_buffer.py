@@ -64,6 +64,10 @@ class RingBuffer:
         Number of samples kept.
     dtype : numpy.dtype
         Data type of the stored samples.
+    mirrored : bool
+        Keep every sample twice, ``capacity`` rows apart, so that any held range is one
+        contiguous block: :meth:`rows` then returns a view instead of a copy (the online
+        paths read their filter history this way every few samples). Writes cost twice.
 
     Notes
     -----
@@ -71,7 +75,7 @@ class RingBuffer:
     guarantees it); :meth:`index_at_time` relies on that.
     """
 
-    def __init__(self, n_channels, capacity, *, dtype=np.float64):
+    def __init__(self, n_channels, capacity, *, dtype=np.float64, mirrored=False):
         self.n_channels = _check_positive_int(n_channels, "n_channels")
         self.capacity = _check_positive_int(capacity, "capacity")
         try:
@@ -80,7 +84,9 @@ class RingBuffer:
             raise TypeError(f"'dtype' must be a numpy dtype, got {dtype!r}.") from err
         if self.dtype.kind not in "fiuc":
             raise TypeError(f"'dtype' must be a numeric numpy dtype, got {self.dtype}.")
-        self._data = np.zeros((self.capacity, self.n_channels), dtype=self.dtype)
+        self.mirrored = bool(mirrored)
+        rows = 2 * self.capacity if self.mirrored else self.capacity
+        self._data = np.zeros((rows, self.n_channels), dtype=self.dtype)
         self._timestamps = np.zeros(self.capacity, dtype=np.float64)
         self._n_pushed = 0
         self._lock = threading.Lock()
@@ -117,8 +123,9 @@ class RingBuffer:
         data : array-like, shape (n_samples, n_channels)
             The samples, one row per sample (LSL's layout). Cast to :attr:`dtype`. An empty
             chunk (``n_samples == 0``) is accepted and does nothing.
-        timestamps : array-like, shape (n_samples,)
-            One timestamp per sample, in seconds.
+        timestamps : array-like, shape (n_samples,) | None
+            One timestamp per sample, in seconds; None for a buffer whose timestamps are
+            not read (the online paths' derived signals): they are left as they were.
 
         Notes
         -----
@@ -126,12 +133,13 @@ class RingBuffer:
         :attr:`n_pushed` counts all of them.
         """
         data = np.asarray(data)
-        timestamps = np.asarray(timestamps, dtype=np.float64)
         if data.ndim != 2 or data.shape[1] != self.n_channels:
             raise ValueError(
                 f"'data' must have shape (n_samples, {self.n_channels}), got shape {data.shape}."
             )
-        if timestamps.shape != (data.shape[0],):
+        if timestamps is not None:
+            timestamps = np.asarray(timestamps, dtype=np.float64)
+        if timestamps is not None and timestamps.shape != (data.shape[0],):
             raise ValueError(
                 f"'timestamps' must have shape ({data.shape[0]},) to match 'data', got "
                 f"shape {timestamps.shape}."
@@ -141,16 +149,22 @@ class RingBuffer:
             return
         if n_samples > self.capacity:
             data = data[-self.capacity :]
-            timestamps = timestamps[-self.capacity :]
+            timestamps = None if timestamps is None else timestamps[-self.capacity :]
         n_write = data.shape[0]
         with self._lock:
             start = (self._n_pushed + n_samples - n_write) % self.capacity
             first = min(n_write, self.capacity - start)
             self._data[start : start + first] = data[:first]
-            self._timestamps[start : start + first] = timestamps[:first]
+            if self.mirrored:
+                self._data[start + self.capacity : start + self.capacity + first] = data[:first]
+            if timestamps is not None:
+                self._timestamps[start : start + first] = timestamps[:first]
             if first < n_write:
                 self._data[: n_write - first] = data[first:]
-                self._timestamps[: n_write - first] = timestamps[first:]
+                if self.mirrored:
+                    self._data[self.capacity : self.capacity + n_write - first] = data[first:]
+                if timestamps is not None:
+                    self._timestamps[: n_write - first] = timestamps[first:]
             self._n_pushed += n_samples
             self._new_data.notify_all()
 
@@ -180,6 +194,28 @@ class RingBuffer:
             raise ValueError(f"'stop' must be >= 'start' ({start}), got {stop}.")
         with self._lock:
             return self._read(start, stop)
+
+    def rows(self, start, stop) -> np.ndarray:
+        """Return a read-only view of the samples ``start <= index < stop`` (mirrored only).
+
+        Parameters
+        ----------
+        start, stop : int
+            Absolute sample indices, ``start <= stop``, held in the buffer.
+
+        Returns
+        -------
+        rows : ndarray, shape (stop - start, n_channels)
+            A view, one row per sample; valid until the next push overwrites it.
+        """
+        if not self.mirrored:
+            raise RuntimeError("RingBuffer.rows() needs a buffer made with mirrored=True")
+        with self._lock:
+            self._check_range(start, stop)
+            pos = start % self.capacity
+            view = self._data[pos : pos + (stop - start)]
+        view.flags.writeable = False
+        return view
 
     def take(self, indices) -> np.ndarray:
         """Return the samples at some absolute indices (a few rows, not a window).

@@ -217,3 +217,18 @@ def test_take_reads_rows_at_absolute_indices_across_the_wrap():
         ring.take([2, 4])
     with pytest.raises(ValueError, match="only 8 samples"):
         ring.take([8])
+
+
+def test_mirrored_buffer_gives_contiguous_views_across_the_wrap():
+    ring = RingBuffer(2, 5, mirrored=True)
+    data = np.arange(24, dtype=float).reshape(12, 2)
+    for k in range(0, 12, 3):
+        ring.push(data[k : k + 3], np.arange(k, k + 3, dtype=float))
+    view = ring.rows(8, 12)  # wraps in storage
+    assert_array_equal(view, data[8:12])
+    assert not view.flags.writeable
+    assert_array_equal(ring.get(7, 12)[0], data[7:12].T)  # get still copies, channels first
+    with pytest.raises(ValueError, match="overwritten"):
+        ring.rows(6, 8)
+    with pytest.raises(RuntimeError, match="mirrored=True"):
+        RingBuffer(2, 5).rows(0, 0)

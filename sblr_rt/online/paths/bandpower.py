@@ -41,7 +41,9 @@ class FilteredBandPowerPath(StreamingPath):
         self._m = self._taps.shape[1]
         n_pick = len(self._picks)
         # Raw picked history: the filter needs the last m - 1 samples before each block.
-        self._raw = RingBuffer(n_pick, max(self._m - 1 + self._BLOCK, 2 * self._BLOCK))
+        self._raw = RingBuffer(
+            n_pick, max(self._m - 1 + self._BLOCK, 2 * self._BLOCK), mirrored=True
+        )
         skip_rows(self._raw, self._m - 1)  # zero initial state
         n_cols = n_pick * self._taps.shape[0]
         self._ring = RingBuffer(n_cols, self.capacity)
@@ -62,10 +64,10 @@ class FilteredBandPowerPath(StreamingPath):
         for i in range(0, picked.shape[0], self._BLOCK):
             block = picked[i : i + self._BLOCK]
             h = block.shape[0]
-            self._raw.push(block, np.broadcast_to(np.zeros(1), (h,)))
+            self._raw.push(block, None)
             n = self._raw.n_pushed
-            hist, _ = self._raw.get(n - h - self._m + 1, n)  # (n_pick, m - 1 + h)
-            y = self._toeplitz_for(h) @ hist.T  # (n_bands * h, n_pick)
+            hist = self._raw.rows(n - h - self._m + 1, n)  # (m - 1 + h, n_pick), a view
+            y = self._toeplitz_for(h) @ hist  # (n_bands * h, n_pick)
             # (n_bands, h, n_pick) -> (h, n_bands * n_pick): band-major columns.
             with np.errstate(over="ignore", invalid="ignore"):
                 # A huge finite burst may overflow: its windows then score inf/NaN and
@@ -74,7 +76,7 @@ class FilteredBandPowerPath(StreamingPath):
                 csum = np.cumsum(power, axis=0)
                 csum += self._csum
             self._csum = csum[-1].copy()
-            self._ring.push(csum, np.broadcast_to(np.zeros(1), (h,)))
+            self._ring.push(csum, None)
             self._since_rebase += h
         if self._since_rebase >= self.capacity:
             self._rebase()

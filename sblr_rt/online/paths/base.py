@@ -27,7 +27,7 @@ def skip_rows(ring: RingBuffer, n: int) -> None:
     """Advance ``ring`` by ``n`` zero rows without allocating them (lost samples)."""
     if n > 0:
         rows = np.broadcast_to(np.zeros(1, ring.dtype), (n, ring.n_channels))
-        ring.push(rows, np.broadcast_to(np.zeros(1), (n,)))
+        ring.push(rows, None)
 
 
 class StreamingPath(abc.ABC):

@@ -24,7 +24,7 @@ class PlainPath(StreamingPath):
 
     def push(self, chunk: np.ndarray) -> None:
         """Append finite raw samples, shape (n_samples, n_channels)."""
-        self._ring.push(chunk, np.broadcast_to(np.zeros(1), (chunk.shape[0],)))
+        self._ring.push(chunk, None)
 
     def skip(self, n: int) -> None:
         """Advance by ``n`` lost samples."""

@@ -35,7 +35,7 @@ class ProjectedPath(StreamingPath):
 
     def push(self, chunk: np.ndarray) -> None:
         """Append finite raw samples, shape (n_samples, n_channels)."""
-        self._ring.push(chunk @ self._spatial, np.broadcast_to(np.zeros(1), (chunk.shape[0],)))
+        self._ring.push(chunk @ self._spatial, None)
 
     def skip(self, n: int) -> None:
         """Advance by ``n`` lost samples."""
