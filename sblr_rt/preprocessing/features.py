@@ -290,7 +290,9 @@ class BandpowerPath(FeaturePath):
             return log_power
         n_ep, n_rows, n_bins = log_power.shape
         blocks = log_power.reshape(n_ep, len(self.bands), -1, n_bins)
-        return (blocks - blocks.mean(axis=2, keepdims=True)).reshape(n_ep, n_rows, n_bins)
+        mean = blocks.sum(axis=2, keepdims=True)
+        mean *= 1.0 / blocks.shape[2]
+        return (blocks - mean).reshape(n_ep, n_rows, n_bins)
 
 
 class SpectralPath(BandpowerPath):

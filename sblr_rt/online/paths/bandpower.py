@@ -7,6 +7,7 @@ from collections import deque
 import numpy as np
 
 from sblr_rt.online.paths.base import StreamingPath, skip_rows
+from sblr_rt.preprocessing import apply_scaling
 from sblr_rt.stream.ring_buffer import RingBuffer
 
 __all__ = ["FilteredBandPowerPath"]
@@ -53,6 +54,9 @@ class FilteredBandPowerPath(StreamingPath):
         self._toeplitz: dict[int, np.ndarray] = {}
         self._edges = np.asarray(pre.bin_edges)
         self._counts = np.diff(self._edges).astype(np.float64)
+        # The preprocessor's own rules, bound once: per-window reference, then scaling.
+        self._from_log_power = pre.features_from_log_power
+        self._scaling = (pre.row_offset_, pre.row_scale_, pre.col_scale_)
         self._tiny = np.finfo(np.float64).tiny
 
     def push(self, chunk: np.ndarray) -> None:
@@ -127,7 +131,9 @@ class FilteredBandPowerPath(StreamingPath):
             for first, base in self._rebases:
                 # Rows stored before a rebase hold sums relative to the older origin.
                 csum[rows < first] -= base
-            sums = np.diff(csum, axis=0)
-            log_power = np.log(np.maximum(sums.T / self._counts, self._tiny))
-        X = self._pre.scale(self._pre.features_from_log_power(log_power[None]))[0]
-        return clf.scores_from_features(X)
+            power = csum[1:] - csum[:-1]  # (n_bins, n_cols): sums over each bin
+            power /= self._counts[:, None]
+            np.maximum(power, self._tiny, out=power)
+            np.log(power, out=power)
+        Z = self._from_log_power(power.T[None])
+        return clf.scores_from_features(apply_scaling(Z, *self._scaling)[0])
