@@ -424,14 +424,15 @@ class OnlineClassifier:
             ``label`` (None when a score is not finite), ``proba``, ``score``,
             ``window_end``, ``trial``, ``cue``.
         """
-        if not np.all(np.isfinite(scores)):
-            label, proba = None, dict.fromkeys(self.classes, float("nan"))
+        values = [float(v) for v in scores]  # a few floats: plain Python is fastest
+        if all(math.isfinite(v) for v in values):
+            label, proba = self.decide(values)
         else:
-            label, proba = self.decide(scores)
+            label, proba = None, dict.fromkeys(self.classes, float("nan"))
         return {
             "label": label,
             "proba": proba,
-            "score": float(scores[0]) if self._binary else [float(s) for s in scores],
+            "score": values[0] if self._binary else values,
             "window_end": window_end,
             "trial": bool(trial),
             "cue": cue,

@@ -26,7 +26,7 @@ class ProjectedPath(StreamingPath):
         super().__init__(classifier, capacity)
         self._spatial = classifier.native_spatial  # (n_channels, n_outputs * rank)
         self._temporal = classifier.native_temporal  # (n_times, n_outputs * rank)
-        self._ring = RingBuffer(self._spatial.shape[1], self.capacity)
+        self._ring = RingBuffer(self._spatial.shape[1], self.capacity, mirrored=True)
 
     @property
     def n_columns(self) -> int:
@@ -43,6 +43,6 @@ class ProjectedPath(StreamingPath):
 
     def scores(self, stop: int) -> np.ndarray:
         """Return the scores (n_outputs,) of the raw window ending before ``stop``."""
-        view, _ = self._ring.get(stop - self.classifier.n_times, stop)  # (K r, n_times)
-        cols = np.einsum("jt,tj->j", view, self._temporal)
+        rows = self._ring.rows(stop - self.classifier.n_times, stop)  # (n_times, K r), a view
+        cols = np.einsum("tj,tj->j", rows, self._temporal)
         return self.classifier.scores_from_columns(cols)
