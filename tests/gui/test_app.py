@@ -153,6 +153,7 @@ def test_cue_window_recording_calibration_then_live(qtbot, tmp_path, source_id):
         assert not list(tmp_path.glob("*.rec"))
         tab.tmin_spin.setValue(0.0)
         tab.tmax_spin.setValue(0.5)
+        tab.features_box.setCurrentText("waveform")  # the flow is under test, not auto
         tab.search_box.setCurrentText("none")
         tab.cv_spin.setValue(2)
         tab.classes_edit.setText("left, right")
