@@ -122,24 +122,3 @@ def check_spatial_matrix(matrix, spatial, n_picks: int) -> np.ndarray | None:
     if not np.all(np.isfinite(matrix)):
         raise ValueError("'spatial_matrix' must hold finite numbers only")
     return matrix
-
-
-def restore_fitted(pre, arrays: dict) -> None:
-    """Set a preprocessor's saved filters and scaling from the model file's arrays.
-
-    The stored filter coefficients replace the re-designed ones, so that a loaded model
-    computes exactly what was saved; every array's shape is checked first.
-    """
-    n_rows, n_times = pre.n_rows, pre.n_times
-    expect = {"row_offset": (n_rows,), "row_scale": (n_rows,), "col_scale": (n_times,)}
-    for k, b in enumerate(pre.filters):
-        expect[f"filter_{k}"] = b.shape
-    for name, shape in expect.items():
-        if name not in arrays or arrays[name].shape != shape:
-            got = None if name not in arrays else arrays[name].shape
-            raise ValueError(f"preprocessing array {name!r} must have shape {shape}, got {got}")
-    pre.filters = [np.asarray(arrays[f"filter_{k}"]) for k in range(len(pre.filters))]
-    pre._path.filters = pre.filters
-    pre.row_offset_ = np.asarray(arrays["row_offset"], dtype=np.float64)
-    pre.row_scale_ = np.asarray(arrays["row_scale"], dtype=np.float64)
-    pre.col_scale_ = np.asarray(arrays["col_scale"], dtype=np.float64)

@@ -48,13 +48,13 @@ from ._checks import (
     check_picks,
     check_spatial_matrix,
     check_window,
-    restore_fitted,
 )
+from ._serialise import preprocessor_arrays, preprocessor_config, restore_fitted, saved_config
 from .features import FEATURE_PATHS, FEATURES, FeaturePath
 from .filters import StreamingFilter, filter_padded_epochs
 from .operators import fir_matrix
 from .scaling import SCALINGS, apply_scaling, fit_scaling
-from .spatial import spatial_operator
+from .spatial import apply_spatial, spatial_operator
 
 __all__ = ["Preprocessor"]
 
@@ -296,28 +296,12 @@ class Preprocessor:
         return self.apply_spatial(picked) if spatial else picked
 
     def apply_spatial(self, windows: np.ndarray) -> np.ndarray:
-        """Apply the spatial stage to picked (and filtered) windows.
+        """Apply the spatial stage to picked, filtered windows (:func:`.spatial.apply_spatial`).
 
-        Filtering acts on each channel alone, so the stage commutes with it: applying it
-        to filtered windows equals filtering spatially transformed samples (what the
-        stream does), to rounding.
-
-        Parameters
-        ----------
-        windows : ndarray, shape (n_epochs, n_filters * n_picks, n_samples)
-            Picked channels, band-major when there are several filters.
-
-        Returns
-        -------
-        out : ndarray, same shape
-            ``S`` applied to the channels of every band block.
+        Filtering acts on each channel alone, so the stage commutes with it: this equals
+        filtering spatially transformed samples (what the stream does), to rounding.
         """
-        if self.spatial_matrix is None:
-            return windows
-        n_ep, n_rows, n_t = windows.shape
-        n = len(self.picks)
-        blocks = windows.reshape(n_ep, n_rows // n, n, n_t)
-        return np.matmul(self.spatial_matrix, blocks).reshape(n_ep, n_rows, n_t)
+        return apply_spatial(self.spatial_matrix, windows)
 
     # ------------------------------------------------------------------- features
 
@@ -494,37 +478,12 @@ class Preprocessor:
 
     def get_config(self) -> dict:
         """Return the constructor parameters as a JSON-serialisable dict."""
-        return {
-            "ch_names": list(self.ch_names),
-            "sfreq": self.sfreq,
-            "tmin": self.tmin,
-            "tmax": self.tmax,
-            "picks": list(self.picks),
-            "features": self.features,
-            "l_freq": self.l_freq,
-            "h_freq": self.h_freq,
-            "bands": [list(b) for b in self.bands],
-            "n_times": self.n_times,
-            "baseline": None if self.baseline is None else list(self.baseline),
-            "scaling": self.scaling,
-            "filter_length": self.filter_length,
-            "spatial": self.spatial,
-            "reference": self.reference,
-        }
+        return preprocessor_config(self)
 
     def get_arrays(self) -> dict[str, np.ndarray]:
         """Return the fitted arrays and the filter coefficients (for the model file)."""
         self._check_fitted("get_arrays")
-        arrays = {
-            "row_offset": self.row_offset_,
-            "row_scale": self.row_scale_,
-            "col_scale": self.col_scale_,
-        }
-        for k, b in enumerate(self.filters):
-            arrays[f"filter_{k}"] = b
-        if self.spatial_matrix is not None:
-            arrays["spatial_matrix"] = self.spatial_matrix
-        return arrays
+        return preprocessor_arrays(self)
 
     @classmethod
     def from_config(cls, config: dict, arrays: dict[str, np.ndarray] | None = None):
@@ -535,27 +494,15 @@ class Preprocessor:
         config : dict
             Constructor parameters.
         arrays : dict | None
-            Fitted arrays; the stored filter coefficients replace the re-designed ones so
-            a loaded model computes exactly what was saved.
+            Fitted arrays; the stored filter coefficients and spatial operator replace
+            the re-computed ones, so a loaded model computes exactly what was saved.
 
         Returns
         -------
         pre : Preprocessor
             Fitted when ``arrays`` is given.
         """
-        config = dict(config)
-        # Files written before the spatial stage and the log-power reference existed
-        # computed neither: keep their numbers.
-        config.setdefault("spatial", None)
-        config.setdefault("reference", None)
-        if arrays is not None and config["spatial"] is not None:
-            if "spatial_matrix" not in arrays:
-                raise ValueError(
-                    f"preprocessing array 'spatial_matrix' is missing for spatial="
-                    f"{config['spatial']!r}"
-                )
-            config["spatial_matrix"] = np.asarray(arrays["spatial_matrix"])
-        pre = cls(**config)
+        pre = cls(**saved_config(config, arrays))
         if arrays is not None:
             restore_fitted(pre, arrays)
         return pre

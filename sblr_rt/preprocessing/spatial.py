@@ -39,6 +39,7 @@ __all__ = [
     "MIN_CSD_CHANNELS",
     "SPATIAL_LABELS",
     "SPATIAL_STAGES",
+    "apply_spatial",
     "spatial_label",
     "spatial_operator",
 ]
@@ -49,6 +50,29 @@ SPATIAL_STAGES = (None, "car", "csd")
 SPATIAL_LABELS = {None: "none", "car": "common average", "csd": "surface Laplacian (CSD)"}
 #: The spherical spline needs a head sphere fitted to at least this many positions.
 MIN_CSD_CHANNELS = 4
+
+
+def apply_spatial(matrix: np.ndarray | None, windows: np.ndarray) -> np.ndarray:
+    """Apply a spatial operator to the channels of every band block of picked windows.
+
+    Parameters
+    ----------
+    matrix : ndarray, shape (n_picks, n_picks) | None
+        The operator (None: the identity).
+    windows : ndarray, shape (n_epochs, n_blocks * n_picks, n_samples)
+        Picked channels, band-major when there are several filters.
+
+    Returns
+    -------
+    out : ndarray, same shape
+        ``matrix`` applied to each block's channels.
+    """
+    if matrix is None:
+        return windows
+    n_ep, n_rows, n_t = windows.shape
+    n = matrix.shape[0]
+    blocks = windows.reshape(n_ep, n_rows // n, n, n_t)
+    return np.matmul(matrix, blocks).reshape(n_ep, n_rows, n_t)
 
 
 def spatial_label(kind: str | None) -> str:
