@@ -1,8 +1,10 @@
 """sblr-rt: real-time BCI classification with sparse bilinear logistic regression.
 
-The library layer: the model, preprocessing, streams, the online loop, replay, the
-simulator and the command line. It imports neither ``calibration`` nor ``gui``, and
-importing the package itself loads neither LSL nor Qt.
+One installed namespace. The core lives here: the model, preprocessing, the model file and
+recordings, streams, the online loop, recording and playback. Above it, in their own
+folders, come ``sblr_rt.calibration`` (``calibration/``), ``sblr_rt.gui`` (``gui/``) and
+the command line ``sblr_rt.cli`` (``cli/``); the core imports none of them, and importing
+the package itself loads neither LSL nor Qt (``tests/test_layering.py`` proves both).
 
 Examples
 --------
