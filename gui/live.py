@@ -1,5 +1,9 @@
 """The Live tab: scrolling traces, decision timeline and status line.
 
+This module owns the widget and its drawing; the status line and banner texts live in
+:mod:`sblr_rt.gui.live_status`, the channel choice and decimation in
+:mod:`sblr_rt.gui.live_traces`.
+
 A QTimer (30 Hz) calls ``provider.snapshot(channels=...)`` — the online loop's
 :meth:`~sblr_rt.online.loop.OnlineLoop.snapshot` or, with no model, a
 :class:`sblr_rt.gui.providers.SourceProvider` — and redraws. ``snapshot()`` copies a few small
@@ -16,95 +20,28 @@ for a bare stream (no decisions).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
-import re
 import time
 import warnings
 
 import numpy as np
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui, QtWidgets
+from sblr_rt.gui.live_status import banner_message, make_banner, make_status_label, status_html
+from sblr_rt.gui.live_traces import (
+    DEFAULT_MAX_SHOWN,
+    default_channels,
+    format_amplitude,
+    minmax_decimate,
+)
 from sblr_rt.gui.widgets import class_color
 
 from sblr_rt.online.telemetry import Telemetry
 
 logger = logging.getLogger("sblr_rt.gui")
 
-#: Channels shown by default when the stream has more than ``DEFAULT_MAX_SHOWN``.
-DEFAULT_MAX_SHOWN = 32
-_MOTOR = re.compile(r"^(F?C[CP]?|CC?P|CFC|FFC|FCC|CCP|CPP)[0-9z]+h?$", re.IGNORECASE)
-
-
-def default_channels(ch_names, max_shown: int = DEFAULT_MAX_SHOWN) -> list[str]:
-    """Pick the channels shown at first: all if few, else the sensorimotor ones.
-
-    Parameters
-    ----------
-    ch_names : list of str
-        The stream's channel names.
-    max_shown : int
-        Show all channels up to this many.
-
-    Returns
-    -------
-    names : list of str
-        At most ``max_shown`` names, in stream order.
-    """
-    names = list(ch_names)
-    if len(names) <= max_shown:
-        return names
-    motor = [c for c in names if _MOTOR.match(c)]
-    if len(motor) < 4:
-        motor = names
-    step = max(1, math.ceil(len(motor) / max_shown))
-    return motor[::step][:max_shown]
-
-
-def minmax_decimate(data: np.ndarray, times: np.ndarray, n_columns: int):
-    """Reduce traces to a min/max pair per display column, keeping peaks visible.
-
-    Parameters
-    ----------
-    data : ndarray, shape (n_channels, n_times)
-        Traces.
-    times : ndarray, shape (n_times,)
-        Their times.
-    n_columns : int
-        Number of columns (pixels) to keep; nothing is done when ``n_times`` is at most
-        twice this.
-
-    Returns
-    -------
-    data : ndarray, shape (n_channels, n_out)
-        Decimated traces.
-    times : ndarray, shape (n_out,)
-        Their times.
-    """
-    n_times = data.shape[1]
-    if n_times <= 2 * n_columns or n_columns < 1:
-        return data, times
-    per = n_times // n_columns
-    usable = per * n_columns
-    start = n_times - usable
-    blocks = data[:, start:].reshape(data.shape[0], n_columns, per)
-    out = np.empty((data.shape[0], n_columns, 2), dtype=data.dtype)
-    out[..., 0] = blocks.min(axis=2)
-    out[..., 1] = blocks.max(axis=2)
-    t = times[start:].reshape(n_columns, per)
-    t_out = np.stack([t[:, 0], t[:, -1]], axis=1).ravel()
-    return out.reshape(data.shape[0], 2 * n_columns), t_out
-
-
-def _fmt_seconds(value) -> str:
-    if value is None or not np.isfinite(value):
-        return "–"
-    if value < 1e-3:
-        return f"{value * 1e6:.0f} µs"
-    if value < 1:
-        return f"{value * 1e3:.1f} ms"
-    return f"{value:.2f} s"
+__all__ = ["DEFAULT_MAX_SHOWN", "LiveTab", "default_channels", "minmax_decimate"]
 
 
 class LiveTab(QtWidgets.QWidget):
@@ -147,12 +84,7 @@ class LiveTab(QtWidgets.QWidget):
     # ---------------------------------------------------------------------------- layout
     def _build(self) -> None:
         layout = QtWidgets.QVBoxLayout(self)
-        self.banner = QtWidgets.QLabel("")
-        self.banner.setWordWrap(True)
-        self.banner.setStyleSheet(
-            "QLabel { background: #B2182B; color: white; font-weight: bold; padding: 6px; }"
-        )
-        self.banner.hide()
+        self.banner = make_banner()
         layout.addWidget(self.banner)
 
         body = QtWidgets.QHBoxLayout()
@@ -216,9 +148,7 @@ class LiveTab(QtWidgets.QWidget):
         self.plots.ci.layout.setRowStretchFactor(0, 3)
         self.plots.ci.layout.setRowStretchFactor(1, 1)
 
-        self.status = QtWidgets.QLabel("No stream: choose one above and press Connect.")
-        self.status.setTextFormat(QtCore.Qt.RichText)
-        self.status.setWordWrap(True)
+        self.status = make_status_label()
         layout.addWidget(self.status)
 
     # -------------------------------------------------------------------------- provider
@@ -399,7 +329,7 @@ class LiveTab(QtWidgets.QWidget):
         unit = raw.unit
         self.trace_plot.setTitle(
             f"EEG traces: {n_ch} channels, auto-scaled (channel spacing = "
-            f"{_fmt_amplitude(self._scale, unit)}; red band = gap in the stream)"
+            f"{format_amplitude(self._scale, unit)}; red band = gap in the stream)"
         )
 
     # ------------------------------------------------------------------------- decisions
@@ -477,70 +407,19 @@ class LiveTab(QtWidgets.QWidget):
 
     # ---------------------------------------------------------------------------- status
     def _draw_status(self, snapshot: Telemetry) -> None:
-        stream = snapshot.stream
-        name = stream.name or "?"
-        connected = bool(stream.connected)
-        sfreq = stream.sfreq
-        eff = stream.effective_sfreq
-        rate = f"{sfreq:g} Hz" if np.isfinite(sfreq) and sfreq else "? Hz"
-        if eff is not None and np.isfinite(eff):
-            rate += f" (measured {eff:.1f})"
-        fill = stream.buffer_fill
-        step, latency, dropped = snapshot.step_time, snapshot.latency, snapshot.dropped
-        state = stream.summary
-        good = connected and state == "streaming" and not stream.rate_far_off
-        dot = "#1a9641" if good else ("#E08214" if connected else "#B2182B")
-        if not good:
-            state = f"<b>{state}</b>"
-        parts = [
-            f"<span style='color:{dot}'>●</span> <b>{name}</b> {state}",
-            f"{stream.n_channels or len(stream.ch_names)} ch @ {rate}",
-            f"buffer {100 * fill:.0f}%",
-        ]
-        if snapshot.mode is not None:  # a loop, not a bare stream
-            parts += [
-                f"{snapshot.decisions_per_second:.1f} decisions/s",
-                f"step p50 {_fmt_seconds(step.p50)} / p99 {_fmt_seconds(step.p99)}",
-                f"latency p50 {_fmt_seconds(latency.p50)} / p99 {_fmt_seconds(latency.p99)}",
-            ]
-        parts.append(f"gaps {snapshot.n_gaps}")
-        if snapshot.mode is not None:
-            detail = ", ".join(
-                f"{f.name} {getattr(dropped, f.name)}" for f in dataclasses.fields(dropped)
-            )
-            parts.append(f"dropped windows {dropped.total} ({detail})")
-        self.status.setText(" · ".join(parts))
-        if not connected:
-            self.banner.setText(
-                f"Stream '{name}' has vanished: waiting for it to return "
-                "(no decisions until it does; reconnects on its own)."
-            )
-            self.banner.show()
-        elif stream.state == "stalled":
-            self.banner.setText(
-                f"Stream '{name}' is silent (no samples for a while): no decisions until "
-                "samples arrive again."
-            )
-            self.banner.show()
-        elif snapshot.halted:
-            self.banner.setText(f"No decisions: {snapshot.halted}.")
-            self.banner.show()
-        else:
+        self.status.setText(status_html(snapshot))
+        message = banner_message(snapshot)
+        if message is None:
             self.banner.hide()
+        else:
+            self.banner.setText(message)
+            self.banner.show()
 
     @property
     def stream_lost(self) -> bool:
         """Whether the last snapshot said the stream is gone."""
         snap = self.last_snapshot
         return snap is not None and not snap.stream.connected
-
-
-def _fmt_amplitude(value: float, unit: str) -> str:
-    if unit in ("V", "volts", "") and value < 1e-2 and unit:
-        return f"{value * 1e6:.3g} µV"
-    if not unit and value < 1e-2:
-        return f"{value * 1e6:.3g} µV (if volts)"
-    return f"{value:.3g} {unit}".strip()
 
 
 def _font(size: int) -> QtGui.QFont:

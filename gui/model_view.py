@@ -5,25 +5,21 @@ scalp map and as a labelled per-channel bar chart, and the temporal factor over 
 time axis (on the spectral path a spectrum: over frequency in Hz). Then the weight matrix W
 as a channels-by-time (or -frequency) heatmap with a colour bar, the cross-validation grid
 and the objective per iteration of the solver. The header names the spatial stage; a model
-from ``features="auto"`` also gets the table of every candidate's CV scores.
+from ``features="auto"`` also gets the table of every candidate's CV scores. The CV plot
+is drawn by :mod:`sblr_rt.gui.model_cv`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui, QtWidgets
+from sblr_rt.gui.model_cv import draw_cv, format_value
 from sblr_rt.gui.scalp import ScalpMapPlot
-from sblr_rt.gui.summary import (
-    RESULT_KEYS,
-    ModelSummary,
-    ScoreFactors,
-    summarize_model,
-)
+from sblr_rt.gui.summary import ModelSummary, ScoreFactors, summarize_model
 from sblr_rt.gui.widgets import (
     AutoCandidatesTable,
     RotatedLabelAxis,
@@ -40,17 +36,6 @@ POSITIVE = "#B2182B"
 NEGATIVE = "#2166AC"
 ZERO = "#888888"
 
-_SHORT = {"mu1": "μ1", "nu1": "ν1", "mu2": "μ2", "nu2": "ν2", "mu1_fraction": "μ1/μ1,max"}
-_SHORT["nu1_fraction"] = "ν1/ν1,max"
-_PARAM_NAMES = {
-    "mu1": "μ1 (l1 on U)",
-    "nu1": "ν1 (l1 on V)",
-    "mu2": "μ2 (l2 on U)",
-    "nu2": "ν2 (l2 on V)",
-    "mu1_fraction": "μ1 / μ1,max (l1 on U)",
-    "nu1_fraction": "ν1 / ν1,max (l1 on V)",
-}
-
 
 @dataclass
 class ComponentView:
@@ -62,12 +47,6 @@ class ComponentView:
     bar_plot: pg.PlotItem
     temporal_curve: pg.PlotDataItem
     temporal_plot: pg.PlotItem
-
-
-def _format_value(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)
 
 
 class ModelTab(QtWidgets.QWidget):
@@ -209,7 +188,7 @@ class ModelTab(QtWidgets.QWidget):
         info = summary.info
         for key in ("file", "features", "sfreq", "rank", "mu1", "nu1", "mu2", "nu2"):
             if key in info:
-                facts.append(f"{key} = {_format_value(info[key])}")
+                facts.append(f"{key} = {format_value(info[key])}")
             if key == "features" and summary.candidates:
                 facts[-1] += (
                     f" (features='auto': lowest CV log-loss of {len(summary.candidates)} "
@@ -355,115 +334,7 @@ class ModelTab(QtWidgets.QWidget):
         self.weights_image = image
 
     def _draw_cv(self, summary: ModelSummary) -> None:
-        rows = summary.cv_results
-        self.cv_image = None
-        if not rows:
-            plot = self.overview_widget.addPlot(title="cross-validation: none stored in the model")
-            plot.hideAxis("left")
-            plot.hideAxis("bottom")
-            self.cv_plot = plot
-            return
-        keys = [k for k in rows[0] if k not in RESULT_KEYS]
-        varying = [k for k in keys if len({_format_value(r.get(k)) for r in rows}) > 1]
-        best = max(rows, key=lambda r: r["score"])
-        chosen = summary.chosen or {k: best.get(k) for k in keys}
-        # the two most finely sampled parameters span the heatmap; the rest are fixed to
-        # the chosen values
-        varying.sort(key=lambda k: -len({_format_value(r.get(k)) for r in rows}))
-        # the l1 penalties (sparsity of U and of V) make the most telling pair
-        for pair in (("mu1_fraction", "nu1_fraction"), ("mu1", "nu1")):
-            if set(pair) <= set(varying):
-                varying = [*pair, *(k for k in varying if k not in pair)]
-                break
-        if len(varying) >= 2:
-            a, b = varying[:2]
-            fixed = {k: chosen.get(k) for k in varying[2:]}
-            sub = [r for r in rows if all(_same(r.get(k), v) for k, v in fixed.items())] or rows
-            self._cv_heatmap(sub, a, b, chosen, fixed)
-        else:
-            self._cv_line(rows, varying[0] if varying else None, chosen)
-
-    def _cv_heatmap(self, rows, a, b, chosen, fixed) -> None:
-        a_vals = sorted({r[a] for r in rows})
-        b_vals = sorted({r[b] for r in rows})
-        grid = np.full((len(a_vals), len(b_vals)), np.nan)
-        for r in rows:
-            i, j = a_vals.index(r[a]), b_vals.index(r[b])
-            grid[i, j] = np.nanmax([grid[i, j], r["score"]])
-        extra = ", ".join(f"{_SHORT.get(k, k)} = {_format_value(v)}" for k, v in fixed.items())
-        notes = ([f"at {extra}"] if extra else []) + self._rank_note()
-        plot = self._plot_with_notes("CV accuracy (★ = chosen)", notes)
-        image = pg.ImageItem(axisOrder="row-major")
-        image.setImage(grid)
-        image.setRect(QtCore.QRectF(-0.5, -0.5, len(b_vals), len(a_vals)))
-        finite = grid[np.isfinite(grid)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-        image.setLevels((lo, hi if hi > lo else lo + 1e-9))
-        image.setColorMap(pg.colormap.get("viridis"))
-        plot.addItem(image)
-        plot.setDefaultPadding(0.0)
-        plot.getAxis("bottom").setTicks([[(j, _format_value(v)) for j, v in enumerate(b_vals)]])
-        plot.getAxis("left").setTicks([[(i, _format_value(v)) for i, v in enumerate(a_vals)]])
-        plot.setLabel("bottom", _PARAM_NAMES.get(b, b))
-        plot.setLabel("left", _PARAM_NAMES.get(a, a))
-        for i in range(len(a_vals)):
-            for j in range(len(b_vals)):
-                if np.isfinite(grid[i, j]):
-                    mark = (
-                        " ★"
-                        if _same(a_vals[i], chosen.get(a)) and _same(b_vals[j], chosen.get(b))
-                        else ""
-                    )
-                    color = "k" if grid[i, j] > (lo + hi) / 2 else "w"
-                    text = pg.TextItem(f"{grid[i, j]:.2f}{mark}", color=color, anchor=(0.5, 0.5))
-                    text.setPos(j, i)
-                    plot.addItem(text)
-        self.cv_image = image
-        self.cv_plot = plot
-
-    def _rank_note(self) -> list[str]:
-        ranks = self.summary.ranks
-        chosen = self.summary.chosen.get("rank")
-        if not ranks:
-            return [f"at rank {chosen}"] if chosen is not None else []
-        tried = ", ".join(f"r={r['rank']}: {r['mean']:.2f}" for r in ranks)
-        return [f"rank {chosen} chosen first, with zero penalties ({tried})"]
-
-    def _plot_with_notes(self, title: str, notes: list[str]) -> pg.PlotItem:
-        # a title of one line keeps its height; the notes get their own label row below
-        plot = self.overview_widget.addPlot(title=title)
-        if notes:
-            self.overview_widget.nextRow()
-            self.overview_widget.addLabel("<br>".join(notes), size="8pt")
-        return plot
-
-    def _cv_line(self, rows, key, chosen) -> None:
-        plot = self._plot_with_notes("CV accuracy per candidate (★ = chosen)", self._rank_note())
-        if key is None:
-            xs = np.arange(len(rows), dtype=float)
-            plot.setLabel("bottom", "candidate")
-        else:
-            values = sorted({r[key] for r in rows})
-            xs = np.array([values.index(r[key]) for r in rows], float)
-            plot.getAxis("bottom").setTicks(
-                [[(i, _format_value(v)) for i, v in enumerate(values)]]
-            )
-            plot.setLabel("bottom", _PARAM_NAMES.get(key, key))
-        scores = np.array([r["score"] for r in rows])
-        order = np.argsort(xs)
-        plot.plot(xs[order], scores[order], pen=pg.mkPen("#222222", width=2), symbol="o")
-        if key is not None and key in chosen:
-            best = [i for i, r in enumerate(rows) if _same(r[key], chosen[key])]
-            plot.plot(
-                xs[best],
-                scores[best],
-                pen=None,
-                symbol="star",
-                symbolSize=16,
-                symbolBrush="#E69F00",
-            )
-        plot.setLabel("left", "CV accuracy")
-        self.cv_plot = plot
+        self.cv_plot, self.cv_image = draw_cv(self.overview_widget, summary)
 
     def _draw_objective(self, summary: ModelSummary) -> None:
         plot = self.overview_widget.addPlot(title="objective F per solver iteration")
@@ -500,12 +371,6 @@ def _decade_ticks(values: np.ndarray) -> list[list[tuple[float, str]]]:
     major = [(float(e), f"{10.0**e:g}") for e in range(lo, hi + 1)]
     minor = [(float(np.log10(m * 10.0**e)), "") for e in range(lo, hi) for m in range(2, 10)]
     return [major, minor]
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-15)
-    return a == b
 
 
 def _small_font() -> QtGui.QFont:
