@@ -427,9 +427,13 @@ def _describe(model, path: str) -> str:
     selection = meta.get("selection") or {}
     best = selection.get("best") or {}
     if best:
+        auto = selection.get("auto") or {}
+        mean, std = best.get("mean"), best.get("std")  # std is null for auto's choice
         lines.append(
-            f"chosen: rank {selection.get('rank')}, {selection.get('params', {})}; "
-            f"CV accuracy {best.get('mean', float('nan')):.3f} ± {best.get('std', 0):.3f}"
+            (f"auto chose {auto['chosen']}; " if auto.get("chosen") else "")
+            + f"rank {selection.get('rank')}, {selection.get('params', {})}; CV accuracy "
+            + ("n/a" if mean is None else f"{mean:.3f}")
+            + ("" if std is None else f" ± {std:.3f}")
         )
     epochs = meta.get("epochs") or {}
     if epochs:
