@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sblr_rt.online.telemetry import RawTraces
+
 
 class DecimatedRing:
     """A ring of decimated multichannel samples for display.
@@ -100,3 +102,41 @@ def display_channels(channels, ch_names):
         else:
             idx.append(int(ch))
     return np.asarray(idx, dtype=int), [ch_names[i] for i in idx]
+
+
+class RawDisplay:
+    """The online loop's decimated copy of the raw samples, read by its snapshots.
+
+    Parameters
+    ----------
+    n_channels : int
+        Channels of the stream.
+    sfreq : float
+        Rate of the stream in Hz.
+    display_sfreq, display_seconds : float
+        Approximate rate and length of the samples kept (one in
+        ``round(sfreq / display_sfreq)``).
+    lock : threading.Lock
+        The lock :meth:`push` takes; a reader holds it around :meth:`traces`.
+    """
+
+    def __init__(self, n_channels, sfreq, display_sfreq, display_seconds, lock) -> None:
+        step = max(1, round(sfreq / display_sfreq))
+        n_keep = max(1, round(display_seconds * sfreq / step))
+        self._ring = DecimatedRing(n_channels, step, n_keep)
+        self.sfreq = sfreq / step
+        self._lock = lock
+
+    def push(self, first_index: int, data: np.ndarray, ts: np.ndarray) -> None:
+        """Keep the samples of a chunk (as :meth:`DecimatedRing.push`) under the lock."""
+        with self._lock:  # snapshot() reads the ring
+            self._ring.push(first_index, data, ts)
+
+    def traces(self, channels, ch_names) -> RawTraces:
+        """Return the kept samples of ``channels`` (see :func:`display_channels`).
+
+        The caller holds the lock.
+        """
+        idx, names = display_channels(channels, ch_names)
+        data, times = self._ring.latest(idx)
+        return RawTraces(data, times, tuple(names), self.sfreq)

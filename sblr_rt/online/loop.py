@@ -23,25 +23,27 @@ logged, stops the worker, and is raised again by the next public call.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 
-import numpy as np
-
-from sblr_rt.online._stats import DecimatedRing, display_channels
-from sblr_rt.online.classifier import OnlineClassifier, check_stream_info
+from sblr_rt.online._startup import (
+    build_scheduler,
+    check_arguments,
+    close,
+    open_collaborators,
+    stream_label,
+)
+from sblr_rt.online._stats import RawDisplay
+from sblr_rt.online._watch import StatusWatch
+from sblr_rt.online.classifier import OnlineClassifier
 from sblr_rt.online.cues import CueFilter
 from sblr_rt.online.lsl import lsl_collaborators
-from sblr_rt.online.scheduler import Scheduler
 from sblr_rt.online.telemetry import RawTraces, StreamTelemetry, Telemetry, TelemetryRecorder
-from sblr_rt.online.units import UNIT_MISMATCH, check_stream_units
 
 logger = logging.getLogger("sblr_rt.online")
 
 __all__ = ["OnlineLoop"]
 
-_MODES = ("sliding", "trial")
 _OPTIONS = ("display_sfreq", "display_seconds", "history_seconds", "max_history", "unit_mismatch")
 _STATUS_EVERY = 0.1  # seconds of clock between reads of the source's status
 
@@ -129,22 +131,8 @@ class OnlineLoop:
         self.classifier = (
             model if isinstance(model, OnlineClassifier) else OnlineClassifier(model, fast=fast)
         )
-        if mode not in _MODES:
-            raise ValueError(f"'mode' must be one of {_MODES}, got {mode!r}.")
-        hop = float(hop)
-        if not math.isfinite(hop) or hop < 0:
-            raise ValueError(f"'hop' must be a finite number of seconds >= 0, got {hop!r}.")
-        if mode == "sliding" and hop == 0:
-            raise ValueError("'hop' must be > 0 in sliding mode (0 turns sliding off), got 0.")
-        if mode == "trial" and markers is None:
-            raise ValueError("'markers' must be a marker source in trial mode, got None.")
-        if unit_mismatch not in UNIT_MISMATCH:
-            raise ValueError(
-                f"'unit_mismatch' must be one of {UNIT_MISMATCH}, got {unit_mismatch!r}."
-            )
+        hop = check_arguments(mode, hop, markers, unit_mismatch, display_sfreq)
         self.unit_mismatch = unit_mismatch
-        if not display_sfreq > 0:
-            raise ValueError(f"'display_sfreq' must be > 0, got {display_sfreq!r}.")
         if clock is None:
             from sblr_rt.stream import local_clock as clock
         self.source = source
@@ -165,12 +153,10 @@ class OnlineLoop:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._started = False
-        self._scheduler: Scheduler | None = None
+        self._scheduler = None
         self._display = None
         self._telemetry = TelemetryRecorder(self.history_seconds, self.max_history)
-        self._status: dict = {}
-        self._connected = False
-        self._last_status = -math.inf
+        self._watch = StatusWatch(_STATUS_EVERY)
         self._worker_cpu = 0.0
         self._worker_started = None
 
@@ -243,23 +229,14 @@ class OnlineLoop:
         self._raise_if_failed()
         if self._started:
             raise RuntimeError("The loop is already running; call OnlineLoop.stop() first.")
-        opened = []
-        try:
-            _start(self.source, opened)
-            pick = check_stream_info(
-                self.classifier,
-                list(self.source.ch_names),
-                float(self.source.sfreq),
-                stream=self._label,
-            )
-            scale = self._unit_scale(pick)
-            _start(self.markers, opened)
-            if self.sink is not None and hasattr(self.sink, "open"):
-                self.sink.open()
-        except BaseException:
-            for obj in reversed(opened):
-                _close(obj)
-            raise
+        pick, scale = open_collaborators(
+            self.classifier,
+            self.source,
+            self.markers,
+            self.sink,
+            unit_mismatch=self.unit_mismatch,
+            label=self._label,
+        )
         self._prepare(pick, scale)
         self._started = True
         self._stop_event.clear()
@@ -279,42 +256,28 @@ class OnlineLoop:
         )
         return self
 
-    def _unit_scale(self, pick):
-        units = getattr(self.source, "ch_units", None)
-        if units is not None:
-            units = list(units)
-            units = units if pick is None else [units[i] for i in pick]
-        metadata = getattr(self.classifier.model, "metadata", None) or {}
-        return check_stream_units(
-            metadata.get("unit"), units, unit_mismatch=self.unit_mismatch, stream=self._label
-        )
-
     def _prepare(self, pick, scale=None) -> None:
-        clf = self.classifier
         self._telemetry = TelemetryRecorder(self.history_seconds, self.max_history)
-        step = max(1, round(clf.sfreq / self.display_sfreq))
-        n_keep = max(1, round(self.display_seconds * clf.sfreq / step))
-        self._display = DecimatedRing(self.source.n_channels, step, n_keep)
-        self._display_sfreq = clf.sfreq / step
-        # Room for a window plus 5 s (at least a window) for cues whose marker arrives
-        # late (a marker inlet's first clock sync can take a while; replays run faster
-        # than real time) and for slow worker cycles.
-        capacity = int(clf.n_times + max(5.0 * clf.sfreq, clf.n_times))
-        hop_samples = max(1, round(self.hop * clf.sfreq)) if self.hop > 0 else 0
-        self._scheduler = Scheduler(
-            clf.streaming(capacity=capacity),
-            self.source.buffer,
+        self._display = RawDisplay(
+            self.source.n_channels,
+            self.classifier.sfreq,
+            self.display_sfreq,
+            self.display_seconds,
+            self._telemetry.lock,
+        )
+        self._scheduler = build_scheduler(
+            self.classifier,
+            self.source,
             pick,
             self._telemetry,
             self.clock,
             self.sink,
-            hop_samples,
-            self._label,
-            on_chunk=self._to_display,
-            gap_indices=getattr(self.source, "gap_indices", None),
+            hop=self.hop,
+            label=self._label,
+            on_chunk=self._display.push,
             scale=scale,
         )
-        self._last_status = -math.inf
+        self._watch.reset()
         self._error = None
 
     def stop(self) -> None:
@@ -331,7 +294,7 @@ class OnlineLoop:
         if self._started:
             for obj in (self.markers, self.source, self.sink):
                 if obj is not None:
-                    _close(obj)
+                    close(obj)
         self._started = False
         self._raise_if_failed()
 
@@ -372,7 +335,9 @@ class OnlineLoop:
             raise RuntimeError("Start the loop first: OnlineLoop.start(thread=False).")
         if self._thread is not None and threading.current_thread() is not self._thread:
             raise RuntimeError("The worker thread steps this loop; do not call step_once().")
-        self._check_status()
+        self._watch.check(
+            self.source, self.clock(), self._scheduler, self._telemetry.lock, self._label
+        )
         cues = self._collect_cues() if self.mode == "trial" else ()
         return self._scheduler.step(cues)
 
@@ -395,34 +360,11 @@ class OnlineLoop:
         finally:
             self._worker_cpu = time.thread_time() - t_cpu0
 
-    def _check_status(self) -> None:
-        now = self.clock()
-        if now - self._last_status < _STATUS_EVERY:
-            return
-        self._last_status = now
-        status = self.source.status()
-        connected = bool(status.get("connected", True))
-        if connected != self._connected:
-            if connected:
-                logger.info("%s is streaming.", self._label)
-            else:
-                logger.warning(
-                    "%s vanished; no decisions until it returns (the loop keeps running).",
-                    self._label,
-                )
-        self._scheduler.watch(status)
-        with self._telemetry.lock:
-            self._status, self._connected = status, connected
-
     def _collect_cues(self) -> list[tuple[float, str]]:
         popped = self.markers.pop() or ()
         for t, value in popped:
             self._telemetry.cue(t, value)
         return self._cue_filter.accept(popped)
-
-    def _to_display(self, first_index: int, data: np.ndarray, ts: np.ndarray) -> None:
-        with self._telemetry.lock:  # snapshot() reads the display ring
-            self._display.push(first_index, data, ts)
 
     # ------------------------------------------------------------------------------------
     # reading
@@ -482,12 +424,10 @@ class OnlineLoop:
         scheduler = self._scheduler
         raw = RawTraces()
         with self._telemetry.lock:
-            status = dict(self._status)
-            connected = self._connected
+            status = dict(self._watch.status)
+            connected = self._watch.connected
             if self._display is not None:
-                idx, names = display_channels(channels, list(source.ch_names))
-                data, times = self._display.latest(idx)
-                raw = RawTraces(data, times, tuple(names), self._display_sfreq)
+                raw = self._display.traces(channels, list(source.ch_names))
             cpu, started = self._worker_cpu, self._worker_started
         stream = StreamTelemetry(
             name=getattr(source, "name", None), connected=connected, state="connecting"
@@ -510,8 +450,7 @@ class OnlineLoop:
     # ------------------------------------------------------------------------------------
     @property
     def _label(self) -> str:
-        name = getattr(self.source, "name", None)
-        return f"EEG stream {name!r}" if name else "the EEG stream"
+        return stream_label(self.source)
 
     def _raise_if_failed(self) -> None:
         error = self._error
@@ -520,19 +459,3 @@ class OnlineLoop:
             raise RuntimeError(
                 f"The online worker thread failed: {type(error).__name__}: {error}"
             ) from error
-
-
-def _start(obj, opened: list) -> None:
-    if obj is not None and hasattr(obj, "start"):
-        obj.start()
-        opened.append(obj)
-
-
-def _close(obj) -> None:
-    try:
-        if hasattr(obj, "stop"):
-            obj.stop()
-        elif hasattr(obj, "close"):
-            obj.close()
-    except Exception:
-        logger.exception("Closing %r failed.", obj)

@@ -47,16 +47,15 @@ Examples
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
 
 import numpy as np
-import pylsl
 
-from sblr_rt.io.gaps import find_gaps, gap_threshold
+from sblr_rt.io.gaps import gap_threshold
 
 from ._base import BaseSource, close_inlet
+from ._chunks import ChunkBookkeeping, declared_speed, pull_into
 from ._health import RateMonitor, check_tolerance, stall_threshold, stream_state
 from ._info import (
     FORMAT_DTYPES,
@@ -73,14 +72,8 @@ __all__ = ["LSLSource"]
 
 logger = logging.getLogger("sblr_rt.stream")
 
-# pylsl >= 1.18 can wait for the first sample and then drain (``min_samples``) and return
-# numpy arrays (``as_numpy``); older versions fall back to polling.
-_PULL_PARAMETERS = set(inspect.signature(pylsl.StreamInlet.pull_chunk).parameters)
-_HAS_MIN_SAMPLES = "min_samples" in _PULL_PARAMETERS
-_HAS_AS_NUMPY = "as_numpy" in _PULL_PARAMETERS
 
-
-class LSLSource(BaseSource):
+class LSLSource(ChunkBookkeeping, BaseSource):
     """A numeric LSL stream (EEG) read into a :class:`~sblr_rt.stream.RingBuffer`.
 
     The stream is resolved by ``name``, ``stype`` and/or ``source_id`` when
@@ -360,7 +353,7 @@ class LSLSource(BaseSource):
             if self._gap_threshold_arg is not None
             else gap_threshold(sfreq)
         )
-        self._speed = _declared_speed(full_info)
+        self._speed = declared_speed(full_info)
         self._rate = RateMonitor(sfreq * self._speed, tolerance=self._rate_tolerance)
 
     def _open_inlet(self, info, timeout):
@@ -410,21 +403,9 @@ class LSLSource(BaseSource):
             if wait > 0:
                 self._stop_event.wait(wait)
             self._last_pull = local_clock()
-        if _HAS_MIN_SAMPLES:
-            kwargs = {"as_numpy": True} if _HAS_AS_NUMPY else {}
-            _, timestamps = self._inlet.pull_chunk(
-                timeout=self._poll_timeout,
-                max_samples=self._max_pull,
-                dest_obj=scratch,
-                min_samples=1,
-                **kwargs,
-            )
-        else:  # pragma: no cover - pylsl < 1.18
-            _, timestamps = self._inlet.pull_chunk(
-                timeout=0.0, max_samples=self._max_pull, dest_obj=scratch
-            )
-            if not len(timestamps):
-                self._stop_event.wait(0.001)
+        timestamps = pull_into(
+            self._inlet, scratch, self._max_pull, self._poll_timeout, self._stop_event
+        )
         n_samples = len(timestamps)
         if n_samples == 0:
             self._check_stall()
@@ -455,79 +436,3 @@ class LSLSource(BaseSource):
             self._on_lost()
         with self._state_lock:
             self._n_stalls += 1
-
-    def _handle_chunk(self, chunk, timestamps):
-        now = local_clock()
-        n_nan = 0
-        if self._dtype.kind == "f":
-            n_nan = int(np.count_nonzero(np.isnan(chunk).any(axis=1)))
-        first_index = self.buffer.n_pushed  # only this thread pushes
-        with self._state_lock:
-            gap_before = self._record_gaps(timestamps, first_index)
-            self._stall_reopened = False
-            self._n_nan_samples += n_nan
-            self._n_chunks += 1
-            self._last_timestamp = float(timestamps[-1])
-            self._last_arrival = now
-        self.buffer.push(chunk, timestamps)
-        with self._state_lock:
-            self._rate.update(first_index + len(timestamps), timestamps[-1])
-            self._warn_rate()
-        if n_nan and now - self._nan_logged_at > 10.0:
-            self._nan_logged_at = now
-            logger.warning(
-                "LSL stream %r sent samples with NaN (%d so far); they are buffered as is.",
-                self._name,
-                self._n_nan_samples,
-            )
-        gap_listeners = self._gap_listeners
-        for callback in self._listeners:
-            if callback in gap_listeners:
-                callback(chunk, timestamps, gap_before)
-            else:
-                callback(chunk, timestamps)
-
-    def _record_gaps(self, timestamps, first_index) -> np.ndarray:
-        """Find the gaps before the samples of a chunk and record them (under the lock)."""
-        last = self._last_timestamp
-        gap_before = find_gaps(timestamps, last=last, threshold=self._gap_threshold)
-        reconnected, self._pending_gap = self._pending_gap, False
-        if reconnected and last is not None and not (gap_before.size and gap_before[0] == 0):
-            gap_before = np.r_[0, gap_before]
-        for i in gap_before:
-            t_before = float(timestamps[i - 1] if i > 0 else last)
-            self._gaps.append((t_before, float(timestamps[i])))
-            self._gap_indices.append(first_index + int(i))
-            self._rate.reset()
-            logger.warning(
-                "Gap of %.3f s in LSL stream %r (%s).",
-                timestamps[i] - t_before,
-                self._name,
-                "stream was lost" if reconnected and i == 0 else "timestamps jumped",
-            )
-        return gap_before
-
-    def _warn_rate(self):
-        """Log once when the effective rate leaves the tolerance (under the lock)."""
-        rate = self._rate
-        level = rate.news()
-        if level is None:
-            return
-        logger.warning(
-            "LSL stream %r runs at %.4g Hz instead of its declared %g Hz (%+.1f %%)%s.",
-            self._name,
-            rate.effective_sfreq,
-            self._sfreq,
-            100 * (rate.effective_sfreq / self._sfreq - 1),
-            ": too far off for decisions" if level == "far_off" else "",
-        )
-
-
-def _declared_speed(full_info) -> float:
-    """Return the playback speed a replay declares in ``desc/acquisition/speed`` (or 1)."""
-    text = full_info.desc().child("acquisition").child_value("speed")
-    try:
-        speed = float(text)
-    except ValueError:
-        return 1.0
-    return speed if math.isfinite(speed) and speed > 0 else 1.0
