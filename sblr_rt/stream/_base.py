@@ -355,10 +355,8 @@ class BaseSource:
         inlet, self._inlet = self._inlet, None
         close_inlet(inlet)
         del inlet
-        with self._state_lock:
-            self._connected = False
-            self._lost_since = now
-            self._lost_events.append([now, None])
+        # Said before the state changes, so whoever sees the source disconnected also
+        # finds the message in the log.
         logger.warning(
             "LSL %s %r (source_id %r) was lost; data received so far is kept, waiting for "
             "it to come back.",
@@ -366,6 +364,10 @@ class BaseSource:
             self._name,
             self._source_id,
         )
+        with self._state_lock:
+            self._connected = False
+            self._lost_since = now
+            self._lost_events.append([now, None])
 
     def _try_reconnect(self):
         predicate = resolve_predicate(

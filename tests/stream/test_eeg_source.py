@@ -385,10 +385,10 @@ def test_a_replay_faster_than_real_time_is_not_a_wrong_rate(source_id, wait):
     with LSLSource(source_id=source_id, timeout=5.0) as source:
         assert outlet.wait_for_consumers(DEADLINE)
         t0 = pylsl.local_clock()
-        n = 8 * 2000  # 8 s of LSL time at 4 x 500 Hz
-        for start in range(0, n, 200):
-            stamps = t0 + np.arange(start, start + 200) / 2000.0
-            outlet.push_chunk(np.zeros((200, 2), np.float32), stamps)
+        n = 8 * 2000  # 8 s of LSL time at 4 x 500 Hz, in a few large chunks (no stall)
+        for start in range(0, n, 4000):
+            stamps = t0 + np.arange(start, start + 4000) / 2000.0
+            outlet.push_chunk(np.zeros((4000, 2), np.float32), stamps)
         wait(lambda: source.buffer.n_pushed >= n, f"{n} samples")
         status = source.status()
         assert status["effective_sfreq"] == pytest.approx(2000.0, rel=0.01)
