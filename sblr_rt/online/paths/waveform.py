@@ -25,7 +25,8 @@ class ProjectedPath(StreamingPath):
     def __init__(self, classifier, capacity: int) -> None:
         super().__init__(classifier, capacity)
         self._spatial = classifier.native_spatial  # (n_channels, n_outputs * rank)
-        self._temporal = classifier.native_temporal  # (n_times, n_outputs * rank)
+        # (n_outputs * rank, n_times), rows contiguous: a decision is one small product
+        self._temporal_t = np.ascontiguousarray(classifier.native_temporal.T)
         self._ring = RingBuffer(self._spatial.shape[1], self.capacity, mirrored=True)
 
     @property
@@ -44,5 +45,6 @@ class ProjectedPath(StreamingPath):
     def scores(self, stop: int) -> np.ndarray:
         """Return the scores (n_outputs,) of the raw window ending before ``stop``."""
         rows = self._ring.rows(stop - self.classifier.n_times, stop)  # (n_times, K r), a view
-        cols = np.einsum("tj,tj->j", rows, self._temporal)
+        # The diagonal of V_n^T P (K r x K r, BLAS) beats an einsum over the long axis.
+        cols = np.diagonal(self._temporal_t @ rows)
         return self.classifier.scores_from_columns(cols)
