@@ -160,11 +160,8 @@ def score_path(path, train_recs, test_rec, class_map, window, n_jobs):
 
 def chosen(model) -> str:
     """What auto chose, for the table."""
-    md = model.metadata.get("selection", {})
-    auto = md.get("auto") or model.metadata.get("auto")
-    if isinstance(auto, dict) and auto.get("chosen"):
-        return str(auto["chosen"])
-    return model.preprocessor.features
+    auto = model.metadata.get("selection", {}).get("auto") or {}
+    return str(auto.get("chosen", model.preprocessor.features))
 
 
 def cross_run(args):

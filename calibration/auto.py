@@ -48,15 +48,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import RepeatedStratifiedKFold
 
-from sblr_rt.model import ZeroTrapWarning, l1_penalty_max
-from sblr_rt.model.path import fit_penalty_paths
+from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.montage import channel_positions
-from sblr_rt.preprocessing import apply_scaling, fit_scaling
+from sblr_rt.preprocessing import fit_scaling
 from sblr_rt.preprocessing.features import FEATURE_PATHS
 from sblr_rt.preprocessing.spatial import MIN_CSD_CHANNELS
 
 from .epochs import EpochSet, cut_raw_epochs
-from .selection import make_splits, run_path
+from .selection import fold_paths, make_splits, run_path, scaled_fold
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -124,34 +123,24 @@ def _grid(config) -> list[tuple[int, float, float]]:
 
 
 def _fold_task(Z, y, train, test, config, center, dtype):
-    """Out-of-fold decision values of every grid point on one fold."""
-    off, row, col = fit_scaling(Z[train], config.scaling, center=center)
-    Xtr = apply_scaling(Z[train], off, row, col).astype(dtype)
-    Xte = apply_scaling(Z[test], off, row, col).astype(dtype)
-    ytr = y[train]
+    """Out-of-fold class probabilities of every grid point on one fold (None: no such rank)."""
+    Xtr, Xte = scaled_fold(Z, train, test, config.scaling, center, dtype)
+    groups = [((l2, l2), [(f, f) for f in config.auto_l1]) for l2 in config.auto_l2]
+    est_params = {
+        "multi_class": config.multi_class,
+        "max_iter": config.auto_max_iter,
+        "tol": config.tol,
+    }
     out = []
-    est_params = {"multi_class": config.multi_class, "max_iter": config.auto_max_iter}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", ZeroTrapWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
         for rank in config.auto_ranks:
             if rank > min(Z.shape[1:]):
                 out += [None] * len(config.auto_l2) * len(config.auto_l1)
                 continue
-            mu_max, nu_max = l1_penalty_max(Xtr, ytr, rank=rank, multi_class=config.multi_class)
-            paths = [
-                [dict(mu1=f * mu_max, mu2=l2, nu1=f * nu_max, nu2=l2) for f in config.auto_l1]
-                for l2 in config.auto_l2
-            ]
-            res = fit_penalty_paths(
-                Xtr,
-                ytr,
-                paths,
-                rank=rank,
-                tol=config.tol,
-                **est_params,
-                callback=lambda _p, _k, est: est.predict_proba(Xte),
+            res = fold_paths(
+                Xtr, y[train], rank, groups, est_params, lambda e: e.predict_proba(Xte)
             )
             out += [proba for path in res for proba in path]
     return out

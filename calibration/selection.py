@@ -210,12 +210,51 @@ def _collapsed(est) -> bool:
     return not (np.any(est.spatial_) and np.any(est.temporal_))
 
 
-def _scaled(Z, train, test, scaling, center, dtype=np.float64):
+def scaled_fold(Z, train, test, scaling, center, dtype=np.float64):
+    """Return the training and test epochs of one fold, scaled on the training epochs only."""
     off, row, col = fit_scaling(Z[train], scaling, center=center)
     return (
         apply_scaling(Z[train], off, row, col).astype(dtype),
         apply_scaling(Z[test], off, row, col).astype(dtype),
     )
+
+
+def fold_paths(Xtr, ytr, rank, groups, est_params, score) -> list[list]:
+    """Fit warm-started penalty paths on one training fold in lockstep; score each point.
+
+    Parameters
+    ----------
+    Xtr, ytr : ndarray
+        The fold's scaled training epochs and labels.
+    rank : int
+        Rank of every path.
+    groups : list of ((mu2, nu2), [(mu1_fraction, nu1_fraction), ...])
+        One path per group; l1 values as fractions of the fold's largest useful penalty.
+    est_params : dict
+        ``multi_class``, ``max_iter``, ``tol``.
+    score : callable
+        ``score(estimator)`` for every fitted point (what is kept of it).
+
+    Returns
+    -------
+    scores : list of list
+        ``scores[g][k]``: the score of point ``k`` of group ``g``.
+    """
+    mu1_max, nu1_max = l1_penalty_max(
+        Xtr, ytr, rank=rank, multi_class=est_params.get("multi_class", "ovr")
+    )
+    paths = [
+        [
+            dict(mu1=f_mu * mu1_max, mu2=pair[0], nu1=f_nu * nu1_max, nu2=pair[1])
+            for f_mu, f_nu in path
+        ]
+        for pair, path in groups
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # as in run_path
+        return fit_penalty_paths(
+            Xtr, ytr, paths, rank=rank, **est_params, callback=lambda _p, _k, est: score(est)
+        )
 
 
 def run_path(X, y, rank, l2pair, l1path, est_params, *, stop):
@@ -255,25 +294,13 @@ def _task(Z, y, train, test, scaling, center, rank, groups, est_params, dtype):
 
     Returns one ``(accuracies, collapsed)`` pair of arrays per group, over its path.
     """
-    Xtr, Xte = _scaled(Z, train, test, scaling, center, dtype)
-    ytr, yte = y[train], y[test]
-    mu1_max, nu1_max = l1_penalty_max(
-        Xtr, ytr, rank=rank, multi_class=est_params.get("multi_class", "ovr")
-    )
-    paths = [
-        [
-            dict(mu1=f_mu * mu1_max, mu2=pair[0], nu1=f_nu * nu1_max, nu2=pair[1])
-            for f_mu, f_nu in path
-        ]
-        for pair, path in groups
-    ]
+    Xtr, Xte = scaled_fold(Z, train, test, scaling, center, dtype)
+    yte = y[test]
 
-    def score(_p, _k, est):
+    def score(est):
         return float(np.mean(est.predict(Xte) == yte)), _collapsed(est)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # as in _run_path
-        res = fit_penalty_paths(Xtr, ytr, paths, rank=rank, **est_params, callback=score)
+    res = fold_paths(Xtr, y[train], rank, groups, est_params, score)
     return [(np.array([a for a, _ in r]), np.array([c for _, c in r])) for r in res]
 
 
