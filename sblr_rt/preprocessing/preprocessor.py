@@ -52,7 +52,7 @@ from ._checks import (
 from ._serialise import preprocessor_arrays, preprocessor_config, restore_fitted, saved_config
 from .features import FEATURE_PATHS, FEATURES, FeaturePath
 from .filters import StreamingFilter, filter_padded_epochs
-from .operators import fir_matrix
+from .operators import folded_operators
 from .scaling import SCALINGS, apply_scaling, fit_scaling
 from .spatial import apply_spatial, spatial_operator
 
@@ -238,6 +238,11 @@ class Preprocessor:
         return self._path.freqs
 
     @property
+    def temporal_matrix(self) -> np.ndarray:
+        """Waveform path: baseline and resampling, ``(n_window, n_times)``."""
+        return self._path.temporal
+
+    @property
     def window_times(self) -> np.ndarray:
         """Time of each raw window sample relative to the cue, shape (n_window,)."""
         return self.tmin + np.arange(self.n_window) / self.sfreq
@@ -329,18 +334,11 @@ class Preprocessor:
         return self._path.features(windows)
 
     def features_from_log_power(self, log_power: np.ndarray) -> np.ndarray:
-        """Power paths: unscaled features from the log mean power of each bin.
+        """Power paths: unscaled features ``(n_epochs, n_rows, n_times)`` from log power.
 
-        Parameters
-        ----------
-        log_power : array, shape (n_epochs, n_filtered, n_bins)
-            Log mean power of every filtered row (band-major) in every bin of
-            :attr:`bin_edges`, however it was computed (the online loop uses running sums).
-
-        Returns
-        -------
-        Z : ndarray, shape (n_epochs, n_rows, n_times)
-            Equal to :meth:`features_from_filtered` on the same windows.
+        ``log_power`` ``(n_epochs, n_filtered, n_bins)`` is the log mean power of every
+        filtered row (band-major) in every bin of :attr:`bin_edges`, however computed (the
+        online loop uses running sums); the result equals :meth:`features_from_filtered`.
         """
         if self.is_linear:
             raise ValueError(
@@ -416,18 +414,10 @@ class Preprocessor:
         return self.scale(self.features_from_filtered(self.filter_epochs(epochs)))
 
     def transform_filtered(self, windows: np.ndarray) -> np.ndarray:
-        """Model input from already filtered windows (the online path).
+        """Model input ``(n_epochs, n_rows, n_times)`` from filtered windows.
 
-        Parameters
-        ----------
-        windows : array, shape (n_epochs, n_filtered, n_window)
-            Filtered windows, e.g. the last ``n_window`` samples of a
-            :class:`StreamingFilter`'s output.
-
-        Returns
-        -------
-        X : ndarray, shape (n_epochs, n_rows, n_times)
-            Model input.
+        ``windows`` ``(n_epochs, n_filtered, n_window)`` are already filtered, e.g. the last
+        ``n_window`` samples of a :class:`StreamingFilter`'s output (the online path).
         """
         self._check_fitted("transform_filtered")
         return self.scale(self.features_from_filtered(windows))
@@ -439,24 +429,11 @@ class Preprocessor:
     # ----------------------------------------------------------- linear operators
 
     def linear_operators(self, *, include_filter: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Spatial and temporal matrices of the (linear) waveform path.
+        """Spatial and temporal matrices of the fitted waveform path.
 
-        Parameters
-        ----------
-        include_filter : bool
-            False (default): ``X = S @ filtered_window @ T`` where ``filtered_window``
-            ``(n_channels, n_window)`` is the band-passed raw window in ``ch_names``
-            order (every channel filtered alike; filtering commutes with ``S``). True:
-            the FIR filter is folded into ``T`` too, ``X = S @ raw_epoch @ T`` on the
-            padded raw epoch ``(n_channels, n_times_raw)``, equal to floating-point
-            tolerance.
-
-        Returns
-        -------
-        S : ndarray, shape (n_rows, n_channels)
-            Channel pick and order with the row scaling.
-        T : ndarray, shape (n_window, n_times) or (n_times_raw, n_times)
-            Baseline, resampling and time scaling (and the filter if requested).
+        ``X = S @ filtered_window @ T`` (:func:`.operators.folded_operators`); with
+        ``include_filter`` the FIR filter is folded into ``T`` and the product applies to
+        the padded raw epoch. Returns ``S`` (n_rows, n_channels) and ``T``.
         """
         if not self.is_linear:
             raise ValueError(
@@ -464,15 +441,7 @@ class Preprocessor:
                 f"the signal), got features={self.features!r}"
             )
         self._check_fitted("linear_operators")
-        S = np.zeros((self.n_rows, len(self.ch_names)))
-        spatial = np.eye(self.n_rows) if self.spatial_matrix is None else self.spatial_matrix
-        S[:, self.pick_indices] = spatial / self.row_scale_[:, None]
-        T = self._path.temporal / self.col_scale_[None, :]
-        if include_filter and self.filters:
-            T = fir_matrix(self.filters[0], self.n_window, self.n_pad).T @ T
-        elif include_filter:
-            T = T.copy()
-        return S, T
+        return folded_operators(self, include_filter=include_filter)
 
     # ------------------------------------------------------------- (de)serialising
 
