@@ -1,10 +1,12 @@
 # Two entry points: `make demo` and `make test`. Both create .venv on first use.
+# `make test-min` checks the stated floors: a separate .venv-min at ci/minimum.txt.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+VENV_MIN := .venv-min
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-min lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +18,13 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $@
 
+$(VENV_MIN)/.installed: pyproject.toml ci/minimum.txt
+	rm -rf $(VENV_MIN)
+	$(PYTHON) -m venv $(VENV_MIN)
+	$(VENV_MIN)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV_MIN)/bin/python -m pip install --quiet -c ci/minimum.txt -e '.[test]'
+	touch $@
+
 demo: $(VENV)/.installed
 	$(VENV)/bin/sblr-rt demo
 
@@ -24,6 +33,14 @@ test: $(VENV)/.installed
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest
 
+# The model and calibration tests at the minimum versions. SCIPY_ARRAY_API=1: scikit-learn
+# 1.6's test utilities refuse to import when array-api-compat (a pyriemann dependency) is
+# installed without it; scipy computes the same on NumPy arrays.
+test-min: $(VENV_MIN)/.installed
+	$(VENV_MIN)/bin/python -m pip freeze | grep -ixF -f ci/minimum.txt
+	SCIPY_ARRAY_API=1 $(VENV_MIN)/bin/python -m pytest -p no:cacheprovider \
+		tests/model tests/calibration tests/test_without_qt.py
+
 bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/solver.py
 	$(PY) benchmarks/calibration.py
@@ -31,6 +48,7 @@ bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/stream.py
 	$(PY) benchmarks/online.py
 	$(PY) benchmarks/dashboard.py
+	$(PY) benchmarks/feedback.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(VENV_MIN) build *.egg-info

@@ -1,10 +1,17 @@
-"""Time the paper's full selection: rank, then the 6 x 5 x 6 x 5 grid, 5-fold CV.
+"""Time calibration: the selection at (210, 118, 100) and ``auto`` on a real person.
 
-Data: (210 epochs, 118 channels, 100 times) like BCI Competition III IVb in the paper,
-synthetic (a rank-one class difference in Gaussian noise) so the benchmark runs anywhere.
-Prints the wall-clock time, the BLAS thread setting and the selection.
+Selection: rank, then the penalty grid (``fast``: 6 x 6 x 5, ``paper``: 6 x 5 x 6 x 5),
+5-fold CV, on (210 epochs, 118 channels, 100 times) like BCI Competition III IVb in the
+paper, synthetic (a rank-one class difference in Gaussian noise) so it runs anywhere.
+``auto``: PhysioNet S003, imagined left/right fist, runs 4 + 8 (30 epochs x 64 channels)
+from ../shared/data (skipped when absent): the whole ``calibrate(features="auto")``, and
+its cross-validation stage through the reference route (one task per candidate and fold)
+and the lockstep route (one task per feature path), interleaved, with their tables compared.
 
-    python benchmarks/calibration.py [--n-jobs 2] [--search paper|fast] [--cv 5]
+Every target of issue 15 is printed with its measured value and PASS/FAIL, with the BLAS
+thread setting (one thread per worker) and the load average.
+
+    python benchmarks/calibration.py [--parts fast,paper,auto] [--n-jobs 2] [--cv 5]
 """
 
 from __future__ import annotations
@@ -46,23 +53,15 @@ def _cpu_seconds():
 
 
 def main():
-    from sblr_rt.calibration.config import CalibrationConfig
-    from sblr_rt.calibration.selection import select
     from threadpoolctl import threadpool_info
 
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--n-jobs", type=int, default=2)
-    p.add_argument("--search", default="paper", choices=("paper", "fast"))
+    p.add_argument("--parts", default="fast,paper,auto")
     p.add_argument("--cv", default=5, type=int)
     p.add_argument("--ranks", default="1,2,3")
+    p.add_argument("--auto-repeats", default=3, type=int)
     args = p.parse_args()
-    X, y = make_data()
-    cfg = CalibrationConfig(
-        search=args.search,
-        cv=args.cv,
-        n_jobs=args.n_jobs,
-        ranks=tuple(int(r) for r in args.ranks.split(",")),
-    )
     blas = [
         f"{i.get('internal_api')} {i.get('version')} num_threads={i.get('num_threads')}"
         for i in threadpool_info()
@@ -70,11 +69,44 @@ def main():
     ]
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
     print(f"BLAS: {'; '.join(blas)} (fits run with threadpool_limits(1) per worker)")
-    print(
-        f"data: {X.shape}, search={args.search}, {args.cv}-fold CV, ranks {cfg.ranks}, "
-        f"n_jobs={args.n_jobs}"
+    print(f"load average at the start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    targets = []
+    for part in args.parts.split(","):
+        if part in ("fast", "paper"):
+            targets.append(selection(part, args))
+        elif part == "auto":
+            targets += auto(args)
+    print("\n-- targets (issue 15) --")
+    for line in targets:
+        print(line)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+
+
+# Today's choices (main before issue 15) at (210, 118, 100), 5-fold, ranks 1-3.
+CHOSEN = {
+    "fast": (1, {"mu1_fraction": 0.1, "mu2": 0.1, "nu1_fraction": 0.1, "nu2": 0.1}, 0.9),
+    "paper": (1, {"mu1_fraction": 0.1, "mu2": 0.1, "nu1_fraction": 0.0, "nu2": 1.0}, 0.9095238),
+}
+LIMIT = {"fast": 4.0, "paper": 15.0}
+
+
+def selection(search, args):
+    """Time one selection; return its target line."""
+    from sblr_rt.calibration.config import CalibrationConfig
+    from sblr_rt.calibration.selection import select
+
+    X, y = make_data()
+    cfg = CalibrationConfig(
+        search=search,
+        cv=args.cv,
+        n_jobs=args.n_jobs,
+        ranks=tuple(int(r) for r in args.ranks.split(",")),
     )
-    n_points = {"paper": 6 * 5 * 6 * 5, "fast": 6 * 6 * 5}[args.search]
+    print(
+        f"\n== selection: data {X.shape}, search={search}, {args.cv}-fold CV, ranks "
+        f"{cfg.ranks}, n_jobs={args.n_jobs} =="
+    )
+    n_points = {"paper": 6 * 5 * 6 * 5, "fast": 6 * 6 * 5}[search]
     n_fits = (len(cfg.ranks) + n_points) * args.cv
     t0 = time.perf_counter()
     cpu0 = _cpu_seconds()
@@ -86,7 +118,7 @@ def main():
     print(
         f"selection time: {dt:.1f} s for {n_fits} fits (+ the final fit) "
         f"= {1e3 * dt / n_fits:.1f} ms/fit; rank step {report['seconds']['rank']:.1f} s, "
-        f"grid {report['seconds']['grid']:.1f} s; target < 60 s"
+        f"grid {report['seconds']['grid']:.1f} s"
     )
     print(
         f"CPU time (this process + joblib workers): {cpu:.1f} s = {cpu / 2:.1f} s of wall "
@@ -98,6 +130,104 @@ def main():
         f"nu1 {b['nu1_fraction']:g} x max, nu2 {b['nu2']:g}: "
         f"CV accuracy {b['mean']:.3f} +/- {b['std']:.3f}"
     )
+    if (cfg.ranks, args.cv) != ((1, 2, 3), 5):
+        return f"TARGET {search} search: not the benchmark's setting (ranks 1-3, 5-fold)"
+    rank, point, mean = CHOSEN[search]
+    same = (
+        report["rank"] == rank
+        and all(b[k] == v for k, v in point.items())
+        and abs(b["mean"] - mean) < 1e-6
+    )
+    ok = dt < LIMIT[search] and same
+    return (
+        f"TARGET {search} search at (210, 118, 100) under {LIMIT[search]:g} s wall with "
+        f"today's choice: {dt:.1f} s wall ({cpu:.1f} s CPU), choice "
+        f"{'same as today' if same else 'DIFFERENT from today'}: {'PASS' if ok else 'FAIL'}"
+    )
+
+
+def auto(args):
+    """Time auto on PhysioNet S003; return the target lines."""
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    from accuracy import LEFT_RIGHT, WINDOW, physionet_file
+
+    files = [physionet_file(3, r) for r in (4, 8)]
+    if not all(f.exists() for f in files):
+        return [f"TARGET auto: data absent ({files[0].parent}); not measured"]
+    import sblr_rt.calibration.auto as auto_mod
+    from sblr_rt.calibration import calibrate
+    from threadpoolctl import threadpool_limits
+
+    from sblr_rt.io import read_recording
+
+    recs = [read_recording(f) for f in files]
+    kept = {}
+    cross_validate = auto_mod._cross_validate
+
+    def grab(feats, y, config, progress):
+        kept.update(feats=feats, y=y, config=config)
+        return cross_validate(feats, y, config, progress)
+
+    print(f"\n== auto: PhysioNet S003 runs 4 + 8, n_jobs={args.n_jobs} ==")
+    walls = []
+    auto_mod._cross_validate = grab
+    try:
+        with threadpool_limits(1):
+            for _ in range(args.auto_repeats):
+                t0 = time.perf_counter()
+                model = calibrate(
+                    recs, classes=LEFT_RIGHT, tmin=WINDOW[0], tmax=WINDOW[1],
+                    features="auto", n_jobs=args.n_jobs,
+                )  # fmt: skip
+                walls.append(time.perf_counter() - t0)
+    finally:
+        auto_mod._cross_validate = cross_validate
+    sel = model.metadata["selection"]
+    wall = float(np.median(walls))
+    print(
+        f"auto: {wall:.1f} s wall (median of {len(walls)}; features "
+        f"{sel['seconds']['features']:.1f} s of the last), chose {sel['auto']['chosen']} "
+        f"rank {sel['params']['rank']}"
+    )
+    feats, y, config = kept["feats"], kept["y"], kept["config"]
+    per_fold = lambda cands, folds: [([c], [i]) for c in cands for i in folds]  # noqa: E731
+    routes = {"reference (candidate x fold tasks)": per_fold, "lockstep": auto_mod._tasks}
+    times = {name: [] for name in routes}
+    tables = {}
+    lockstep_tasks = auto_mod._tasks
+    with threadpool_limits(1):
+        for _ in range(args.auto_repeats):
+            for name, tasks in routes.items():
+                auto_mod._tasks = tasks
+                try:
+                    t0 = time.perf_counter()
+                    tables[name] = cross_validate(feats, y, config, None)
+                    times[name].append(time.perf_counter() - t0)
+                finally:
+                    auto_mod._tasks = lockstep_tasks
+    (ref_name, ref), (_, fast) = tables.items()
+    worst = max(
+        abs(a[k] - b[k])
+        for c in ref[0]
+        for a, b in zip(ref[0][c], fast[0][c], strict=True)
+        for k in ("log_loss", "accuracy", "auc")
+    )
+    med = {name: float(np.median(t)) for name, t in times.items()}
+    for name, t in med.items():
+        print(f"auto CV stage, {name}: {t:.2f} s wall (median of {len(times[name])})")
+    ratio = med[ref_name] / med["lockstep"]
+    print(
+        f"auto CV stage: lockstep {ratio:.2f}x faster than the reference route (interleaved); "
+        f"finalists {'the same' if ref[1] == fast[1] else 'DIFFERENT'}, largest score "
+        f"difference {worst:.1e}"
+    )
+    return [
+        f"TARGET auto on 30 epochs x 64 channels under 3 s: {wall:.1f} s wall: "
+        + ("PASS" if wall < 3 else "FAIL"),
+        f"TARGET auto's choice unchanged by the lockstep route: scores within {worst:.1e}, "
+        + ("PASS" if worst < 1e-9 and ref[1] == fast[1] else "FAIL"),
+    ]
 
 
 if __name__ == "__main__":

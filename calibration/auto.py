@@ -55,7 +55,7 @@ from sblr_rt.preprocessing.features import FEATURE_PATHS
 from sblr_rt.preprocessing.spatial import MIN_CSD_CHANNELS
 
 from .epochs import EpochSet, cut_raw_epochs
-from .selection import fold_paths, make_splits, run_path, scaled_fold
+from .selection import folds_paths, make_splits, run_path, scaled_fold
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -122,27 +122,46 @@ def _grid(config) -> list[tuple[int, float, float]]:
     return [(r, l2, f) for r in config.auto_ranks for l2 in config.auto_l2 for f in config.auto_l1]
 
 
-def _fold_task(Z, y, train, test, config, center, dtype):
-    """Out-of-fold class probabilities of every grid point on one fold (None: no such rank)."""
-    Xtr, Xte = scaled_fold(Z, train, test, config.scaling, center, dtype)
+def _fold_task(Zs, y, splits, config, centers, dtype):
+    """Out-of-fold class probabilities of every grid point, per candidate and split.
+
+    Every (candidate, fold) is a training set of one lockstep per rank
+    (:func:`~.selection.folds_paths`): the candidates of one feature path have the same
+    shape and share the solver's batches. Returns ``out[c][i]``, one entry per grid point
+    (None: no such rank) for candidate ``c`` on split ``i``.
+    """
+    sets = [
+        (c, i, *scaled_fold(Z, train, test, config.scaling, center, dtype))
+        for c, (Z, center) in enumerate(zip(Zs, centers, strict=True))
+        for i, (train, test) in enumerate(splits)
+    ]
     groups = [((l2, l2), [(f, f) for f in config.auto_l1]) for l2 in config.auto_l2]
     est_params = {
         "multi_class": config.multi_class,
         "max_iter": config.auto_max_iter,
         "tol": config.tol,
     }
-    out = []
+    out = [[[] for _ in splits] for _ in Zs]
+    n_points = len(config.auto_l2) * len(config.auto_l1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", ZeroTrapWarning)
         for rank in config.auto_ranks:
-            if rank > min(Z.shape[1:]):
-                out += [None] * len(config.auto_l2) * len(config.auto_l1)
+            fit = [st for st in sets if rank <= min(st[2].shape[1:])]
+            for c, i, *_ in sets:
+                if rank > min(Zs[c].shape[1:]):
+                    out[c][i] += [None] * n_points
+            if not fit:
                 continue
-            res = fold_paths(
-                Xtr, y[train], rank, groups, est_params, lambda e: e.predict_proba(Xte)
+            res = folds_paths(
+                [(Xtr, y[splits[i][0]]) for _, i, Xtr, _ in fit],
+                rank,
+                groups,
+                est_params,
+                lambda f, e, fit=fit: e.predict_proba(fit[f][3]),
             )
-            out += [proba for path in res for proba in path]
+            for (c, i, *_), r in zip(fit, res, strict=True):
+                out[c][i] += [proba for path in r for proba in path]
     return out
 
 
@@ -161,24 +180,41 @@ def _scores(proba: np.ndarray, y: np.ndarray) -> dict:
 
 
 def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total):
-    """Fill ``proba[c][repeat, point][test]`` for the (candidate, split) ``tasks``."""
+    """Fill ``proba[c][repeat, point][test]`` for ``tasks`` ([candidate, ...], [split, ...])."""
     dtype = np.float32 if config.search_dtype == "float32" else np.float64
     parallel = Parallel(n_jobs=config.n_jobs, return_as="generator")
     jobs = (
-        delayed(_fold_task)(feats[c], y, *splits[i], config, not FEATURE_PATHS[c[0]].linear, dtype)
-        for c, i in tasks
+        delayed(_fold_task)(
+            [feats[c] for c in cands],
+            y,
+            [splits[i] for i in idx],
+            config,
+            [not FEATURE_PATHS[c[0]].linear for c in cands],
+            dtype,
+        )
+        for cands, idx in tasks
     )
     n_folds = len(splits) // config.cv_repeats
     done, total = done_total
-    for (c, i), result in zip(tasks, parallel(jobs), strict=True):
-        test = splits[i][1]
-        for j, p in enumerate(result):
-            if p is not None:
-                proba[c][i // n_folds, j][test] = p
+    for (cands, idx), result in zip(tasks, parallel(jobs), strict=True):
+        for c, per_split in zip(cands, result, strict=True):
+            for i, res in zip(idx, per_split, strict=True):
+                test = splits[i][1]
+                for j, p in enumerate(res):
+                    if p is not None:
+                        proba[c][i // n_folds, j][test] = p
         done += 1
         if progress is not None:
             progress(done, total, "auto: feature paths x spatial stages")
     return done
+
+
+def _tasks(cands, folds) -> list[tuple[list, list]]:
+    """One task per feature path: its candidates on ``folds``, fitted in one lockstep."""
+    by_path = {}
+    for c in cands:
+        by_path.setdefault(c[0], []).append(c)
+    return [(cs, list(folds)) for cs in by_path.values()]
 
 
 def _table(proba, y, grid, repeats) -> dict:
@@ -218,8 +254,8 @@ def _cross_validate(feats, y, config, progress):
     n_classes = int(y.max()) + 1
     proba = {c: np.full((config.cv_repeats, len(grid), len(y), n_classes), np.nan) for c in keys}
     keep = min(len(keys), config.auto_keep)
-    total = len(keys) * n_folds + keep * (len(splits) - n_folds)
-    first = [(c, i) for c in keys for i in range(n_folds)]
+    first = _tasks(keys, range(n_folds))
+    total = len(first) + len(_tasks(keys[:keep], range(n_folds))) * (config.cv_repeats - 1)
     done = _run_folds(feats, y, splits, first, config, proba, progress, (0, total))
     if config.cv_repeats == 1:
         return _table(proba, y, grid, [0]), keys, 1
@@ -228,7 +264,10 @@ def _cross_validate(feats, y, config, progress):
         (c for c in keys if table[c]), key=lambda c: min(r["log_loss"] for r in table[c])
     )
     kept = ranked[:keep]
-    rest = [(c, i) for c in kept for i in range(n_folds, len(splits))]
+    rest = [
+        task for r in range(1, config.cv_repeats)
+        for task in _tasks(kept, range(r * n_folds, (r + 1) * n_folds))
+    ]  # fmt: skip
     _run_folds(feats, y, splits, rest, config, proba, progress, (done, total))
     full = _table({c: proba[c] for c in kept}, y, grid, list(range(config.cv_repeats)))
     return {c: full.get(c, table[c]) for c in keys}, kept, config.cv_repeats

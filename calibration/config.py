@@ -2,7 +2,8 @@
 
 Every field has a default suited to the simulated source and to epoched files; a TOML
 file may set any of them, at top level or inside tables (``[epochs]``,
-``[preprocessing]``, ``[rejection]``, ``[selection]``: the table names only group keys).
+``[preprocessing]``, ``[rejection]``, ``[selection]``, ``[online]``: the table names only
+group keys).
 ``classes`` is either a list of marker values or a table mapping marker values to class
 labels (several markers may map to one class).
 
@@ -42,7 +43,7 @@ __all__ = ["FEATURE_CHOICES", "CalibrationConfig", "load_config"]
 #: Values of ``features``: ``"auto"`` or a feature path.
 FEATURE_CHOICES = ("auto", "waveform", "bandpower", "spectral")
 
-_GROUPS = ("epochs", "preprocessing", "rejection", "selection")
+_GROUPS = ("epochs", "preprocessing", "rejection", "selection", "online")
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,18 @@ class CalibrationConfig:
         joblib workers for the CV (-1: all cores).
     random_state : int
         Seed of the fold shuffling.
+    smoothing : {"none", "ema", "mean"}
+        The run configuration stored with the model (``sblr-rt run`` reads it; its
+        options win): how the online loop accumulates evidence over a trial, an
+        exponential moving average of the log-odds or the mean since the cue
+        (:class:`sblr_rt.online.evidence.Smoothing`).
+    tau : float
+        Time constant of the ``"ema"`` smoothing, in seconds.
+    early : float | None
+        Decide a trial as soon as the smoothed probability of a class reaches this;
+        None: at ``tmax``.
+    early_after : float
+        Seconds after the cue before an early decision may be taken.
     """
 
     classes: tuple[tuple[str, str], ...] | None = None
@@ -175,6 +188,10 @@ class CalibrationConfig:
     search_dtype: str = "float32"
     n_jobs: int = -1
     random_state: int = 0
+    smoothing: str = "none"
+    tau: float = 1.0
+    early: float | None = None
+    early_after: float = 0.0
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -239,6 +256,10 @@ class CalibrationConfig:
             )
         if any(v < 0 for v in self.l2_values):
             raise ValueError(f"'l2_values' must be >= 0, got {self.l2_values}")
+        from sblr_rt.online.evidence import Smoothing
+
+        # the run configuration's checks
+        Smoothing(self.smoothing, self.tau, self.early, self.early_after)
         if self.tmin is not None and self.tmax is not None and self.tmax <= self.tmin:
             raise ValueError(f"'tmax' must exceed 'tmin', got tmin={self.tmin}, tmax={self.tmax}")
 
@@ -278,7 +299,19 @@ class CalibrationConfig:
 
 
 #: Float fields (None allowed where the field's default is None).
-_FLOATS = ("tmin", "tmax", "l_freq", "h_freq", "filter_length", "reject", "flat", "tol")
+_FLOATS = (
+    "tmin",
+    "tmax",
+    "l_freq",
+    "h_freq",
+    "filter_length",
+    "reject",
+    "flat",
+    "tol",
+    "tau",
+    "early",
+    "early_after",
+)
 #: Fields holding sequences of floats.
 _FLOAT_SEQUENCES = ("baseline", "l1_fractions", "l2_values", "auto_l2", "auto_l1")
 

@@ -40,6 +40,48 @@ def _as_recordings(recordings) -> list:
         out.append(rec)
     if not out:
         raise ValueError("'recordings' must name at least one recording, got none")
+    return _common_channels(out)
+
+
+#: Why a good EEG channel of one recording is left out of the model.
+_NOT_IN_ALL = "not in every recording"
+
+
+def _excluded(recs: list) -> dict[str, str]:
+    """Return why each channel is out of the model (the reader's reason where one said)."""
+    out: dict[str, str] = {}
+    for rec in recs:
+        for name, why in rec.excluded.items():
+            if out.get(name, _NOT_IN_ALL) == _NOT_IN_ALL:
+                out[name] = why
+    return out
+
+
+def _common_channels(recs: list) -> list:
+    """Keep the channels every recording has (a channel bad in one run goes from all).
+
+    Readers keep the good EEG channels of each file, so runs of one session can differ by
+    a channel marked bad in one of them; the model then reads only the channels all of
+    them share, in the first recording's order, and says which it left out.
+    """
+    common = [c for c in recs[0].ch_names if all(c in r.ch_names for r in recs[1:])]
+    if not common:
+        raise ValueError(
+            "the recordings share no channel: expected the same EEG channels in every run, "
+            f"got {[r.ch_names[:5] for r in recs]} (first five of each)"
+        )
+    out = []
+    for rec in recs:
+        if rec.ch_names != common:
+            extra = [c for c in rec.ch_names if c not in common]
+            if extra:
+                logger.warning(
+                    "%s: channels %s left out: not (good) EEG in every recording",
+                    rec.source,
+                    extra,
+                )
+            rec = rec.pick_channels(common, reason=_NOT_IN_ALL)
+        out.append(rec)
     return out
 
 
@@ -199,6 +241,7 @@ def calibrate(
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "sources": [str(r.source) for r in recs],
         "unit": recs[0].unit,
+        "excluded_channels": _excluded(recs),
         "config": config.to_dict(),
         "epochs": {
             "found": epochs.n_found,

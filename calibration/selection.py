@@ -56,6 +56,9 @@ builds the same grid as a ``param_grid`` (without warm starts)::
     mu1_max, nu1_max = l1_penalty_max(X, y, rank=1)
     GridSearchCV(SparseBilinearLogisticRegression(rank=1),
                  paper_param_grid(mu1_max, nu1_max), cv=StratifiedKFold(5)).fit(X, y)
+
+One procedure (the paper's: the rank step, the penalty grid and the folds' lockstep fits
+that serve both and :mod:`.auto`), hence a module of about 550 lines.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneOut, StratifiedKFold
 
 from sblr_rt.model import SparseBilinearLogisticRegression, ZeroTrapWarning, l1_penalty_max
-from sblr_rt.model.path import fit_penalty_paths
+from sblr_rt.model.path import fit_fold_paths
 from sblr_rt.preprocessing import apply_scaling, fit_scaling
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -240,20 +243,46 @@ def fold_paths(Xtr, ytr, rank, groups, est_params, score) -> list[list]:
     scores : list of list
         ``scores[g][k]``: the score of point ``k`` of group ``g``.
     """
-    mu1_max, nu1_max = l1_penalty_max(
-        Xtr, ytr, rank=rank, multi_class=est_params.get("multi_class", "ovr")
-    )
-    paths = [
-        [
-            dict(mu1=f_mu * mu1_max, mu2=pair[0], nu1=f_nu * nu1_max, nu2=pair[1])
-            for f_mu, f_nu in path
+    return folds_paths([(Xtr, ytr)], rank, groups, est_params, lambda _f, est: score(est))[0]
+
+
+def folds_paths(folds, rank, groups, est_params, score) -> list[list[list]]:
+    """Fit the same groups' paths on several training folds in one lockstep; score each point.
+
+    Every fold's points are those :func:`fold_paths` fits on it alone (the folds share the
+    solver's batches, :func:`~sblr_rt.model.path.fit_fold_paths`).
+
+    Parameters
+    ----------
+    folds : list of (ndarray, ndarray)
+        Each fold's scaled training epochs and labels.
+    rank, groups, est_params
+        As in :func:`fold_paths`.
+    score : callable
+        ``score(fold_index, estimator)`` for every fitted point.
+
+    Returns
+    -------
+    scores : list of list of list
+        ``scores[f][g][k]``: the score of point ``k`` of group ``g`` on fold ``f``.
+    """
+    jobs = []
+    for Xtr, ytr in folds:
+        mu1_max, nu1_max = l1_penalty_max(
+            Xtr, ytr, rank=rank, multi_class=est_params.get("multi_class", "ovr")
+        )
+        paths = [
+            [
+                dict(mu1=f_mu * mu1_max, mu2=pair[0], nu1=f_nu * nu1_max, nu2=pair[1])
+                for f_mu, f_nu in path
+            ]
+            for pair, path in groups
         ]
-        for pair, path in groups
-    ]
+        jobs.append((Xtr, ytr, paths))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # as in run_path
-        return fit_penalty_paths(
-            Xtr, ytr, paths, rank=rank, **est_params, callback=lambda _p, _k, est: score(est)
+        return fit_fold_paths(
+            jobs, rank=rank, **est_params, callback=lambda f, _p, _k, est: score(f, est)
         )
 
 

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from sblr_rt.cli._markers import add_marker_options
+
 
 def _cv(value: str):
     if value.lower() == "loo":
@@ -53,7 +55,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "Cut labelled epochs around the cues of a live stream (recorded to disk while it "
             "runs) or of recordings (several files are concatenated runs), reject bad epochs, "
             "select rank and penalties by cross-validation as in the paper, train, and save "
-            "the model file plus a report (text and PNG)."
+            "the model file plus a report (text and PNG). Recordings: any format MNE reads "
+            "(FIF, EDF, BDF, GDF, BrainVision .vhdr, EEGLAB .set, ...), XDF, "
+            "BCI-competition .mat; only EEG channels not marked bad are used. A BIDS "
+            "recording is named by its file (--recording ROOT/sub-01/eeg/sub-01_task-motor_"
+            "run-1_eeg.edf) or by entities (--bids-root ROOT --subject 01 --task motor --run "
+            "1 --run 2); either way its events.tsv gives the cues and its channels.tsv the "
+            "channel types and bad channels."
         ),
     )
     src = parser.add_mutually_exclusive_group(required=True)
@@ -62,7 +70,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--recording",
         metavar="FILE",
         action="append",
-        help="recording file (repeat for several runs)",
+        help="recording file (repeat for several runs); a file inside a BIDS tree is read "
+        "with its events.tsv and channels.tsv",
+    )
+    src.add_argument(
+        "--bids-root",
+        metavar="ROOT",
+        help="BIDS root (holds dataset_description.json): calibrate on the recordings that "
+        "--subject, --task, --session and --run select",
     )
     parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
     parser.add_argument("--config", metavar="FILE.toml", help="calibration configuration")
@@ -99,8 +114,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-report", action="store_true", help="write no report")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bids = parser.add_argument_group("BIDS (with --bids-root)")
+    bids.add_argument("--subject", metavar="LABEL", help="subject label without sub- (required)")
+    bids.add_argument("--task", metavar="LABEL", help="task label (default: any)")
+    bids.add_argument("--session", metavar="LABEL", help="session label (default: any)")
+    bids.add_argument(
+        "--run",
+        metavar="LABEL",
+        action="append",
+        help="run label, repeat for several runs (default: every run); 1 matches run-01",
+    )
+    bids.add_argument("--acquisition", metavar="LABEL", help="acquisition label (default: any)")
+    bids.add_argument(
+        "--datatype", choices=("eeg", "ieeg", "meg"), default="eeg", help="BIDS data type"
+    )
     live = parser.add_argument_group("live stream")
-    live.add_argument("--marker-stream", metavar="NAME", help="marker stream (default: any)")
+    add_marker_options(
+        live,
+        stream_help="marker stream name (default: STREAM-Markers, else the only Markers "
+        "stream that is not a decision outlet of sblr-rt)",
+        source_id=False,
+    )
     live.add_argument("--duration", type=float, default=300.0, help="seconds to record")
     live.add_argument("--n-trials", type=int, help="stop after this many class cues")
     live.add_argument(
@@ -121,6 +155,35 @@ def _report_prefix(out: Path) -> Path:
     return out.with_name(name + ".report")
 
 
+_BIDS_ENTITIES = ("subject", "task", "session", "run", "acquisition")
+
+
+def _check_bids_options(args: argparse.Namespace) -> None:
+    """Refuse BIDS entities without --bids-root, and --bids-root without --subject."""
+    given = [f"--{e}" for e in _BIDS_ENTITIES if getattr(args, e, None)]
+    if not args.bids_root and given:
+        raise ValueError(f"{', '.join(given)} select BIDS recordings: give --bids-root too")
+    if args.bids_root and not args.subject:
+        raise ValueError("--bids-root needs --subject (the label without sub-), got none")
+
+
+def _bids_recordings(args: argparse.Namespace) -> list[str]:
+    """Return the files of the BIDS recordings the entity options select, and say which."""
+    from sblr_rt.io.readers import find_bids
+
+    paths = find_bids(
+        args.bids_root,
+        subject=args.subject,
+        task=args.task,
+        session=args.session,
+        runs=args.run,
+        acquisition=args.acquisition,
+        datatype=args.datatype,
+    )
+    print(f"BIDS: {len(paths)} recording(s): {', '.join(p.fpath.name for p in paths)}")
+    return [str(p.fpath) for p in paths]
+
+
 def run(args: argparse.Namespace) -> int:
     """Run calibration with the parsed arguments.
 
@@ -139,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.calibration.report import report_text, write_report
 
     out = Path(args.out)
+    _check_bids_options(args)
     if not out.parent.is_dir():
         raise FileNotFoundError(f"--out: folder {out.parent} does not exist")
     overrides = {
@@ -172,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
                 progress=sys.stderr if not args.no_progress else None,
             )
         ]
+    elif args.bids_root:
+        recordings = _bids_recordings(args)
     else:
         for f in args.recording:
             if not Path(f).exists():

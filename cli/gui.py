@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sblr_rt.cli._markers import add_marker_options
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``gui`` sub-command.
@@ -36,10 +38,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--stream", default=None, help="EEG stream name to connect to when LSL shows it"
     )
-    parser.add_argument(
-        "--markers",
-        default=None,
-        help="marker stream name: trial mode, a decision at each cue as well (with --stream)",
+    add_marker_options(
+        parser,
+        stream_help="marker stream name: trial mode, a decision at each cue as well (with "
+        "--stream)",
+        source_id=False,
+        old=("--markers",),
     )
     parser.add_argument(
         "--hop",
@@ -88,8 +92,8 @@ def main(args: argparse.Namespace) -> int:
             )
         # render without a display unless the user chose a platform
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    if args.markers is not None and args.stream is None:
-        raise ValueError("--markers needs --stream (the EEG stream the cues belong to)")
+    if args.marker_stream is not None and args.stream is None:
+        raise ValueError("--marker-stream needs --stream (the EEG stream the cues belong to)")
     if not args.hop > 0:
         raise ValueError(f"--hop must be > 0 seconds, got {args.hop}")
 
@@ -98,7 +102,7 @@ def main(args: argparse.Namespace) -> int:
     return run(
         model=args.model,
         stream=args.stream,
-        markers=args.markers,
+        markers=args.marker_stream,
         screenshot=args.screenshot,
         hop=args.hop,
         settle=args.settle,

@@ -58,4 +58,9 @@ def run(args: argparse.Namespace) -> int:
     if args.channels:
         print("raw channels: " + ", ".join(model.ch_names))
         print("model rows:   " + ", ".join(model.preprocessor.row_names))
+        excluded = (model.metadata or {}).get("excluded_channels") or {}
+        if excluded:
+            print(
+                "left out:     " + ", ".join(f"{name} ({why})" for name, why in excluded.items())
+            )
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from sblr_rt.cli._markers import add_marker_options
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``record`` sub-command.
@@ -32,14 +34,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--out", help="output .fif file")
     parser.add_argument("--stream", default=None, help="EEG stream name (default: any EEG)")
     parser.add_argument("--source-id", default=None, help="EEG stream source_id")
-    parser.add_argument(
-        "--markers",
-        default=None,
-        metavar="NAME",
-        help="marker stream name (default: STREAM-Markers, else the only Markers stream)",
-    )
-    parser.add_argument(
-        "--markers-source-id", default=None, metavar="ID", help="marker stream source_id"
+    add_marker_options(
+        parser,
+        stream_help="marker stream name (default: STREAM-Markers, else the only Markers "
+        "stream that is not a decision outlet of sblr-rt)",
+        old=("--markers", "--markers-source-id"),
     )
     parser.add_argument("--no-markers", action="store_true", help="record EEG only")
     parser.add_argument("--duration", type=float, default=None, help="seconds to record")
@@ -129,8 +128,8 @@ def _recorder(args):
         args.out,
         name=args.stream,
         source_id=args.source_id,
-        marker_name=args.markers,
-        marker_source_id=args.markers_source_id,
+        marker_name=args.marker_stream,
+        marker_source_id=args.marker_source_id,
         markers=not args.no_markers,
         timeout=args.timeout,
         overwrite=args.overwrite,

@@ -24,8 +24,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "replay",
         help="play a recording as LSL streams",
         description=(
-            "Play a recording (FIF, EDF, BDF, GDF, XDF or BCI-competition .mat) as an EEG "
-            "stream NAME and a marker stream NAME-Markers, in real time or faster. Sample "
+            "Play a recording (any format MNE reads: FIF, EDF, BDF, GDF, BrainVision .vhdr, "
+            "EEGLAB .set, ...; XDF; BCI-competition .mat; a file inside a BIDS tree, with its "
+            "events.tsv) as an EEG stream NAME of its good EEG channels and a marker stream "
+            "NAME-Markers, in real time or faster. Sample "
             "timestamps follow the LSL clock, spaced 1/(sfreq*speed); each marker carries "
             "the timestamp of its sample."
         ),

@@ -5,6 +5,12 @@ from __future__ import annotations
 import argparse
 import math
 
+from sblr_rt.cli._markers import add_marker_options
+
+#: Values of ``--smoothing`` (those of :data:`sblr_rt.online.evidence.SMOOTHING`; not
+#: imported, so that ``--help`` stays fast).
+SMOOTHING = ("none", "ema", "mean")
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``run`` sub-command.
@@ -27,10 +33,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "and every HOP seconds classify the latest window; in trial mode also classify "
             "the window ending at each cue's tmax (cues from the marker stream). Decisions "
             'go to the LSL stream SBLR-Predictions (type Markers) as JSON {"label", '
-            '"proba", "window_end", "trial", "cue"}. Runs until --duration or Ctrl-C.'
+            '"proba", "window_end", "trial", "cue", "proba_smoothed", "early"}, and to '
+            "SBLR-Predictions-Numeric as numbers (float32: one channel per class, then the "
+            "smoothed probability per class, then trial and early flags; each sample stamped "
+            "with its window's end), for OpenViBE, Timeflux, mne-lsl or a feedback program. "
+            "Runs until --duration or Ctrl-C."
         ),
     )
-    parser.add_argument("--model", required=True, help="model file (sblr-rt calibrate --out)")
+    start = parser.add_mutually_exclusive_group(required=True)
+    start.add_argument("--model", help="model file (sblr-rt calibrate --out)")
+    start.add_argument(
+        "--init",
+        metavar="MODEL",
+        default=None,
+        help="start from a previous session's model file (e.g. its last adapted version) "
+        "instead of a fresh calibration, and adapt from there: --model MODEL --adapt (the "
+        "version counter continues from the file's)",
+    )
     parser.add_argument(
         "--stream", default=None, help="EEG stream name (default: the only stream of type EEG)"
     )
@@ -49,13 +68,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="sliding: decide on the latest window every hop; trial: also decide once per "
         "cue on the window that ends at the cue's tmax (needs the marker stream)",
     )
-    parser.add_argument(
-        "--marker-stream",
-        default=None,
-        help="marker stream name in trial mode (default: STREAM-Markers when --stream is "
-        "given, else the only stream of type Markers)",
+    add_marker_options(
+        parser,
+        stream_help="marker stream name in trial mode (default: STREAM-Markers when "
+        "--stream is given, else the only stream of type Markers that is not a decision "
+        "outlet of sblr-rt)",
     )
-    parser.add_argument("--marker-source-id", default=None, help="marker stream source_id")
     parser.add_argument(
         "--cues",
         default=None,
@@ -82,6 +100,73 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--status-every", type=float, default=5.0, help="seconds between status lines (0: off)"
     )
+    evidence = parser.add_argument_group(
+        "smoothed evidence and early decisions",
+        "A single window's probability is noisy. The loop accumulates the evidence of the "
+        "sliding decisions over a trial and publishes the smoothed probability beside the "
+        "raw one (proba_smoothed; the feedback bar shows it). A cue restarts it. Defaults: "
+        "the model's run configuration ([online] in the calibration TOML), else none.",
+    )
+    evidence.add_argument(
+        "--smoothing",
+        choices=SMOOTHING,
+        default=None,
+        help="none: each window on its own; ema: exponential moving average of the "
+        "log-odds with time constant --tau; mean: mean log-odds since the cue",
+    )
+    evidence.add_argument(
+        "--tau",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time constant of --smoothing ema, in seconds of stream time (model's, else 1)",
+    )
+    evidence.add_argument(
+        "--early",
+        type=float,
+        default=None,
+        metavar="P",
+        help="trial mode: publish a trial's decision as soon as the smoothed probability "
+        "of one class reaches P (dynamic stopping; its label is that class, early: true), "
+        "else at tmax as usual (early: false); needs --hop > 0",
+    )
+    evidence.add_argument(
+        "--early-after",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="no early decision before this many seconds after the cue: the windows that "
+        "end just after it hold mostly the EEG from before it (model's, else 0)",
+    )
+    adapt = parser.add_argument_group("adaptation (trial mode)")
+    adapt.add_argument(
+        "--adapt",
+        action="store_true",
+        help="every trial whose cue names a class joins the calibration set; a background "
+        "process refits the model (warm, same path and penalties) and the loop switches to "
+        "each new version between two decisions",
+    )
+    adapt.add_argument(
+        "--adapt-every",
+        type=int,
+        default=10,
+        metavar="N",
+        help="re-select the feature path and penalties every N trials (default 10; 0: never)",
+    )
+    adapt.add_argument(
+        "--adapt-dir",
+        default=None,
+        help="folder of the model versions v0000.sblr.npz, ... (default: MODEL's name with "
+        "'.versions' next to it)",
+    )
+    adapt.add_argument(
+        "--calibration",
+        nargs="+",
+        default=None,
+        metavar="FILE",
+        help="calibration recordings kept in the calibration set (default: the model's "
+        "own calibration files that still exist)",
+    )
     parser.set_defaults(func=run)
     return parser
 
@@ -95,13 +180,18 @@ def _status_line(snap) -> str:
     def ms(x):
         return "-" if x is None or not math.isfinite(x) else f"{1e3 * x:.2f}"
 
+    adaptation = ""
+    if snap.adaptation is not None:
+        a = snap.adaptation
+        adaptation = f"; model v{a['version']} ({a['n_trials']} trials, refit {a['refit']}"
+        adaptation += f", {a['n_failures']} failed: {a['last_error']})" if a["n_failures"] else ")"
     return (
         f"[{state}] {snap.n_decisions} decisions ({snap.decisions_per_second:.1f}/s, "
         f"{snap.n_trial_decisions} trials); latency p50 {ms(lat.p50)} ms p99 "
         f"{ms(lat.p99)} ms; step p99 {ms(step.p99)} ms; dropped {dropped.total} (gap "
         f"{dropped.gap}, refilling {dropped.refilling}, nonfinite {dropped.nonfinite}, behind "
         f"{dropped.behind}, halted {dropped.halted}); gaps "
-        f"{snap.n_gaps}"
+        f"{snap.n_gaps}{adaptation}"
     )
 
 
@@ -122,17 +212,31 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from sblr_rt.io.model_file import load_model
-    from sblr_rt.online import OnlineClassifier, OnlineLoop
+    from sblr_rt.online import OnlineClassifier, OnlineLoop, Smoothing
 
-    if not Path(args.model).exists():
-        raise FileNotFoundError(f"'--model' file not found: {args.model}")
+    adapting = args.adapt or args.init is not None
+    model_file = args.model if args.init is None else args.init
+    option = "--model" if args.init is None else "--init"
+    if not Path(model_file).exists():
+        raise FileNotFoundError(f"'{option}' file not found: {model_file}")
+    if adapting and args.mode != "trial":
+        raise ValueError("'--adapt' needs '--mode trial' (labelled trials come from the cues)")
+    if args.adapt_every < 0:
+        raise ValueError(f"'--adapt-every' must be >= 0 trials, got {args.adapt_every}")
     if args.duration is not None and not args.duration > 0:
         raise ValueError(f"'--duration' must be > 0 seconds, got {args.duration}")
-    model = load_model(args.model)
+    model = load_model(model_file)
     marker_stream = args.marker_stream
     if args.mode == "trial" and marker_stream is None and args.stream is not None:
         marker_stream = f"{args.stream}-Markers"
     clf = OnlineClassifier(model, fast=not args.plain)
+    smoothing = Smoothing.from_model(
+        model,
+        method=args.smoothing,
+        tau=args.tau,
+        early=args.early,
+        early_after=args.early_after,
+    )
     loop = OnlineLoop.from_lsl(
         clf,
         stream=args.stream,
@@ -145,17 +249,21 @@ def run(args: argparse.Namespace) -> int:
         outlet_name=args.outlet_name,
         timeout=args.timeout,
         unit_mismatch=args.unit_mismatch,
+        smoothing=smoothing,
+        keep_trials=adapting,
     )
     print(f"model: {clf!r}", flush=True)
-    with loop:
+    with loop, _adapter(args, loop, model, model_file, adapting) as adapter:
         snap = loop.snapshot()
         stream = snap.stream
         print(
             f"classifying {stream.name!r} ({stream.n_channels} channels at "
             f"{stream.sfreq:g} Hz) with the {snap.path} path, {args.mode} mode, hop "
-            f"{args.hop:g} s; decisions on {args.outlet_name!r}; Ctrl-C to stop",
+            f"{args.hop:g} s, {smoothing.describe()}; decisions on {args.outlet_name!r} "
+            f"(JSON) and {args.outlet_name + '-Numeric'!r} (numbers); Ctrl-C to stop",
             flush=True,
         )
+        print(f"channels: {snap.channels.summary}", flush=True)
         t_end = math.inf if args.duration is None else time.monotonic() + args.duration
         t_status = time.monotonic() + args.status_every
         while time.monotonic() < t_end:
@@ -163,9 +271,55 @@ def run(args: argparse.Namespace) -> int:
             for d in loop.pop_decisions():
                 if d["trial"]:
                     proba = ", ".join(f"{k}: {v:.2f}" for k, v in d["proba"].items())
-                    print(f"trial cue {d['cue']!r} -> {d['label']!r} ({proba})", flush=True)
+                    smooth = ", ".join(f"{k}: {v:.2f}" for k, v in d["proba_smoothed"].items())
+                    when = "early" if d["early"] else "at tmax"
+                    version = f" [model v{d['model_version']}]" if adapter else ""
+                    print(
+                        f"trial cue {d['cue']!r} -> {d['label']!r} ({proba}); smoothed "
+                        f"({smooth}), {when}{version}",
+                        flush=True,
+                    )
             if args.status_every > 0 and time.monotonic() >= t_status:
                 t_status += args.status_every
                 print(_status_line(loop.snapshot()), flush=True)
         print(_status_line(loop.snapshot()), flush=True)
     return 0
+
+
+class _NoAdapter:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc_info):
+        return None
+
+
+def _adapter(args, loop, model, model_file, adapting):
+    """Return the :class:`~sblr_rt.calibration.adapt.Adapter` of ``--adapt`` (or a no-op)."""
+    from pathlib import Path
+
+    if not adapting:
+        return _NoAdapter()
+    from sblr_rt.calibration.adapt import Adapter
+
+    from sblr_rt.io import read_recording
+
+    files = args.calibration
+    if files is None:  # the model's own calibration runs, where they still are
+        files = [f for f in (model.metadata or {}).get("sources", []) if Path(f).is_file()]
+    folder = args.adapt_dir
+    if folder is None:
+        path = Path(model_file)
+        folder = path.with_name(path.name.split(".")[0] + ".versions")
+    print(
+        f"adapting: {len(files)} calibration file(s) kept, re-selection every "
+        f"{args.adapt_every} trials, versions in {folder}",
+        flush=True,
+    )
+    return Adapter(
+        loop,
+        model,
+        folder=folder,
+        calibration=[read_recording(f) for f in files],
+        every=args.adapt_every,
+    )

@@ -198,8 +198,11 @@ class MainWindow(QtWidgets.QMainWindow):
         )
 
     def _streams_resolved(self, streams) -> None:
+        from sblr_rt.stream import is_decision_stream
+
         self.refresh_button.setEnabled(True)
-        self.streams = list(streams)
+        # our own decision outlets are outputs: never offered as EEG or cue input
+        self.streams = [s for s in streams if not is_decision_stream(s)]
         for box, marker in ((self.stream_box, False), (self.marker_box, True)):
             current = box.currentData()
             box.clear()
@@ -374,8 +377,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.paradigm is None or not self.paradigm.feedback_enabled:
             return
         decisions = [d for d in snapshot.decisions if not d.get("trial")]
-        if decisions:
-            self.paradigm.set_feedback(decisions[-1].get("proba"))
+        if decisions:  # the evidence over the trial, not one noisy window
+            latest = decisions[-1]
+            self.paradigm.set_feedback(latest.get("proba_smoothed") or latest.get("proba"))
 
     # ------------------------------------------------------------------------ screenshots
     def _save_screenshots_dialog(self) -> None:

@@ -125,8 +125,9 @@ class LiveTab(QtWidgets.QWidget):
 
         self.timeline = self.plots.addPlot(row=1, col=0)
         self.timeline.setTitle(
-            "decisions: probability per class over time (▲ = trial decision, coloured by the "
-            "decided class; dashed line = cue)"
+            "decisions: probability per class over time (thin: each window; thick: smoothed "
+            "over the trial; ▲ = trial decision, coloured by the decided class; dashed line "
+            "= cue)"
         )
         self.timeline.setLabel("left", "probability")
         self.timeline.setLabel("bottom", "time (s, 0 = now)")
@@ -143,6 +144,7 @@ class LiveTab(QtWidgets.QWidget):
         )
         self.timeline.addItem(self.chance_line)
         self.proba_curves: dict[str, pg.PlotDataItem] = {}
+        self.smoothed_curves: dict[str, pg.PlotDataItem] = {}
         self.trial_points = pg.ScatterPlotItem(size=13, symbol="t1", pen=pg.mkPen("k"))
         self.timeline.addItem(self.trial_points)
         self.plots.ci.layout.setRowStretchFactor(0, 3)
@@ -179,10 +181,10 @@ class LiveTab(QtWidgets.QWidget):
         self.timer.start()
 
     def _reset_classes(self) -> None:
-        for curve in self.proba_curves.values():
+        for curve in [*self.proba_curves.values(), *self.smoothed_curves.values()]:
             self.timeline.removeItem(curve)
             self.legend.removeItem(curve)
-        self.proba_curves = {}
+        self.proba_curves, self.smoothed_curves = {}, {}
         for label in self._classes:
             self._proba_curve(label)
 
@@ -190,8 +192,12 @@ class LiveTab(QtWidgets.QWidget):
         curve = self.proba_curves.get(label)
         if curve is None:
             color = class_color(len(self.proba_curves))
-            curve = self.timeline.plot([], [], pen=pg.mkPen(color, width=2), name=f"p({label})")
+            curve = self.timeline.plot([], [], pen=pg.mkPen(color, width=1), name=f"p({label})")
             self.proba_curves[label] = curve
+            # the evidence over the trial (proba_smoothed), what the feedback bar shows
+            self.smoothed_curves[label] = self.timeline.plot(
+                [], [], pen=pg.mkPen(color, width=3), name=f"smoothed p({label})"
+            )
             if label not in self._classes:
                 self._classes.append(label)
             n = max(len(self._classes), 2)
@@ -343,11 +349,15 @@ class LiveTab(QtWidgets.QWidget):
                 self._proba_curve(str(label))
         if decisions:
             t = np.array([float(d["window_end"]) for d in decisions]) - now
-            for label, curve in self.proba_curves.items():
-                p = np.array([float((d.get("proba") or {}).get(label, np.nan)) for d in decisions])
-                curve.setData(t, p)
+            for key, curves in (
+                ("proba", self.proba_curves),
+                ("proba_smoothed", self.smoothed_curves),
+            ):
+                for label, curve in curves.items():
+                    p = np.array([float((d.get(key) or {}).get(label, np.nan)) for d in decisions])
+                    curve.setData(t, p)
         else:
-            for curve in self.proba_curves.values():
+            for curve in [*self.proba_curves.values(), *self.smoothed_curves.values()]:
                 curve.setData([], [])
         spots = []
         for d in trials:

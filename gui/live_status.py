@@ -1,7 +1,8 @@
 """The Live tab's status line and stream banner: what one snapshot says about the session.
 
 :func:`status_html` renders the one-line summary under the plots (stream health, rate,
-buffer fill and, for a loop, decision rate, step time, latency and dropped windows);
+buffer fill and, for a loop, decision rate, step time, latency, dropped windows, the model
+version deciding and, in an adapting session, the refits' state and failures);
 :func:`banner_message` says why no decisions come, if so. The two widgets are built by
 :func:`make_banner` and :func:`make_status_label`; :class:`sblr_rt.gui.live.LiveTab` places
 them and sets their text from each snapshot.
@@ -10,6 +11,7 @@ them and sets their text from each snapshot.
 from __future__ import annotations
 
 import dataclasses
+import html
 
 import numpy as np
 from PyQt5 import QtCore, QtWidgets
@@ -85,7 +87,25 @@ def status_html(snapshot: Telemetry) -> str:
             f"{f.name} {getattr(dropped, f.name)}" for f in dataclasses.fields(dropped)
         )
         parts.append(f"dropped windows {dropped.total} ({detail})")
+        parts.append(_model_html(snapshot))
     return " · ".join(parts)
+
+
+def _model_html(snapshot: Telemetry) -> str:
+    """Render the model version deciding now and, when adapting, the refits' state."""
+    text = f"model v{snapshot.model_version}"
+    adaptation = snapshot.adaptation
+    if adaptation is None:
+        return text
+    text += f" (adapting: {adaptation.get('n_trials', 0)} trials, refit {adaptation['refit']}"
+    if adaptation.get("n_failures"):
+        colour = "#B2182B" if adaptation["refit"] == "failed" else "#E08214"
+        error = html.escape(str(adaptation.get("last_error")))
+        text += (
+            f", <span style='color:{colour}'><b>{adaptation['n_failures']} failed</b>, last: "
+            f"{error}</span>"
+        )
+    return text + ")"
 
 
 def banner_message(snapshot: Telemetry) -> str | None:

@@ -46,6 +46,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sblr_rt.model.link import proba_from_scores
+from sblr_rt.montage import make_info
 from sblr_rt.preprocessing import Preprocessor
 from sblr_rt.preprocessing.spatial import spatial_label
 
@@ -123,6 +124,22 @@ class BCIModel:
     n_window = property(lambda self: self.preprocessor.n_window, doc="Window samples.")
     n_times_raw = property(lambda self: self.preprocessor.n_times_raw, doc="Raw epoch length.")
     features = property(lambda self: self.preprocessor.features, doc="Feature path.")
+
+    @property
+    def info(self):
+        """An :class:`mne.Info` of the model's channels, placed on the scalp.
+
+        Its channels are the picked channels in the order of the estimator's rows, at the
+        raw sampling rate, so a component of U draws as a scalp map without more code::
+
+            mne.viz.plot_topomap(model.estimator.spatial_[:, 0], model.info)
+
+        (``patterns_[0]`` for the Haufe pattern). On the band-power path the rows are
+        band-major, ``n_bands`` blocks of these channels: draw
+        ``spatial_.reshape(n_bands, n_channels, rank)[band, :, k]``. Channels without a
+        known position are left unplaced (see :func:`sblr_rt.montage.make_info`).
+        """
+        return make_info(self.preprocessor.picks, self.sfreq)
 
     def __repr__(self) -> str:
         est = self.estimator

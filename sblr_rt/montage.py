@@ -322,3 +322,30 @@ def interpolate_scalp(
     result[found] = np.einsum("ni,ni->n", weights, corner_values)
     image[inside] = result
     return image, extent
+
+
+def make_info(ch_names: Sequence[str], sfreq: float):
+    """Return an :class:`mne.Info` of EEG channels placed by :func:`make_montage`.
+
+    Parameters
+    ----------
+    ch_names : sequence of str
+        Channel labels, kept as given (Berlin labels are placed at their 10-05 positions).
+    sfreq : float
+        Sampling rate in Hz.
+
+    Returns
+    -------
+    info : mne.Info
+        Every channel of type ``"eeg"``; those with a position carry it, so that
+        ``mne.viz.plot_topomap(values, info)`` draws one value per channel. A channel with
+        no known position (EOG, ``ch1``) is logged and left unplaced: drop it with
+        ``mne.pick_info`` before plotting.
+    """
+    import mne
+
+    ch_names = [str(c) for c in ch_names]
+    info = mne.create_info(ch_names, float(sfreq), "eeg")
+    channel_positions(ch_names, on_missing="warn")
+    info.set_montage(make_montage(ch_names), on_missing="ignore", verbose="error")
+    return info

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import uuid
@@ -123,3 +124,23 @@ def write_sidecar():
     ``n`` samples ``data`` (n, 2), markers ``go`` at sample 3 and ``stop`` at sample 20.
     """
     return _write_sidecar
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored():
+    """Undo the root handlers a command's ``main()`` installs (``basicConfig(force=True)``).
+
+    Left in place, they write to the stream pytest captured for that test, which is closed
+    afterwards: every later log record from a background thread then fails to print.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in root.handlers:
+        if handler not in handlers:
+            root.removeHandler(handler)
+            handler.close()
+    for handler in handlers:
+        if handler not in root.handlers:
+            root.addHandler(handler)
+    root.setLevel(level)

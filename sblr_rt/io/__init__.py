@@ -1,15 +1,19 @@
 """Reading recordings and saving/loading model files."""
 
+from sblr_rt.io.labels import ChannelMatch, match_channels, standard_label
 from sblr_rt.io.model_file import ModelFileError, load_model, read_header, save_model
 from sblr_rt.io.recording import Recording, concatenate_recordings
 from sblr_rt.io.recordings import read_recording
 
 __all__ = [
+    "ChannelMatch",
     "ModelFileError",
     "Recording",
     "concatenate_recordings",
     "load_model",
+    "match_channels",
     "read_header",
     "read_recording",
     "save_model",
+    "standard_label",
 ]

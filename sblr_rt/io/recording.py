@@ -6,6 +6,7 @@ several end to end.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,10 @@ class Recording:
     warnings : list of str
         What the reader found wrong with the file (truncation, gaps), each also logged
         as a WARNING when read; empty for a whole file.
+    excluded : dict of str to str
+        Channels of the file left out of ``data``, with the reason: ``"bad"`` (marked bad
+        by the file or BIDS ``channels.tsv``) or ``"type eog"`` (not EEG; the file's
+        channel type); empty when every channel is used.
     """
 
     data: np.ndarray
@@ -58,6 +63,7 @@ class Recording:
     unit: str = "V"
     gaps: list[tuple[int, float]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.data = np.asarray(self.data, dtype=np.float64)
@@ -87,6 +93,7 @@ class Recording:
         self.source = str(self.source)
         self.gaps = _checked_gaps(self.gaps, self.n_samples)
         self.warnings = [str(w) for w in self.warnings]
+        self.excluded = {str(k): str(v) for k, v in dict(self.excluded).items()}
 
     @property
     def n_channels(self) -> int:
@@ -127,6 +134,37 @@ class Recording:
                 "marker stream): it can be replayed but not used for calibration; got 0 "
                 "markers"
             )
+
+    def pick_channels(self, names, *, reason: str = "left out") -> Recording:
+        """Return a copy holding only the channels ``names``, in that order.
+
+        Parameters
+        ----------
+        names : sequence of str
+            Channel labels of this recording.
+        reason : str
+            Why the other channels go: recorded in :attr:`excluded`.
+
+        Returns
+        -------
+        recording : Recording
+            The same markers, gaps and warnings; the channels not kept added to
+            ``excluded`` with ``reason``.
+        """
+        names = [str(n) for n in names]
+        unknown = [n for n in names if n not in self.ch_names]
+        if unknown:
+            raise ValueError(
+                f"channels to pick must be in {self.source or 'the recording'}, got unknown "
+                f"{unknown}"
+            )
+        dropped = {n: reason for n in self.ch_names if n not in names}
+        return dataclasses.replace(
+            self,
+            data=self.data[[self.ch_names.index(n) for n in names]],
+            ch_names=names,
+            excluded={**self.excluded, **dropped},
+        )
 
     def __repr__(self) -> str:
         kind = f", epochs of {self.epoch_length}" if self.epoch_length else ""
@@ -210,6 +248,7 @@ def concatenate_recordings(recordings) -> Recording:
             for index, seconds in rec.gaps
         ],
         warnings=[w for rec in recordings for w in rec.warnings],
+        excluded={k: v for rec in recordings for k, v in rec.excluded.items()},
     )
 
 

@@ -290,7 +290,7 @@ class BilinearLogisticRegression(SparseBilinearLogisticRegression):
     ----------
     rank : int, default=1
         Number of components.
-    multi_class, tol, max_iter, eta, L_min, init, random_state, warm_start
+    multi_class, tol, max_iter, eta, L_min, init, random_state, warm_start, solver
         As in :class:`~sblr_rt.model.SparseBilinearLogisticRegression`.
     """
 
@@ -312,6 +312,7 @@ class BilinearLogisticRegression(SparseBilinearLogisticRegression):
         init="svd",
         random_state=None,
         warm_start=False,
+        solver="paper",
     ):
         self.rank = rank
         self.multi_class = multi_class
@@ -322,6 +323,7 @@ class BilinearLogisticRegression(SparseBilinearLogisticRegression):
         self.init = init
         self.random_state = random_state
         self.warm_start = warm_start
+        self.solver = solver
 
     def _penalties(self, scale=1.0):
         return ElasticNet(0.0, 0.0), ElasticNet(0.0, 0.0)

@@ -13,6 +13,9 @@ the step is tiny, where the difference of two nearly equal losses would be round
 Scores may carry leading batch axes, ``(..., n_epochs, m)``: the solver then evaluates many
 runs that share the labels (penalty paths fitted in lockstep) in one call, and losses and
 divergences come back per run, shape ``(...)``. Plain ``(n_epochs, m)`` scores give floats.
+The labels may carry one leading axis too, one row per run (runs on different training
+folds of the same size, fitted in one batch); :meth:`take` then selects the rows of a subset
+of the runs.
 """
 
 from __future__ import annotations
@@ -38,13 +41,20 @@ class Logistic:
 
     Parameters
     ----------
-    y : ndarray, shape (n_epochs,)
+    y : ndarray, shape (n_epochs,) or (n_runs, n_epochs)
         Labels in {-1, +1}.
     """
 
     def __init__(self, y):
-        self.y = np.asarray(y, dtype=np.float64).reshape(-1, 1)
-        self.n = self.y.shape[0]
+        y = np.asarray(y, dtype=np.float64)
+        self.y = y.reshape(-1, 1) if y.ndim < 2 else y[..., None]
+        self.n = self.y.shape[-2]
+
+    def take(self, runs):
+        """Return the datafit of the runs ``runs`` (itself when the labels are shared)."""
+        if self.y.ndim == 2:
+            return self
+        return Logistic(self.y[runs, :, 0])
 
     def loss(self, scores):
         """Return the mean loss for ``scores`` of shape (..., n_epochs, 1)."""
@@ -80,13 +90,17 @@ class Multinomial:
 
     Parameters
     ----------
-    y_onehot : ndarray, shape (n_epochs, m)
+    y_onehot : ndarray, shape (n_epochs, m) or (n_runs, n_epochs, m)
         One-hot labels of the free classes (all zeros for the reference class).
     """
 
     def __init__(self, y_onehot):
         self.y = np.asarray(y_onehot, dtype=np.float64)
-        self.n = self.y.shape[0]
+        self.n = self.y.shape[-2]
+
+    def take(self, runs):
+        """Return the datafit of the runs ``runs`` (itself when the labels are shared)."""
+        return self if self.y.ndim == 2 else Multinomial(self.y[runs])
 
     @staticmethod
     def _full(scores):

@@ -181,7 +181,8 @@ def _grad(A, gs):
 def _block(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
     """Proximal-linear updates of (Z, b) with the adaptive step (eq. 13-16), for K runs.
 
-    The K runs share the datafit (the labels) and nothing else: each has its own factors,
+    The K runs share the datafit (the labels, or one row of labels per run: see
+    :meth:`~sblr_rt.model.datafit.Logistic.take`) and nothing else: each has its own factors,
     penalties and step parameter, and its own sufficient-decrease test. Trial ``n`` is
     evaluated at once for every run that has not yet passed; each run accepts the first
     ``n >= -1`` that passes, as the paper's rule asks. The test
@@ -232,12 +233,15 @@ def _block(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
         dZ = (Zt - Zi).reshape(Zt.shape[0], -1)
         db = bt - bi
         ft = _scores(A[idx], Zt, bt)
-        sub = cache if isinstance(idx, slice) else tuple(c[idx] for c in cache)
-        D = np.atleast_1d(datafit.bregman(sub, ft))
+        if isinstance(idx, slice):
+            sub, fit = cache, datafit
+        else:
+            sub, fit = tuple(c[idx] for c in cache), datafit.take(idx)
+        D = np.atleast_1d(fit.bregman(sub, ft))
         ok = D <= 0.5 * L * (np.einsum("kp,kp->k", dZ, dZ) + np.einsum("km,km->k", db, db))
         acc = every[idx][ok]
         Z_new[acc], b_new[acc], L_acc[acc] = Zt[ok], bt[ok], L[ok]
-        loss_new[acc] = datafit.loss(ft[ok])
+        loss_new[acc] = fit.take(ok).loss(ft[ok])
         open_[acc] = False
         if not open_.any():
             return Z_new, b_new, L_acc, loss_new, np.atleast_1d(loss0), trials
@@ -314,13 +318,17 @@ class BCPDBatch:
         # Every run active (always so for a batch of one): index by slice, no copies.
         self._sel = slice(None) if self.active.size == self.k.size else self.active
 
-    def V3(self):
-        """Return the active runs' V as (n_active * m, t, r), the input of ``x_times_v``."""
-        return self.V[self._sel].reshape(-1, self.t, self.r)
+    def V3(self, runs=None):
+        """Return the active runs' V (or those of ``runs``) as (n * m, t, r) for ``x_times_v``."""
+        return self.V[self._sel if runs is None else runs].reshape(-1, self.t, self.r)
 
-    def U3(self):
-        """Return the active runs' U as (n_active * m, s, r), the input of ``x_times_u``."""
-        return self.U[self._sel].reshape(-1, self.s, self.r)
+    def U3(self, runs=None):
+        """Return the active runs' U (or those of ``runs``) as (n * m, s, r) for ``x_times_u``."""
+        return self.U[self._sel if runs is None else runs].reshape(-1, self.s, self.r)
+
+    def _datafit(self):
+        """Return the datafit of the active runs (their rows of labels, if per run)."""
+        return self.datafit if isinstance(self._sel, slice) else self.datafit.take(self._sel)
 
     def u_step(self, A):
         """Update (U, b) of the active runs by eq. 11a/12a; ``A`` (n_active * m, n, s r)."""
@@ -330,7 +338,7 @@ class BCPDBatch:
         U, b = self.U[j], self.b[j]
         l1, l2 = self.pen[0, j], self.pen[1, j]
         U_new, b_hat, self.L_u[j], _, loss0, trials = _block(
-            self.datafit, A, U, b, l1, l2, self.L_u[j], self.eta, self.L_min
+            self._datafit(), A, U, b, l1, l2, self.L_u[j], self.eta, self.L_min
         )
         self.n_trials[j] += trials
         first = np.flatnonzero(self.k[j] == 1)
@@ -348,7 +356,7 @@ class BCPDBatch:
         V, U = self.V[j], self.U[j]
         l1, l2 = self.pen[2, j], self.pen[3, j]
         V_new, b_new, self.L_v[j], loss_v, _, trials = _block(
-            self.datafit, B, V, self.b[j], l1, l2, self.L_v[j], self.eta, self.L_min
+            self._datafit(), B, V, self.b[j], l1, l2, self.L_v[j], self.eta, self.L_min
         )
         self.n_trials[j] += trials
         self._pen_v[j] = pen_v = elastic_net_value(V_new, l1, l2)

@@ -12,10 +12,21 @@
   the worker thread; :meth:`OnlineLoop.from_lsl` builds the LSL ones (``lsl.py``).
 - ``telemetry.py``: counters and latency statistics; :class:`Telemetry`, the snapshot.
 - ``cues.py``: which markers start a trial.
+- ``evidence.py``: the evidence accumulated over a trial (smoothed probabilities, early
+  decisions).
 - ``units.py``: the stream's unit against the model's (normalised spellings, the factor).
+- ``_channels.py``: the stream's channels and rate against the model's (labels matched by
+  :func:`sblr_rt.io.labels.match_channels`, the mapping logged).
 """
 
-from .classifier import OnlineClassifier, check_stream_info, decision_to_json, public_decision
+from .classifier import (
+    OnlineClassifier,
+    check_stream_info,
+    decision_to_json,
+    match_stream,
+    public_decision,
+)
+from .evidence import Evidence, Smoothing
 from .loop import OnlineLoop
 from .paths import PATHS, StreamingPath
 from .streaming import StreamingState
@@ -24,14 +35,17 @@ from .units import check_stream_units, normalize_unit, unit_factor
 
 __all__ = [
     "PATHS",
+    "Evidence",
     "OnlineClassifier",
     "OnlineLoop",
+    "Smoothing",
     "StreamingPath",
     "StreamingState",
     "Telemetry",
     "check_stream_info",
     "check_stream_units",
     "decision_to_json",
+    "match_stream",
     "normalize_unit",
     "public_decision",
     "unit_factor",

@@ -2,7 +2,8 @@
 
 What :class:`~sblr_rt.online.loop.OnlineLoop` does before its first step and after its
 last: validate the constructor's arguments, start the EEG source, check its channels and
-rate (:func:`~sblr_rt.online.classifier.check_stream_info`) and its units
+rate (:func:`~sblr_rt.online._channels.match_stream`: the channel mapping it finds is
+logged and kept for the telemetry) and its units
 (:func:`~sblr_rt.online.units.check_stream_units`) against the model, start the marker
 source and open the sink (closing what was opened if any of it fails), and close them.
 """
@@ -12,7 +13,9 @@ from __future__ import annotations
 import logging
 import math
 
-from sblr_rt.online.classifier import check_stream_info
+import numpy as np
+
+from sblr_rt.online._channels import match_stream
 from sblr_rt.online.scheduler import Scheduler
 from sblr_rt.online.units import UNIT_MISMATCH, check_stream_units
 
@@ -79,6 +82,9 @@ def open_collaborators(classifier, source, markers, sink, *, unit_mismatch, labe
         The stream's channels the model reads, in the model's order (None: all, as is).
     scale : float | None
         Factor from the stream's unit to the model's, or None.
+    channels : ChannelMatch
+        Which stream channel feeds each model channel, and by which label rule
+        (:func:`sblr_rt.io.labels.match_channels`).
 
     Raises
     ------
@@ -88,10 +94,11 @@ def open_collaborators(classifier, source, markers, sink, *, unit_mismatch, labe
     opened = []
     try:
         _start(source, opened)
-        pick = check_stream_info(
+        channels = match_stream(
             classifier, list(source.ch_names), float(source.sfreq), stream=label
         )
-        scale = _unit_scale(classifier, source, pick, unit_mismatch, label)
+        pick = None if channels.identity else np.array(channels.picks, dtype=np.intp)
+        scale = unit_scale(classifier, source, pick, unit_mismatch, label)
         _start(markers, opened)
         if sink is not None and hasattr(sink, "open"):
             sink.open()
@@ -99,7 +106,7 @@ def open_collaborators(classifier, source, markers, sink, *, unit_mismatch, labe
         for obj in reversed(opened):
             close(obj)
         raise
-    return pick, scale
+    return pick, scale, channels
 
 
 def build_scheduler(classifier, source, pick, telemetry, clock, sink, *, hop, label, **kwargs):
@@ -142,7 +149,7 @@ def build_scheduler(classifier, source, pick, telemetry, clock, sink, *, hop, la
     )
 
 
-def _unit_scale(classifier, source, pick, unit_mismatch, label):
+def unit_scale(classifier, source, pick, unit_mismatch, label):
     units = getattr(source, "ch_units", None)
     if units is not None:
         units = list(units)

@@ -45,12 +45,12 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 
 from sblr_rt.io.jsonable import dumps
 from sblr_rt.model.link import proba_of_window
+from sblr_rt.online._channels import check_stream_info, match_stream
 from sblr_rt.online.paths import fast_path_for
 from sblr_rt.online.streaming import StreamingState
 
@@ -59,17 +59,23 @@ __all__ = [
     "StreamingState",
     "check_stream_info",
     "decision_to_json",
+    "match_stream",
     "public_decision",
 ]
 
 #: Keys of a decision as published on ``SBLR-Predictions``.
 PUBLIC_KEYS = ("label", "proba", "window_end", "trial", "cue")
+#: Keys published when the decision has them: the smoothed probability over the trial and
+#: whether a trial decision came before ``tmax`` (:mod:`sblr_rt.online.evidence`).
+OPTIONAL_PUBLIC_KEYS = ("proba_smoothed", "early")
 
 _PATHS = ("auto", "plain", "folded")
 
 
 def public_decision(decision: dict) -> dict:
     """Return the part of a decision that is published: ``label, proba, window_end, trial, cue``.
+
+    Plus ``proba_smoothed`` and ``early`` when the decision has them (the online loop's).
 
     Parameters
     ----------
@@ -79,16 +85,24 @@ def public_decision(decision: dict) -> dict:
     Returns
     -------
     public : dict
-        JSON-serialisable (plain Python types).
+        JSON-serialisable (plain Python types); plus ``model_version`` when the decision
+        names one (the online loop's do).
     """
     end = decision.get("window_end")
-    return {
+    public = {
         "label": decision["label"],
         "proba": decision["proba"],
         "window_end": None if end is None else float(end),
         "trial": bool(decision.get("trial", False)),
         "cue": decision.get("cue"),
     }
+    # the online loop's evidence (sblr_rt.online.evidence): added fields, never renamed
+    for key in OPTIONAL_PUBLIC_KEYS:
+        if key in decision:
+            public[key] = decision[key]
+    if "model_version" in decision:  # the loop's decisions name the model that made them
+        public["model_version"] = int(decision["model_version"])
+    return public
 
 
 def decision_to_json(decision: dict) -> str:
@@ -105,63 +119,6 @@ def decision_to_json(decision: dict) -> str:
         The JSON object with keys ``label``, ``proba``, ``window_end``, ``trial``, ``cue``.
     """
     return dumps(public_decision(decision))
-
-
-def check_stream_info(
-    classifier: OnlineClassifier, ch_names: Sequence[str], sfreq: float, *, stream: str = ""
-) -> np.ndarray | None:
-    """Check a stream's channels and rate against the model.
-
-    Parameters
-    ----------
-    classifier : OnlineClassifier
-        The classifier (its model's raw channels and rate).
-    ch_names : list of str
-        The stream's channel labels, in its order.
-    sfreq : float
-        The stream's nominal rate in Hz.
-    stream : str
-        How to name the stream in messages.
-
-    Returns
-    -------
-    picks : ndarray of int, shape (n_model_channels,) | None
-        Indices of the model's raw channels in the stream's order (None when the stream
-        has exactly the model's channels in the model's order).
-
-    Raises
-    ------
-    ValueError
-        If the rate differs (the model's filters and time grid are fixed at its own rate;
-        it cannot resample), or if channels the model needs are missing. Extra channels
-        and another channel order are accepted (the model's channels are picked by label).
-    """
-    what = stream or "the stream"
-    model_names = list(classifier.ch_names)
-    ch_names = [str(c) for c in ch_names]
-    if not math.isclose(float(sfreq), classifier.sfreq, rel_tol=1e-9):
-        raise ValueError(
-            f"{what} runs at {float(sfreq):g} Hz but the model was calibrated at "
-            f"{classifier.sfreq:g} Hz; this model cannot resample (its filters and time "
-            f"grid are fixed at {classifier.sfreq:g} Hz): stream at {classifier.sfreq:g} Hz "
-            f"or calibrate again at {float(sfreq):g} Hz."
-        )
-    missing = [c for c in model_names if c not in ch_names]
-    if missing:
-        extra = [c for c in ch_names if c not in model_names]
-        more = f"; the stream has instead {_names(extra)}" if extra else ""
-        raise ValueError(
-            f"{what} lacks {len(missing)} of the model's {len(model_names)} channels: "
-            f"{_names(missing)}{more} (got {len(ch_names)} channels)."
-        )
-    if ch_names == model_names:
-        return None
-    return np.array([ch_names.index(c) for c in model_names], dtype=np.intp)
-
-
-def _names(names: list[str], limit: int = 12) -> str:
-    shown = ", ".join(names[:limit])
-    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
 
 
 class OnlineClassifier:
@@ -346,8 +303,11 @@ class OnlineClassifier:
         return np.asarray(cols).reshape(self._n_out, self.rank).sum(axis=1) + self._b
 
     def scores_from_features(self, X: np.ndarray) -> np.ndarray:
-        """Return ``tr(U^T X V) + b`` per output for one model input ``X`` (n_rows, n_times)."""
-        return np.einsum("kst,st->k", self._W, X) + self._b
+        """Return ``tr(U^T X V) + b`` per output, shape (..., n_outputs).
+
+        ``X`` is one model input (n_rows, n_times) or a stack of them (..., n_rows, n_times).
+        """
+        return np.einsum("kst,...st->...k", self._W, X) + self._b
 
     def decide(self, scores: np.ndarray) -> tuple[str, dict]:
         """Return the label and the probabilities for scores of :meth:`decision_function`.

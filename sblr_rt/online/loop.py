@@ -3,21 +3,18 @@
 :class:`OnlineLoop` takes its collaborators as objects: the EEG source (a ``buffer``
 :class:`~sblr_rt.stream.RingBuffer` with ``ch_names``, ``sfreq``, ``status()``), the marker
 source (``pop() -> [(t, value), ...]``) in trial mode, a sink (``push(decision)``) and the
-clock. :meth:`OnlineLoop.from_lsl` builds the LSL ones. Once started, a worker thread calls
-:meth:`OnlineLoop.step_once` over and over; each step
+clock; :meth:`OnlineLoop.from_lsl` builds the LSL ones. A worker thread calls
+:meth:`OnlineLoop.step_once` over and over. Each step moves the new samples into the
+classifier's streaming state (rescaled when the stream's unit differs from the model's),
+classifies the latest window every ``hop`` seconds of stream time and, in trial mode, the
+window ending at each cue's ``tmax`` (or decides the trial early from the smoothed
+evidence, :mod:`~sblr_rt.online.evidence`), and pushes each decision to the sink (JSON on
+``SBLR-Predictions``, numbers on ``SBLR-Predictions-Numeric``).
 
-1. moves the samples that arrived since the last step from the source's ring buffer into
-   the classifier's streaming state (:meth:`OnlineClassifier.streaming`), multiplied by
-   the factor from the stream's declared unit to the model's when they differ,
-2. every ``hop`` seconds of stream time classifies the latest window,
-3. in trial mode also classifies the window that ends at each cue's ``tmax``,
-4. pushes each decision to the sink (JSON on the ``SBLR-Predictions`` outlet).
-
-Windows that hold a gap or non-finite samples give no decision (counted in
-:meth:`OnlineLoop.snapshot`); while the source says its measured rate is far from the
-declared one the loop decides nothing and says why. When the stream vanishes the loop says
-so in the log and resumes on its own when it returns. An exception in the worker is
-logged, stops the worker, and is raised again by the next public call.
+Windows holding a gap or non-finite samples give no decision (counted in
+:meth:`OnlineLoop.snapshot`), nor does a stream whose measured rate is far from the
+declared one. A vanished stream is logged and the loop resumes when it returns. An
+exception in the worker stops it and is raised again by the next public call.
 """
 
 from __future__ import annotations
@@ -26,6 +23,7 @@ import logging
 import threading
 import time
 
+from sblr_rt.online._adapting import AdaptingLoop
 from sblr_rt.online._startup import (
     build_scheduler,
     check_arguments,
@@ -36,19 +34,25 @@ from sblr_rt.online._startup import (
 from sblr_rt.online._stats import RawDisplay
 from sblr_rt.online._watch import StatusWatch
 from sblr_rt.online.classifier import OnlineClassifier
-from sblr_rt.online.cues import CueFilter
+from sblr_rt.online.cues import CueFilter, cue_classes
+from sblr_rt.online.evidence import Evidence, check_smoothing
 from sblr_rt.online.lsl import lsl_collaborators
+from sblr_rt.online.swap import model_version_of
+from sblr_rt.online.tap import TrialTap
 from sblr_rt.online.telemetry import RawTraces, StreamTelemetry, Telemetry, TelemetryRecorder
 
 logger = logging.getLogger("sblr_rt.online")
 
 __all__ = ["OnlineLoop"]
 
-_OPTIONS = ("display_sfreq", "display_seconds", "history_seconds", "max_history", "unit_mismatch")
+_OPTIONS = (  # the keyword arguments from_lsl passes on to the constructor
+    "display_sfreq", "display_seconds", "history_seconds", "max_history", "unit_mismatch",
+    "smoothing", "keep_trials", "model_version",
+)  # fmt: skip
 _STATUS_EVERY = 0.1  # seconds of clock between reads of the source's status
 
 
-class OnlineLoop:
+class OnlineLoop(AdaptingLoop):
     """Classify an EEG stream in real time and publish the decisions.
 
     Parameters
@@ -92,14 +96,27 @@ class OnlineLoop:
         samples by the constant factor as they enter (default), or refuse at
         :meth:`start`. An unknown unit on either side is logged as a warning and the
         samples are used as they come (:func:`~sblr_rt.online.units.check_stream_units`).
+    smoothing : Smoothing | None
+        How evidence accumulates over a trial (:class:`~sblr_rt.online.evidence.Smoothing`:
+        EMA of the log-odds or mean since the cue; ``early`` for dynamic stopping). Every
+        decision carries ``proba_smoothed`` and ``early``. None: the model's run
+        configuration (``model.metadata["config"]``: ``smoothing``, ``tau``, ``early``),
+        else no smoothing.
+    keep_trials : bool
+        Note every trial decision so that :meth:`pop_trials` can hand the labelled trials
+        out (a session that adapts its model); trial mode only.
+    model_version : int | None
+        The version every decision names (``decision["model_version"]``); None: the
+        model's own (``metadata["adaptation"]["version"]``, else 0). :meth:`swap_model`
+        switches to another model and version between two decisions.
 
     Notes
     -----
     Hops are counted in samples (``round(hop * sfreq)``), so a replay at accelerated speed
     gets one decision per ``hop`` seconds of *stream* time. When the samples of several
     hops arrive at once, only the latest window is classified (the others are counted as
-    ``dropped.behind``). While the worker runs, BLAS is limited to one thread: on small
-    products a multi-threaded OpenBLAS is many times slower and jittery.
+    ``dropped.behind``). The worker limits BLAS to one thread: on small products a
+    multi-threaded OpenBLAS is many times slower and jittery.
 
     Examples
     --------
@@ -127,12 +144,16 @@ class OnlineLoop:
         history_seconds: float = 60.0,
         max_history: int = 500,
         unit_mismatch: str = "rescale",
+        smoothing=None,
+        keep_trials: bool = False,
+        model_version: int | None = None,
     ) -> None:
         self.classifier = (
             model if isinstance(model, OnlineClassifier) else OnlineClassifier(model, fast=fast)
         )
         hop = check_arguments(mode, hop, markers, unit_mismatch, display_sfreq)
         self.unit_mismatch = unit_mismatch
+        self.smoothing = check_smoothing(smoothing, self.classifier, mode, hop)
         if clock is None:
             from sblr_rt.stream import local_clock as clock
         self.source = source
@@ -145,6 +166,17 @@ class OnlineLoop:
             None if cues is None and mode == "sliding" else CueFilter(cues, self.classifier)
         )
         self.cues = None if self._cue_filter is None else self._cue_filter.cues
+        if keep_trials and mode != "trial":
+            raise ValueError("'keep_trials' needs trial mode (cues), got mode='sliding'.")
+        # A trial's class: the model's own marker -> class map, whatever 'cues' says.
+        self._tap = (
+            TrialTap(cue_classes(None, self.classifier), self.classifier.classes)
+            if keep_trials
+            else None
+        )
+        self._version = (
+            model_version_of(self.classifier.model) if model_version is None else model_version
+        )
         self.display_sfreq = float(display_sfreq)
         self.display_seconds = float(display_seconds)
         self.history_seconds = float(history_seconds)
@@ -155,6 +187,7 @@ class OnlineLoop:
         self._started = False
         self._scheduler = None
         self._display = None
+        self._channels = None  # the ChannelMatch found at start
         self._telemetry = TelemetryRecorder(self.history_seconds, self.max_history)
         self._watch = StatusWatch(_STATUS_EVERY)
         self._worker_cpu = 0.0
@@ -174,7 +207,7 @@ class OnlineLoop:
             See :class:`OnlineLoop`.
         **kwargs
             ``display_sfreq``, ``display_seconds``, ``history_seconds``, ``max_history``,
-            ``unit_mismatch`` (see :class:`OnlineLoop`), and the streams of
+            ``unit_mismatch``, ``smoothing`` (see :class:`OnlineLoop`), and the streams of
             :func:`~sblr_rt.online.lsl.lsl_collaborators`: ``stream``, ``stype``,
             ``source_id`` (EEG), ``marker_stream``, ``marker_stype``,
             ``marker_source_id`` (trial mode), ``outlet`` (bool), ``outlet_name``,
@@ -202,8 +235,6 @@ class OnlineLoop:
             **options,
         )
 
-    # ------------------------------------------------------------------------------------
-    # life cycle
     def start(self, *, thread: bool = True) -> OnlineLoop:
         """Start the collaborators, check the stream against the model, start the worker.
 
@@ -229,7 +260,7 @@ class OnlineLoop:
         self._raise_if_failed()
         if self._started:
             raise RuntimeError("The loop is already running; call OnlineLoop.stop() first.")
-        pick, scale = open_collaborators(
+        pick, scale, self._channels = open_collaborators(
             self.classifier,
             self.source,
             self.markers,
@@ -244,20 +275,25 @@ class OnlineLoop:
             self._thread = threading.Thread(target=self._run, name="sblr-rt-online", daemon=True)
             self._thread.start()
         logger.info(
-            "Online loop started on %s (%d channels, %g Hz): %s mode, hop %g s, window %d "
-            "samples, %s path.",
+            "Online loop started on %s (%d channels, %g Hz; %s): %s mode, hop %g s, window "
+            "%d samples, %s path, %s.",
             self._label,
             self.source.n_channels,
             self.source.sfreq,
+            self._channels.summary,
             self.mode,
             self.hop,
             self.classifier.n_times,
             self._scheduler.state.path,
+            self.smoothing.describe(),
         )
         return self
 
     def _prepare(self, pick, scale=None) -> None:
+        adaptation = self._telemetry.adaptation
         self._telemetry = TelemetryRecorder(self.history_seconds, self.max_history)
+        self._telemetry.set_model_version(self._version)
+        self._telemetry.set_adaptation(adaptation)
         self._display = RawDisplay(
             self.source.n_channels,
             self.classifier.sfreq,
@@ -276,6 +312,9 @@ class OnlineLoop:
             label=self._label,
             on_chunk=self._display.push,
             scale=scale,
+            evidence=Evidence(self.classifier.classes, self.smoothing),
+            model_version=self._version,
+            on_trial=None if self._tap is None else self._tap.record,
         )
         self._watch.reset()
         self._error = None
@@ -316,8 +355,6 @@ class OnlineLoop:
         """Whether the worker thread is running."""
         return self._thread is not None and self._thread.is_alive()
 
-    # ------------------------------------------------------------------------------------
-    # one step
     def step_once(self) -> int:
         """Run one scheduling step: ingest the new samples, decide the due windows.
 
@@ -366,8 +403,6 @@ class OnlineLoop:
             self._telemetry.cue(t, value)
         return self._cue_filter.accept(popped)
 
-    # ------------------------------------------------------------------------------------
-    # reading
     def pop_decisions(self) -> list[dict]:
         """Return the decisions made since the last call, oldest first.
 
@@ -375,8 +410,9 @@ class OnlineLoop:
         -------
         decisions : list of dict
             Each as pushed to the sink (``label``, ``proba``, ``window_end``, ``trial``,
-            ``cue``) plus ``score``, ``window_start_index``/``window_stop_index``
-            (absolute sample indices in the stream since :meth:`start`), ``published``
+            ``cue``, ``model_version``) plus ``score``,
+            ``window_start_index``/``window_stop_index`` (absolute sample indices in the
+            stream since :meth:`start`), ``published``
             (clock time when pushed) and ``step_time`` (seconds spent classifying).
         """
         self._raise_if_failed()
@@ -445,9 +481,9 @@ class OnlineLoop:
             stream=stream,
             raw=raw,
             worker_cpu=cpu / wall if wall > 0 else 0.0,
+            channels=self._channels,
         )
 
-    # ------------------------------------------------------------------------------------
     @property
     def _label(self) -> str:
         return stream_label(self.source)

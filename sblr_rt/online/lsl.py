@@ -10,36 +10,61 @@ __all__ = ["LSLDecisionSink", "lsl_collaborators"]
 
 
 class LSLDecisionSink:
-    """Publish decisions on a :class:`~sblr_rt.stream.PredictionOutlet` opened at start.
+    """Publish decisions on the LSL outlets opened at start: JSON and numeric.
 
     Parameters
     ----------
     name : str
-        Name of the outlet.
+        Name of the JSON outlet (:class:`~sblr_rt.stream.PredictionOutlet`).
     source_id : str | None
-        Its ``source_id`` (default: derived from the name).
+        Its ``source_id`` (default: :func:`~sblr_rt.stream.decision_source_id` of the
+        name, which keeps it out of the marker streams ``run`` and ``record`` pick).
+    classes : sequence of str | None
+        The model's classes: a :class:`~sblr_rt.stream.ProbabilityOutlet` named
+        ``<name>-Numeric`` (``source_id`` ``<source_id>-numeric``) publishes each decision
+        as numbers too. None: the JSON outlet only.
     """
 
-    def __init__(self, name: str = "SBLR-Predictions", source_id: str | None = None) -> None:
+    def __init__(
+        self, name: str = "SBLR-Predictions", source_id: str | None = None, classes=None
+    ) -> None:
+        from sblr_rt.stream import decision_source_id
+
         self.name = name
-        self.source_id = source_id or f"sblr-rt-{name}"
+        self.source_id = source_id or decision_source_id(name)
+        self.classes = None if classes is None else [str(c) for c in classes]
+        self.numeric_name = f"{name}-Numeric"
+        self.numeric_source_id = f"{self.source_id}-numeric"
         self._outlet = None
+        self._numeric = None
 
     def open(self) -> None:
-        """Create the outlet (it becomes visible on the network)."""
-        from sblr_rt.stream import PredictionOutlet
+        """Create the outlets (they become visible on the network)."""
+        from sblr_rt.stream import PredictionOutlet, ProbabilityOutlet
 
         self._outlet = PredictionOutlet(name=self.name, source_id=self.source_id)
+        if self.classes is not None:
+            try:
+                self._numeric = ProbabilityOutlet(
+                    self.classes, name=self.numeric_name, source_id=self.numeric_source_id
+                )
+            except BaseException:
+                self.close()
+                raise
 
     def push(self, decision: dict) -> None:
-        """Publish one decision (``label, proba, window_end, trial, cue``)."""
+        """Publish one decision (``label, proba, window_end, trial, cue``, ...)."""
         self._outlet.push(decision)
+        if self._numeric is not None:
+            self._numeric.push(decision)
 
     def close(self) -> None:
-        """Destroy the outlet."""
-        outlet, self._outlet = self._outlet, None
-        if outlet is not None:
-            outlet.close()
+        """Destroy the outlets."""
+        for attr in ("_numeric", "_outlet"):
+            outlet = getattr(self, attr)
+            setattr(self, attr, None)
+            if outlet is not None:
+                outlet.close()
 
 
 def lsl_collaborators(
@@ -69,7 +94,7 @@ def lsl_collaborators(
     markers : MarkerSource | None
         The marker source (trial mode).
     sink : LSLDecisionSink | None
-        The decision outlet (None when ``outlet`` is False).
+        The decision outlets, JSON and numeric (None when ``outlet`` is False).
     clock : callable
         :func:`sblr_rt.stream.clock.local_clock`.
     """
@@ -91,5 +116,7 @@ def lsl_collaborators(
         markers = MarkerSource(
             name=marker_stream, stype=marker_stype, source_id=marker_source_id, timeout=timeout
         )
-    sink = LSLDecisionSink(outlet_name, outlet_source_id) if outlet else None
+    sink = None
+    if outlet:
+        sink = LSLDecisionSink(outlet_name, outlet_source_id, classes=classifier.classes)
     return source, markers, sink, local_clock

@@ -14,6 +14,7 @@ import time
 from sblr_rt.io.gaps import find_gaps, gap_threshold
 from sblr_rt.online.classifier import public_decision
 from sblr_rt.online.streaming import count_nonfinite
+from sblr_rt.online.swap import SwapSlot
 
 logger = logging.getLogger("sblr_rt.online")
 
@@ -53,6 +54,20 @@ class Scheduler:
     scale : float | ndarray of shape (n_model_channels,) | None
         Factor from the stream's unit to the model's, applied to the model's channels as
         they enter the state (:func:`sblr_rt.online.units.check_stream_units`); None: 1.
+    evidence : Evidence | None
+        The evidence accumulated over a trial (:mod:`sblr_rt.online.evidence`): every
+        decision gets ``proba_smoothed`` and ``early``, and a sliding decision may decide
+        the open trial early. None: decisions as they come.
+    model_version : int
+        The version every decision names (``decision["model_version"]``).
+    on_trial : callable | None
+        ``on_trial(t_cue, cue, decision)`` after each trial decision (the trial tap).
+
+    Attributes
+    ----------
+    swaps : SwapSlot
+        A model hand-over put here (:mod:`sblr_rt.online.swap`) is adopted at the start of
+        the next :meth:`step`, between two decisions.
     """
 
     def __init__(
@@ -68,6 +83,9 @@ class Scheduler:
         on_chunk=None,
         gap_indices=None,
         scale=None,
+        evidence=None,
+        model_version=0,
+        on_trial=None,
     ):
         self.state = state
         self.buffer = buffer
@@ -80,6 +98,7 @@ class Scheduler:
         self.on_chunk = on_chunk
         self.gap_indices = gap_indices
         self.scale = scale
+        self.evidence = evidence
         self.gap_threshold = gap_threshold(state.classifier.sfreq)
         # Start from the oldest sample held: samples that arrived while the loop was
         # still connecting are classified too (cues at the very start need them).
@@ -88,7 +107,11 @@ class Scheduler:
         self.last_ts: float | None = None
         self.next_slide: int | None = None  # state index of the next sliding decision
         self.pending_cues: list[tuple[float, str]] = []
+        self.decided_early: dict[tuple[float, str], dict] = {}  # cue -> its early decision
         self.halted: str | None = None
+        self.model_version = int(model_version)
+        self.on_trial = on_trial
+        self.swaps = SwapSlot()
 
     # ------------------------------------------------------------------------------------
     def step(self, cues=()) -> int:
@@ -104,12 +127,20 @@ class Scheduler:
         n_new : int
             Samples ingested.
         """
+        prepared = self.swaps.take()
+        if prepared is not None:
+            self._adopt(prepared)
         n_new = self.ingest()
+        cues = list(cues)
+        if self.evidence is not None:
+            for t, value in cues:
+                self.evidence.cue(t, value)
         self.pending_cues.extend(cues)
         if self.pending_cues:
             self.trial_decisions_due()
         if self.hop_samples and n_new:
             self.slide()
+        self.state.settle()  # the path's deferred work, now that the decisions are out
         return n_new
 
     def next_target(self) -> int:
@@ -142,6 +173,19 @@ class Scheduler:
                 logger.info("%s: the rate is back to normal; deciding again.", self.label)
         self.halted = halted
         self.telemetry.set_halted(halted)
+
+    def _adopt(self, prepared) -> None:
+        old = self.model_version
+        if prepared.adopt(self):
+            logger.info("Switched from model version %d to %d.", old, self.model_version)
+            self.telemetry.set_model_version(self.model_version)
+        else:
+            logger.warning(
+                "Model version %d not adopted: the samples to catch up were overwritten; "
+                "still deciding with version %d.",
+                prepared.version,
+                old,
+            )
 
     # ------------------------------------------------------------------------------------
     def ingest(self) -> int:
@@ -200,7 +244,18 @@ class Scheduler:
             if stop is None or stop > state.n_pushed:  # not all samples arrived yet
                 keep.append((t, value))
                 continue
-            self.decide(stop, trial=True, cue=value)
+            early = self.decided_early.pop((t, value), None)
+            if early is not None:  # published early; the tap still gets the tmax window
+                if self.on_trial is not None:
+                    window = {
+                        "window_start_index": stop - state.n_times + self.offset,
+                        "window_stop_index": stop + self.offset,
+                    }
+                    self.on_trial(t, value, {**early, **window})
+                continue
+            decision = self.decide(stop, trial=True, cue=value)
+            if decision is not None and self.on_trial is not None:
+                self.on_trial(t, value, decision)
         self.pending_cues = keep
 
     def slide(self) -> None:
@@ -242,17 +297,32 @@ class Scheduler:
         if reason is not None:
             self._refused(stop, reason, trial, cue)
             return None
+        decision["model_version"] = self.model_version
+        early = None if self.evidence is None else self.evidence.observe(decision)
+        self._publish(decision, stop, step_time)
+        if early is not None:  # the smoothed evidence decided the open trial
+            smoothed = decision["proba_smoothed"]
+            label = max(smoothed, key=smoothed.__getitem__)
+            early_decision = {**decision, "label": label, "trial": True, "cue": early[1]}
+            early_decision["early"] = True
+            self._publish(early_decision, stop, step_time)
+            # The cue stays pending until its tmax window is in, so that the trial tap
+            # (adaptation) gets the same epoch as a trial decided at tmax; no second
+            # decision is published for it.
+            self.decided_early[early] = early_decision
+        return decision
+
+    def _publish(self, decision: dict, stop: int, step_time: float) -> None:
         if self.sink is not None:
             self.sink.push(public_decision(decision))
         published = self.clock()
         decision.update(
-            window_start_index=stop - state.n_times + self.offset,
+            window_start_index=stop - self.state.n_times + self.offset,
             window_stop_index=stop + self.offset,
             published=published,
             step_time=step_time,
         )
         self.telemetry.decision(decision, published, published - decision["window_end"])
-        return decision
 
     def _refused(self, stop: int, reason: str, trial: bool, cue) -> None:
         state = self.state

@@ -158,6 +158,13 @@ class StreamingState:
             self._path.mark_break()
         self._prune()
 
+    def settle(self) -> None:
+        """Run the path's deferred work now (call when no decision waits, e.g. after one).
+
+        Optional: :meth:`push` runs whatever is still due. Results do not depend on it.
+        """
+        self._path.settle()
+
     # ------------------------------------------------------------------ deciding
     def timestamp(self, index: int) -> float:
         """Timestamp of the held sample at absolute ``index``."""

@@ -13,6 +13,8 @@ from collections import deque
 
 import numpy as np
 
+from sblr_rt.io.labels import ChannelMatch
+
 __all__ = [
     "Dropped",
     "RawTraces",
@@ -202,6 +204,15 @@ class Telemetry:
         declared one), None while it decides.
     worker_cpu : float
         CPU seconds of the worker per wall second since start.
+    channels : ChannelMatch | None
+        Which stream channel feeds each model channel and by which label rule
+        (:class:`sblr_rt.io.labels.ChannelMatch`; its ``summary`` says it in one line);
+        None before the loop started.
+    model_version : int
+        The model version deciding now (each decision names its own).
+    adaptation : dict | None
+        The session's adaptation status (version, trials, refit running or failed,
+        last error), None without ``--adapt``.
     """
 
     time: float = float("nan")
@@ -227,6 +238,9 @@ class Telemetry:
     n_overruns: int = 0
     halted: str | None = None
     worker_cpu: float = 0.0
+    channels: ChannelMatch | None = None
+    model_version: int = 0
+    adaptation: dict | None = None
 
 
 class RecentValues:
@@ -304,6 +318,8 @@ class TelemetryRecorder:
         )
         self.dropped = dict.fromkeys(DROP_REASONS, 0)
         self.halted: str | None = None
+        self.model_version = 0
+        self.adaptation: dict | None = None
 
     def count(self, key: str, n: int = 1) -> None:
         """Add ``n`` to the counter ``key``."""
@@ -319,6 +335,16 @@ class TelemetryRecorder:
         """Say why the loop does not decide now (None: it decides)."""
         with self.lock:
             self.halted = reason
+
+    def set_model_version(self, version: int) -> None:
+        """Say which model version decides now."""
+        with self.lock:
+            self.model_version = int(version)
+
+    def set_adaptation(self, status: dict | None) -> None:
+        """Keep the adaptation's status (a plain dict, copied) for the snapshots."""
+        with self.lock:
+            self.adaptation = None if status is None else dict(status)
 
     def gap(self, t_before: float, t_after: float) -> None:
         """Record a gap between two sample times."""
@@ -387,5 +413,7 @@ class TelemetryRecorder:
                 n_nonfinite_samples=c["nonfinite_samples"],
                 n_overruns=c["overruns"],
                 halted=self.halted,
+                model_version=self.model_version,
+                adaptation=None if self.adaptation is None else dict(self.adaptation),
                 **fields,
             )

@@ -1,6 +1,7 @@
 """Causal FIR filters: their design and the one streaming engine that applies them.
 
-All filters are causal linear-phase FIR filters. A stream is filtered by
+All filters are causal linear-phase FIR filters with the coefficients MNE designs
+(:func:`design_fir`). A stream is filtered by
 :func:`scipy.signal.lfilter` with an explicit state, so that filtering a signal in pieces
 (:class:`StreamingFilter`) equals filtering it at once to rounding. Padded epochs are
 filtered from a zero state as a "valid" FFT convolution (:func:`filter_padded_epochs`,
@@ -23,10 +24,15 @@ __all__ = [
     "auto_transition",
     "design_fir",
     "filter_padded_epochs",
+    "transitions",
 ]
 
 #: The longest FIR filter designed (2**20 taps: minutes of warm-up at EEG rates).
 MAX_NUMTAPS = 1 << 20
+
+
+#: Hamming window: filter length times transition width, in samples times Hz (MNE's factor).
+HAMMING_FACTOR = 3.3
 
 
 def auto_numtaps(sfreq: float, trans: float) -> int:
@@ -42,17 +48,40 @@ def auto_numtaps(sfreq: float, trans: float) -> int:
     Returns
     -------
     numtaps : int
-        ``ceil(3.3 / trans * sfreq)`` (more than :data:`MAX_NUMTAPS` is refused by
-        :func:`design_fir`).
+        ``ceil(3.3 / trans * sfreq)``, MNE's ``filter_length="auto"`` before it is made
+        odd (more than :data:`MAX_NUMTAPS` is refused by :func:`design_fir`).
     """
-    taps = np.ceil(3.3 / trans * sfreq)
+    taps = np.ceil(HAMMING_FACTOR / trans * sfreq)
     if not np.isfinite(taps):
         raise ValueError(f"the transition width must be positive, got {trans} Hz")
     return int(taps)
 
 
+def transitions(
+    l_freq: float | None, h_freq: float | None, nyq: float
+) -> tuple[float | None, float | None]:
+    """Return the transition widths of each edge in Hz, MNE's ``"auto"`` rule.
+
+    Parameters
+    ----------
+    l_freq, h_freq : float | None
+        Pass-band edges in Hz (None: no edge on that side).
+    nyq : float
+        Nyquist frequency in Hz.
+
+    Returns
+    -------
+    l_trans, h_trans : float | None
+        ``min(max(0.25 * l_freq, 2), l_freq)`` and ``min(max(0.25 * h_freq, 2),
+        nyq - h_freq)`` (None where there is no edge).
+    """
+    l_trans = None if l_freq is None else min(max(0.25 * l_freq, 2.0), l_freq)
+    h_trans = None if h_freq is None else min(max(0.25 * h_freq, 2.0), nyq - h_freq)
+    return l_trans, h_trans
+
+
 def auto_transition(l_freq: float | None, h_freq: float | None, nyq: float) -> float:
-    """Return the transition band width in Hz, MNE's rule (25 % of the edge, 2 Hz at least).
+    """Return the narrowest transition width of the given edges in Hz (:func:`transitions`).
 
     Parameters
     ----------
@@ -64,14 +93,25 @@ def auto_transition(l_freq: float | None, h_freq: float | None, nyq: float) -> f
     Returns
     -------
     width : float
-        The narrowest transition of the given edges.
+        The narrowest transition of the given edges; it sets the filter length.
     """
-    widths = []
-    if l_freq is not None:
-        widths.append(min(max(0.25 * l_freq, 2.0), l_freq))
-    if h_freq is not None:
-        widths.append(min(max(0.25 * h_freq, 2.0), nyq - h_freq))
-    return min(widths)
+    return min(w for w in transitions(l_freq, h_freq, nyq) if w is not None)
+
+
+def _edge_lowpass(numtaps: int, stop: float, edge: float, nyq: float) -> np.ndarray:
+    """Return the low-pass of one edge, centred in ``numtaps`` taps (MNE's construction).
+
+    ``stop`` and ``edge`` are the two ends of the transition band in Hz. Its length is the
+    Hamming rule for this edge's own transition, at most ``numtaps``; the cut-off is the
+    middle of the transition band.
+    """
+    lo, hi = sorted((stop / nyq, edge / nyq))  # normalised as MNE does (1 = Nyquist)
+    n = round(HAMMING_FACTOR / ((hi - lo) / 2.0))
+    n = min(n + 1 - n % 2, numtaps)
+    h = np.zeros(numtaps)
+    off = (numtaps - n) // 2
+    h[off : numtaps - off] = signal.firwin(n, (lo + hi) / 2.0, window="hamming", fs=2.0)
+    return h
 
 
 def design_fir(
@@ -80,7 +120,16 @@ def design_fir(
     h_freq: float | None,
     numtaps: int | None = None,
 ) -> np.ndarray:
-    """Design a linear-phase FIR band-pass (or high-/low-pass) with a Hamming window.
+    """Design MNE's linear-phase FIR band-pass (or high-/low-pass), to be applied causally.
+
+    The coefficients are those of :func:`mne.filter.create_filter` with ``method="fir"``,
+    ``phase="zero"``, ``fir_window="hamming"``, ``fir_design="firwin"`` and automatic
+    transition widths (:func:`transitions`): each edge is a Hamming-windowed low-pass whose
+    length follows that edge's own transition and whose cut-off is the middle of it (the
+    8-13 Hz band at 160 Hz passes half its amplitude at 7 and 14.625 Hz), centred in the
+    filter. MNE applies them forwards without delay; here they are applied causally, so
+    the output is delayed by ``(numtaps - 1) / 2`` samples and the warm-up is ``numtaps -
+    1`` samples.
 
     Parameters
     ----------
@@ -89,8 +138,9 @@ def design_fir(
     l_freq, h_freq : float | None
         Pass-band edges in Hz; None for no high-pass (resp. low-pass).
     numtaps : int | None
-        Filter length in samples (made odd). None chooses ``3.3 / transition * sfreq``,
-        the Hamming window's rule, with MNE's automatic transition width.
+        Filter length in samples (made odd). None chooses MNE's ``filter_length="auto"``:
+        :func:`auto_numtaps` of the narrowest transition. An edge that needs more taps than
+        ``numtaps`` is truncated to ``numtaps`` (MNE refuses such a length).
 
     Returns
     -------
@@ -106,6 +156,7 @@ def design_fir(
         raise ValueError(f"'h_freq' must be in (0, {nyq}) Hz (Nyquist), got {h_freq}")
     if l_freq is not None and h_freq is not None and not l_freq < h_freq:
         raise ValueError(f"'l_freq' must be below 'h_freq', got {l_freq} >= {h_freq}")
+    l_trans, h_trans = transitions(l_freq, h_freq, nyq)
     trans = auto_transition(l_freq, h_freq, nyq)
     numtaps = (auto_numtaps(sfreq, trans) if numtaps is None else int(numtaps)) | 1
     # odd (above): a type I filter may be a high-pass
@@ -114,13 +165,14 @@ def design_fir(
             f"the FIR filter must have 1 to {MAX_NUMTAPS} taps (a shorter 'filter_length' "
             f"or wider pass-band edges), got {numtaps}"
         )
-    cut = []
+    b = np.zeros(numtaps)
+    if h_freq is None:
+        b[numtaps // 2] = 1.0  # all-pass, from which the high-pass edge subtracts
+    else:
+        b += _edge_lowpass(numtaps, h_freq + h_trans, h_freq, nyq)
     if l_freq is not None:
-        cut.append(max(l_freq - trans / 2.0, 1e-3 * nyq))
-    if h_freq is not None:
-        cut.append(min(h_freq + trans / 2.0, nyq * (1 - 1e-3)))
-    pass_zero = "lowpass" if l_freq is None else ("highpass" if h_freq is None else "bandpass")
-    return signal.firwin(numtaps, cut, pass_zero=pass_zero, fs=sfreq, window="hamming")
+        b -= _edge_lowpass(numtaps, l_freq - l_trans, l_freq, nyq)
+    return b
 
 
 class StreamingFilter:

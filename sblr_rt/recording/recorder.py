@@ -49,7 +49,8 @@ class Recorder:
     marker_name, marker_source_id : str | None
         How to find the marker stream. With neither given, the recorder takes the stream
         named ``<EEG name>-Markers`` if there is one, else the only stream of type
-        ``Markers`` other than ``SBLR-Predictions``; with none it records without markers
+        ``Markers`` other than sblr-rt's decision outlets
+        (:func:`~sblr_rt.stream.is_decision_stream`); with none it records without markers
         (warning), with several it refuses and lists them.
     markers : bool
         Record markers at all.
@@ -198,13 +199,13 @@ class Recorder:
         }
 
     def _open_markers(self, marker_source_cls, eeg_name: str):
-        from sblr_rt.stream import resolve_streams
+        from sblr_rt.stream import is_decision_stream, resolve_streams
 
         name, source_id = self._marker_criteria
         if name is None and source_id is None:
             visible = resolve_streams(stype="Markers", timeout=min(self.timeout, 1.0))
             preferred = [s for s in visible if s.name == f"{eeg_name}-Markers"]
-            others = [s for s in visible if s.name != "SBLR-Predictions"]
+            others = [s for s in visible if not is_decision_stream(s)]
             candidates = preferred or others
             if not candidates:
                 logger.warning("no marker stream found: recording without markers")

@@ -24,7 +24,10 @@ _LAZY = {
     "align_markers": "sblr_rt.stream.markers",
     "EEGOutlet": "sblr_rt.stream.outlets",
     "MarkerOutlet": "sblr_rt.stream.outlets",
-    "PredictionOutlet": "sblr_rt.stream.outlets",
+    "PredictionOutlet": "sblr_rt.stream.decision_outlets",
+    "ProbabilityOutlet": "sblr_rt.stream.decision_outlets",
+    "decision_source_id": "sblr_rt.stream.decision_outlets",
+    "is_decision_stream": "sblr_rt.stream._info",
     "stream_channel_info": "sblr_rt.stream.outlets",
     "local_clock": "sblr_rt.stream.clock",
 }

@@ -267,10 +267,15 @@ class BaseSource:
     def _resolve_initial(self):
         predicate = resolve_predicate(self._name, self._stype, self._source_id)
         deadline = local_clock() + self._timeout
-        infos = pylsl.resolve_bypred(predicate, 1, self._timeout) if predicate else []
+        raw = pylsl.resolve_bypred(predicate, 1, self._timeout) if predicate else []
         if not predicate:
-            infos = pylsl.resolve_streams(wait_time=self._timeout)
-        infos = self._exact(infos)
+            raw = pylsl.resolve_streams(wait_time=self._timeout)
+        infos = self._exact(raw)
+        while predicate and raw and not infos and local_clock() < deadline:
+            # only streams this source leaves out answered (our own decision outlets):
+            # wait for one more
+            raw = pylsl.resolve_bypred(predicate, len(raw) + 1, deadline - local_clock())
+            infos = self._exact(raw)
         if not infos:
             seen = resolve_streams(timeout=min(1.0, self._timeout))
             listing = "\n".join(f"  - {s}" for s in seen) or "  (none: no LSL stream at all)"
@@ -282,7 +287,8 @@ class BaseSource:
             # resolve_bypred returns as soon as one stream answered: listen a little
             # longer for a second match before trusting that the choice is unambiguous.
             wait = max(0.3, min(1.0, deadline - local_clock()))
-            infos = self._exact(pylsl.resolve_bypred(predicate, 2, wait)) or infos
+            minimum = len(raw) - len(infos) + 2  # the streams left out do not count
+            infos = self._exact(pylsl.resolve_bypred(predicate, minimum, wait)) or infos
         unique = {info.uid(): info for info in infos}
         infos = list(unique.values())
         if len(infos) > 1:

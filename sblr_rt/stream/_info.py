@@ -13,7 +13,12 @@ import math
 import numpy as np
 import pylsl
 
-__all__ = ["StreamDescription", "resolve_streams"]
+__all__ = ["StreamDescription", "is_decision_stream", "resolve_streams"]
+
+#: Default name of the decision outlets (the JSON one; the numeric one adds ``-Numeric``).
+DECISION_NAME = "SBLR-Predictions"
+#: Start of the default ``source_id`` of every decision outlet of sblr-rt.
+DECISION_SOURCE_PREFIX = "sblr-rt-decisions"
 
 logger = logging.getLogger("sblr_rt.stream")
 
@@ -121,6 +126,32 @@ def resolve_streams(*, name=None, stype=None, source_id=None, timeout=1.0):
     found = [StreamDescription.from_info(info) for info in infos]
     found = [s for s in found if matches(s, name, stype, source_id)]
     return sorted(found, key=lambda s: (s.name, s.stype, s.source_id, s.uid))
+
+
+def is_decision_stream(description) -> bool:
+    """Return whether a stream is one of sblr-rt's own decision outlets.
+
+    THE rule by which ``run``, ``record`` and the marker sources leave our outlets out
+    when they pick "the only stream of type Markers": the stream's name starts with
+    ``SBLR-Predictions``, or its ``source_id`` starts with ``sblr-rt-decisions`` (the
+    default of every decision outlet, whatever its name;
+    :func:`~sblr_rt.stream.decision_outlets.decision_source_id`). Only header fields are read:
+    a resolved stream does not carry its description.
+
+    Parameters
+    ----------
+    description : StreamDescription | pylsl.StreamInfo
+        The stream.
+
+    Returns
+    -------
+    ours : bool
+    """
+    if not isinstance(description, StreamDescription):
+        description = StreamDescription.from_info(description)
+    return description.name.startswith(DECISION_NAME) or description.source_id.startswith(
+        DECISION_SOURCE_PREFIX
+    )
 
 
 # -- channel metadata and resolution criteria ---------------------------------------------

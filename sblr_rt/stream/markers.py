@@ -20,7 +20,7 @@ import logging
 import numpy as np
 
 from ._base import BaseSource
-from ._info import FORMAT_NAMES
+from ._info import FORMAT_NAMES, StreamDescription, is_decision_stream
 
 __all__ = ["AlignedMarker", "MarkerSource", "align_markers"]
 
@@ -65,6 +65,12 @@ class MarkerSource(BaseSource):
     timeout : float
         Seconds to wait for the stream in :meth:`start`.
 
+    Notes
+    -----
+    Without ``name`` and ``source_id`` ("the only stream of type Markers"), sblr-rt's own
+    decision outlets are left out (:func:`~sblr_rt.stream.is_decision_stream`): a running
+    ``SBLR-Predictions`` does not make the choice ambiguous. Name it to read it.
+
     Examples
     --------
     >>> markers = MarkerSource(source_id="cues-1").start()  # doctest: +SKIP
@@ -84,6 +90,12 @@ class MarkerSource(BaseSource):
     def __repr__(self) -> str:
         state = "connected" if self._connected else ("lost" if self._started else "not started")
         return f"<MarkerSource | {self._criteria()} | {state}>"
+
+    def _exact(self, infos):
+        infos = super()._exact(infos)
+        if self._name is None and self._source_id is None:
+            infos = [i for i in infos if not is_decision_stream(StreamDescription.from_info(i))]
+        return infos
 
     def pop(self) -> list[tuple[float, object]]:
         """Return the markers received since the last call, oldest first.

@@ -1,9 +1,14 @@
-"""LSL outlets: EEG, markers and the ``SBLR-Predictions`` decision stream.
+"""LSL outlets: EEG and markers (the decision streams are in :mod:`.decision_outlets`).
 
 Thin, checked wrappers around :class:`pylsl.StreamOutlet` with the project's conventions
 (see ``DESIGN.md``): EEG streams carry their channel labels, units and types in
 ``desc/channels/channel``; markers and predictions are irregular string streams of type
-``Markers``; predictions are one JSON object per decision.
+``Markers``; predictions are one JSON object per decision (``SBLR-Predictions``). Beside
+them, :class:`ProbabilityOutlet` publishes the same decisions as numbers (float32, one
+channel per class, stamped with the window's end) for consumers that read numeric streams
+(OpenViBE's LSL input, Timeflux, mne-lsl, feedback programs).
+
+Our decision outlets are never taken for a cue stream (:func:`is_decision_stream`).
 """
 
 from __future__ import annotations
@@ -16,11 +21,9 @@ from collections.abc import Sequence
 import numpy as np
 import pylsl
 
-from sblr_rt.io.jsonable import dumps
-
 logger = logging.getLogger("sblr_rt.stream")
 
-__all__ = ["EEGOutlet", "MarkerOutlet", "PredictionOutlet", "stream_channel_info"]
+__all__ = ["EEGOutlet", "MarkerOutlet", "Outlet", "check_str", "stream_channel_info"]
 
 
 def stream_channel_info(*, source_id: str, timeout: float = 5.0) -> list[dict[str, str]]:
@@ -39,7 +42,7 @@ def stream_channel_info(*, source_id: str, timeout: float = 5.0) -> list[dict[st
         One dict per channel with its ``label``, ``unit`` and ``type`` (``""`` where the
         stream gives none); empty if the stream has no channel description.
     """
-    _check_str(source_id, "source_id")
+    check_str(source_id, "source_id")
     infos = pylsl.resolve_byprop("source_id", source_id, 1, timeout)
     if not infos:
         raise TimeoutError(f"no LSL stream with source_id {source_id!r} within {timeout} s")
@@ -64,7 +67,8 @@ _DTYPES = {
 }
 
 
-def _check_str(value, name: str, *, allow_empty: bool = False) -> str:
+def check_str(value, name: str, *, allow_empty: bool = False) -> str:
+    """Return ``value`` if it is a (non-empty) str; raise TypeError/ValueError otherwise."""
     if not isinstance(value, str):
         raise TypeError(f"'{name}' must be a str, got {type(value).__name__}")
     if not allow_empty and not value:
@@ -72,7 +76,7 @@ def _check_str(value, name: str, *, allow_empty: bool = False) -> str:
     return value
 
 
-class _Outlet:
+class Outlet:
     """Common lifetime management of one :class:`pylsl.StreamOutlet`."""
 
     _outlet: pylsl.StreamOutlet | None = None
@@ -135,7 +139,7 @@ class _Outlet:
         return f"<{type(self).__name__} {self.name!r} source_id={self.source_id!r} {state}>"
 
 
-class EEGOutlet(_Outlet):
+class EEGOutlet(Outlet):
     """A regularly sampled multi-channel LSL outlet (type ``EEG`` by default).
 
     Parameters
@@ -190,9 +194,9 @@ class EEGOutlet(_Outlet):
         max_buffered: float = 60.0,
         speed: float = 1.0,
     ) -> None:
-        self.name = _check_str(name, "name")
-        self.source_id = _check_str(source_id, "source_id")
-        self.stype = _check_str(stype, "stype", allow_empty=True)
+        self.name = check_str(name, "name")
+        self.source_id = check_str(source_id, "source_id")
+        self.stype = check_str(stype, "stype", allow_empty=True)
         if isinstance(ch_names, str) or not isinstance(ch_names, Sequence):
             raise TypeError(f"'ch_names' must be a sequence of str, got {type(ch_names).__name__}")
         ch_names = list(ch_names)
@@ -215,7 +219,7 @@ class EEGOutlet(_Outlet):
                 f"'ch_types' must have one entry per channel ({len(ch_names)}), "
                 f"got {len(ch_types)}"
             )
-        self.unit = _check_str(unit, "unit")
+        self.unit = check_str(unit, "unit")
         info = pylsl.StreamInfo(
             name=self.name,
             type=self.stype,
@@ -283,7 +287,7 @@ class EEGOutlet(_Outlet):
             outlet.push_chunk(data, timestamps.tolist())
 
 
-class MarkerOutlet(_Outlet):
+class MarkerOutlet(Outlet):
     """An irregular single-channel string outlet for event markers.
 
     Parameters
@@ -303,9 +307,9 @@ class MarkerOutlet(_Outlet):
     """
 
     def __init__(self, *, name: str, source_id: str, stype: str = "Markers") -> None:
-        self.name = _check_str(name, "name")
-        self.source_id = _check_str(source_id, "source_id")
-        self.stype = _check_str(stype, "stype", allow_empty=True)
+        self.name = check_str(name, "name")
+        self.source_id = check_str(source_id, "source_id")
+        self.stype = check_str(stype, "stype", allow_empty=True)
         info = pylsl.StreamInfo(
             name=self.name,
             type=self.stype,
@@ -339,47 +343,3 @@ class MarkerOutlet(_Outlet):
             if not isinstance(timestamp, numbers.Real):
                 raise TypeError(f"'timestamp' must be a float, got {type(timestamp).__name__}")
             outlet.push_sample([value], float(timestamp))
-
-
-class PredictionOutlet(MarkerOutlet):
-    """The decision stream: one JSON object per decision on a ``Markers`` string stream.
-
-    Parameters
-    ----------
-    source_id : str
-        Unique identifier of the source.
-    name : str
-        Stream name.
-
-    Notes
-    -----
-    Each decision is a dict such as ``{"label": "left", "proba": {"left": 0.8, "right":
-    0.2}, "window_end": <LSL time of the window's last EEG sample>, "trial": true,
-    "cue": null}``, serialised with :func:`json.dumps` (numpy scalars and arrays are
-    converted). The sample is stamped with the time of the push, so a consumer gets the
-    decision latency as ``timestamp - decision["window_end"]``.
-
-    Examples
-    --------
-    >>> out = PredictionOutlet(source_id="doc-prediction-outlet")
-    >>> out.push({"label": "left", "proba": {"left": 0.7, "right": 0.3},
-    ...           "window_end": 0.0, "trial": False, "cue": None})
-    >>> out.close()
-    """
-
-    def __init__(self, *, source_id: str, name: str = "SBLR-Predictions") -> None:
-        super().__init__(name=name, source_id=source_id, stype="Markers")
-
-    def push(self, decision: dict, timestamp: float | None = None) -> None:
-        """Publish one decision.
-
-        Parameters
-        ----------
-        decision : dict
-            JSON-serialisable decision (numpy values allowed).
-        timestamp : float | None
-            LSL time of the sample; :func:`~sblr_rt.stream.clock.local_clock` now when None.
-        """
-        if not isinstance(decision, dict):
-            raise TypeError(f"'decision' must be a dict, got {type(decision).__name__}")
-        super().push(dumps(decision), timestamp)

@@ -66,3 +66,46 @@ def test_auto_calibration_keeps_every_candidates_scores(physionet_dir, tmp_path,
     assert main(["inspect", str(path)]) == 0
     text = capsys.readouterr().out
     assert f"*{auto['chosen']}" in text and "log-loss" in text
+
+
+def _candidate_features(seed=0, n=30):
+    """Three candidates' unscaled features: two of one shape (one batch), one of another."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    feats = {}
+    for c, (s, t) in {("waveform", None): (6, 12), ("waveform", "car"): (6, 12),
+                      ("spectral", None): (6, 5)}.items():  # fmt: skip
+        Z = rng.standard_normal((n, s, t))
+        Z[y == 1, 1, 2:5] += 0.7
+        feats[c] = 3.0 * Z + 1.0
+    return feats, y
+
+
+def test_lockstep_route_chooses_and_scores_as_one_task_per_candidate_and_fold(monkeypatch):
+    import sblr_rt.calibration.auto as auto
+    from sblr_rt.calibration.config import CalibrationConfig
+
+    feats, y = _candidate_features()
+    config = CalibrationConfig(features="auto", cv=3, cv_repeats=2, auto_keep=2, n_jobs=1)
+    fast_table, fast_kept, _ = auto._cross_validate(feats, y, config, None)
+    # The reference route: every (candidate, fold) fitted on its own, as before the lockstep.
+    monkeypatch.setattr(
+        auto, "_tasks", lambda cands, folds: [([c], [i]) for c in cands for i in folds]
+    )
+    ref_table, ref_kept, _ = auto._cross_validate(feats, y, config, None)
+    assert fast_kept == ref_kept
+    assert fast_table.keys() == ref_table.keys()
+    for c, rows in ref_table.items():
+        assert [r["point"] for r in fast_table[c]] == [r["point"] for r in rows]
+        for key in ("log_loss", "accuracy", "auc"):
+            np.testing.assert_allclose(
+                [r[key] for r in fast_table[c]], [r[key] for r in rows], rtol=0, atol=1e-9
+            )
+    best = {c: min(rows, key=lambda r: r["log_loss"]) for c, rows in ref_table.items()}
+    fast_best = {c: min(rows, key=lambda r: r["log_loss"]) for c, rows in fast_table.items()}
+    assert min(ref_kept, key=lambda c: best[c]["log_loss"]) == min(
+        fast_kept, key=lambda c: fast_best[c]["log_loss"]
+    )
+    assert {c: b["point"] for c, b in best.items()} == {
+        c: b["point"] for c, b in fast_best.items()
+    }

@@ -20,3 +20,75 @@ def test_calibrate_refuses_a_missing_recording(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "sblr-rt calibrate: error:" in err and "none.edf" in err
     assert not out.exists()
+
+
+def _bids_tree(root, physionet_dir):
+    """Two PhysioNet runs in BIDS (EDF, cues in events.tsv only); run 1 marks Cz bad and
+    types Fc5. as EOG in channels.tsv."""
+    import mne
+    from mne_bids import BIDSPath, write_raw_bids
+
+    for run, name in ((1, "S001R06.edf"), (2, "S001R10.edf")):
+        raw = mne.io.read_raw_edf(physionet_dir / name, preload=True, verbose="error")
+        events, event_id = mne.events_from_annotations(raw, verbose="error")
+        raw.set_annotations(None)
+        if run == 1:
+            raw.set_channel_types({"Fc5.": "eog"})
+            raw.info["bads"] = ["Cz.."]
+        path = BIDSPath(subject="01", task="motor", run=run, datatype="eeg", root=root)
+        write_raw_bids(
+            raw,
+            path,
+            events=events,
+            event_id=event_id,
+            format="EDF",
+            allow_preload=True,
+            verbose="error",
+        )
+
+
+def test_calibrate_on_bids_entities(physionet_dir, tmp_path, capsys):
+    from sblr_rt.io.model_file import load_model
+
+    root = tmp_path / "bids"
+    _bids_tree(root, physionet_dir)
+    out = tmp_path / "b.sblr.npz"
+    args = ["calibrate", "--bids-root", str(root), "--subject", "01", "--task", "motor"]
+    args += ["--run", "1", "--run", "2", "--classes", "T1=fists,T2=feet", "--tmin", "0.5"]
+    args += ["--tmax", "3.5", "--features", "bandpower", "--search", "none", "--cv", "3"]
+    code = main([*args, "--n-jobs", "1", "--no-progress", "--no-report", "--out", str(out)])
+    assert code == 0 and out.exists()
+    stdout = capsys.readouterr().out
+    assert "BIDS: 2 recording(s): sub-01_task-motor_run-1_eeg.edf" in stdout
+    model = load_model(out)
+    names = list(model.preprocessor.ch_names)
+    # bad in run 1 / typed EOG in run 1: out of both runs' data, so out of the model
+    assert len(names) == 62 and "Cz" not in names and "FC5" not in names
+    assert names[:2] == ["FC3", "FC1"]
+    assert model.metadata["excluded_channels"] == {"FC5": "type eog", "Cz": "bad"}
+    assert model.metadata["epochs"]["found"] == 30  # 15 T1/T2 cues per run from events.tsv
+    assert [s.rsplit("/", 1)[-1] for s in model.metadata["sources"]] == [
+        "sub-01_task-motor_run-1_eeg.edf",
+        "sub-01_task-motor_run-2_eeg.edf",
+    ]
+    assert main(["inspect", str(out), "--channels"]) == 0
+    assert "left out:     FC5 (type eog), Cz (bad)" in capsys.readouterr().out
+
+
+def test_calibrate_bids_options_need_a_root(tmp_path, capsys):
+    out = tmp_path / "m.sblr.npz"
+    code = main(["calibrate", "--recording", "x.edf", "--subject", "01", "--out", str(out)])
+    assert code == 1
+    assert "--subject select BIDS recordings: give --bids-root too" in capsys.readouterr().err
+    assert main(["calibrate", "--bids-root", str(tmp_path), "--out", str(out)]) == 1
+    assert "--bids-root needs --subject" in capsys.readouterr().err
+
+
+def test_calibrate_help_names_the_formats_and_the_bids_recipe(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["calibrate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "BrainVision .vhdr" in text and "EEGLAB .set" in text
+    assert "--bids-root ROOT --subject 01 --task motor --run 1 --run 2" in text

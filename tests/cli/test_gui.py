@@ -24,7 +24,7 @@ def test_gui_writes_one_screenshot_per_tab(model_path, tmp_path):
     [
         (["--model", "nope.npz"], "--model: no such file: nope.npz"),
         (["--screenshot", "no-such-folder/x.png"], "--screenshot: the folder does not exist"),
-        (["--markers", "M"], "--markers needs --stream"),
+        (["--marker-stream", "M"], "--marker-stream needs --stream"),
         (["--hop", "0"], "--hop must be > 0 seconds, got 0.0"),
     ],
 )

@@ -52,3 +52,36 @@ def test_run_help_explains_mode_and_shows_defaults(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "sliding: decide on the latest window every hop" in text
     assert "(default: SBLR-Predictions)" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "dest", "old", "new"),
+    [
+        (["record", "--markers", "M"], "marker_stream", "--markers", "--marker-stream"),
+        (
+            ["record", "--markers-source-id", "M"],
+            "marker_source_id",
+            "--markers-source-id",
+            "--marker-source-id",
+        ),
+        (["gui", "--markers", "M"], "marker_stream", "--markers", "--marker-stream"),
+    ],
+)
+def test_old_marker_spellings_warn_and_name_the_new_one(argv, dest, old, new, capsys):
+    args = build_parser().parse_args(argv)
+    assert getattr(args, dest) == "M"
+    assert f"{old} is renamed {new}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["run", "record", "calibrate", "gui"])
+def test_marker_options_have_one_spelling(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert "--marker-stream NAME" in text
+    assert "--markers " not in text and "--markers-source-id" not in text
+    required = {"run": ["--model", "m"], "calibrate": ["--out", "m", "--stream", "S"]}.get(
+        command, []
+    )
+    args = build_parser().parse_args([command, *required, "--marker-stream", "M"])
+    assert args.marker_stream == "M"

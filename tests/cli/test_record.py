@@ -28,7 +28,7 @@ def test_killed_recorder_recovers_and_sigterm_closes(tmp_path, source_id, indexe
         for out in (killed, closed):
             cmd = [sys.executable, "-m", "sblr_rt.cli", "record", "--out", str(out),
                    "--source-id", source_id,
-                   "--markers-source-id", source_id + "-markers"]  # fmt: skip
+                   "--marker-source-id", source_id + "-markers"]  # fmt: skip
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
         ts_files = [sidecar_path(p) / "eeg_ts.bin" for p in (killed, closed)]
 

@@ -62,8 +62,10 @@ def test_run_classifies_a_stream_and_prints_each_trial(model_path, source_id, ca
     assert code == 0, out
     assert f"classifying '{name}' (3 channels at 100 Hz)" in out
     assert f"decisions on '{name}-Pred'" in out
-    trials = re.findall(r"^trial cue '(\w+)' -> '(\w+)' \(left: ([\d.]+), right: ([\d.]+)\)$",
-                        out, re.MULTILINE)  # fmt: skip
+    line = (
+        r"^trial cue '(\w+)' -> '(\w+)' \(left: ([\d.]+), right: ([\d.]+)\); smoothed .*, at tmax$"
+    )
+    trials = re.findall(line, out, re.MULTILINE)
     assert [cue for cue, *_ in trials] == [value for _, value in CUES], out
     for _, label, left, right in trials:
         assert label in ("left", "right")
@@ -95,3 +97,50 @@ def test_run_says_when_the_stream_is_not_found(model_path, source_id, capsys):
     # the error line, then what LSL does show (a list, so more lines), never a traceback
     assert err.startswith("sblr-rt run: error: No LSL EEG stream") and "Traceback" not in err
     assert source_id in err.splitlines()[0] and "Streams visible from this machine" in err
+
+
+@pytest.mark.lsl
+def test_run_adapt_names_the_model_version_and_shows_the_adaptation(
+    model_path, source_id, tmp_path, capsys
+):
+    from sblr_rt.stream import EEGOutlet, MarkerOutlet
+
+    name = f"cli-adapt-{source_id[-12:]}"
+    eeg = EEGOutlet(name=name, ch_names=CH_NAMES, sfreq=SFREQ, source_id=source_id)
+    markers = MarkerOutlet(name=name + "-Markers", source_id=source_id + "-markers")
+    stop = threading.Event()
+    feeder = threading.Thread(target=_feed, args=(eeg, markers, stop))
+    feeder.start()
+    versions = tmp_path / "versions"
+    try:
+        code = main(["run", "--init", str(model_path), "--stream", name,
+                     "--source-id", source_id, "--marker-source-id", source_id + "-markers",
+                     "--mode", "trial", "--hop", "0", "--duration", "3",
+                     "--status-every", "0", "--outlet-name", name + "-Pred",
+                     "--adapt-dir", str(versions), "--timeout", str(DEADLINE)])  # fmt: skip
+    finally:
+        stop.set()
+        feeder.join(DEADLINE)
+        markers.close()
+        eeg.close()
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"versions in {versions}" in out
+    trial_line = r"^trial cue '(\w+)' -> '\w+' \(.*\); smoothed \(.*\), at tmax \[model v(\d+)\]$"
+    trials = re.findall(trial_line, out, re.MULTILINE)
+    # Three trials (2 left, 1 right) never make a refit with 3 per class: version 0 decides.
+    assert trials == [(value, "0") for _, value in CUES], out
+    status = out.strip().splitlines()[-1]
+    assert "; model v0 (3 trials, refit " in status, status
+    assert (versions / "v0000.sblr.npz").is_file()  # the starting model, version 0
+
+
+def test_run_adapt_needs_trial_mode_and_an_existing_init(model_path, tmp_path, capsys,
+                                                       one_line_error):  # fmt: skip
+    assert main(["run", "--model", str(model_path), "--adapt"]) == 1
+    assert "'--adapt' needs '--mode trial'" in one_line_error(capsys.readouterr().err, "run")
+    assert main(["run", "--init", str(tmp_path / "old.npz"), "--mode", "trial"]) == 1
+    assert "'--init' file not found" in one_line_error(capsys.readouterr().err, "run")
+    assert main(["run", "--model", str(model_path), "--mode", "trial", "--adapt",
+                 "--adapt-every", "-1"]) == 1  # fmt: skip
+    assert "'--adapt-every' must be >= 0" in one_line_error(capsys.readouterr().err, "run")

@@ -112,6 +112,11 @@ class FakeSnapshots:
                     "trial": False,
                     "cue": None,
                     "proba": {self.classes[0]: 1 - p, self.classes[1]: p},
+                    # the evidence over the trial: pulled towards chance here
+                    "proba_smoothed": {
+                        self.classes[0]: 0.5 - (p - 0.5) / 2,
+                        self.classes[1]: 0.5 + (p - 0.5) / 2,
+                    },
                 }
             )
         cue_t = now - 4.0

@@ -173,3 +173,45 @@ def test_cue_window_recording_calibration_then_live(qtbot, tmp_path, source_id):
     finally:
         window.close()
         player.stop()
+
+
+def test_the_feedback_bar_shows_the_smoothed_probability(qtbot):
+    from types import SimpleNamespace
+
+    from sblr_rt.gui.app import MainWindow
+
+    from .conftest import FakeSnapshots
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    shown = []
+    window.paradigm = SimpleNamespace(feedback_enabled=True, set_feedback=shown.append)
+    snapshot = FakeSnapshots(["C3", "C4"]).snapshot()
+    window._feed_paradigm(snapshot)
+    latest = [d for d in snapshot.decisions if not d["trial"]][-1]
+    assert shown == [latest["proba_smoothed"]] and shown[0] != latest["proba"]
+    window.paradigm = None
+
+
+def test_our_decision_outlets_are_never_offered_as_input(qtbot):
+    from sblr_rt.gui.app import MainWindow
+
+    from sblr_rt.stream import StreamDescription
+
+    def desc(name, stype, source_id, fmt, sfreq, n=1):
+        return StreamDescription(name, stype, source_id, n, sfreq, fmt, "host", name)
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window._streams_resolved(
+        [
+            desc("EEG", "EEG", "amp", "float32", 250.0, 8),
+            desc("Cues", "Markers", "cues", "string", 0.0),
+            desc("SBLR-Predictions", "Markers", "sblr-rt-decisions-x", "string", 0.0),
+            desc("Feedback-Numeric", "Predictions", "sblr-rt-decisions-y", "float32", 0.0, 6),
+        ]
+    )
+    eeg = [window.stream_box.itemData(i) for i in range(window.stream_box.count())]
+    markers = [window.marker_box.itemData(i) for i in range(window.marker_box.count())]
+    assert [d.name for d in eeg] == ["EEG"]
+    assert [d.name for d in markers if d is not None] == ["Cues"]

@@ -47,6 +47,8 @@ def test_draws_traces_decisions_and_status_from_a_snapshot(live_tab):
     t, p = live_tab.proba_curves["right"].getData()
     np.testing.assert_allclose(t, [d["window_end"] - snap.time for d in decisions])
     np.testing.assert_allclose(p, [d["proba"]["right"] for d in decisions])
+    t, p = live_tab.smoothed_curves["right"].getData()  # the evidence, beside the raw
+    np.testing.assert_allclose(p, [d["proba_smoothed"]["right"] for d in decisions])
     (trial,) = live_tab.trial_points.data
     assert trial["data"] == "right"
     assert trial["y"] == pytest.approx(0.8)
@@ -253,3 +255,26 @@ def test_traces_without_a_model_and_a_recording_of_the_stream(
     # the simulator stamps each cue with its sample's timestamp: markers fall on samples
     samples = recording.marker_times * recording.sfreq
     np.testing.assert_allclose(samples, np.round(samples), atol=0.05)
+
+
+def test_the_status_line_names_the_model_version_and_a_failed_refit(live_tab):
+    fake = FakeSnapshots(CH)
+    live_tab.set_provider(fake, classes=["left", "right"])
+    live_tab.refresh()
+    assert "model v0" in live_tab.status.text() and "adapting" not in live_tab.status.text()
+    base = fake.snapshot
+
+    def adapting(channels=None, n_decisions=None):
+        return dataclasses.replace(
+            base(channels, n_decisions=n_decisions),
+            model_version=3,
+            adaptation={"n_trials": 12, "refit": "failed", "n_failures": 1,
+                        "last_error": "v4: too few trials of a class <right>"},
+        )  # fmt: skip
+
+    fake.snapshot = adapting
+    live_tab.refresh()
+    status = live_tab.status.text()
+    assert "model v3 (adapting: 12 trials, refit failed" in status
+    assert "1 failed</b>, last: v4: too few trials of a class &lt;right&gt;" in status
+    assert live_tab.banner.isHidden()  # the current model keeps deciding: no alarm

@@ -10,9 +10,10 @@ from sblr_rt.io import read_recording
 def test_missing_and_unknown(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         read_recording(tmp_path / "nope.edf")
-    (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(ValueError, match=r"extensions .*got 'notes.txt'"):
-        read_recording(tmp_path / "notes.txt")
+    # .txt is a format MNE reads (BOXY): an extension nobody reads is refused by name
+    (tmp_path / "notes.abc").write_text("hello")
+    with pytest.raises(ValueError, match=r"extensions .*\.vhdr.*\.set.*got 'notes.abc'"):
+        read_recording(tmp_path / "notes.abc")
     with pytest.raises(TypeError, match="'path'"):
         read_recording(3)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sblr_rt.model import SparseBilinearLogisticRegression, l1_penalty_max
-from sblr_rt.model.path import fit_penalty_paths
+from sblr_rt.model.path import fit_fold_paths, fit_penalty_paths
 
 
 def _data(n_classes, n=60, s=8, t=10, seed=1):
@@ -118,3 +118,45 @@ def test_bad_data_is_refused():
     bad[0, 0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         fit_penalty_paths(bad, y, [[]])
+
+
+@pytest.mark.parametrize(
+    ("n_classes", "multi_class"), [(2, "ovr"), (3, "ovr"), (3, "multinomial")]
+)
+def test_folds_in_one_lockstep_equal_each_fold_on_its_own(n_classes, multi_class):
+    X, y = _data(n_classes, n=48)
+    rng = np.random.default_rng(3)
+    # Three training sets of 40 epochs (one batch, labels per run) and one of 36 (its own).
+    folds_idx = [np.sort(rng.choice(48, 40, replace=False)) for _ in range(3)]
+    folds_idx.append(np.sort(rng.choice(48, 36, replace=False)))
+    params = dict(rank=2, multi_class=multi_class, tol=1e-6, max_iter=80)
+    folds = []
+    for f, idx in enumerate(folds_idx):
+        mu1_max, nu1_max = l1_penalty_max(X[idx], y[idx], rank=2, multi_class=multi_class)
+        paths = [
+            [dict(mu1=fr * mu1_max, mu2=l2, nu1=fr * nu1_max, nu2=l2) for fr in (0.3, 1.2, 0.0)]
+            for l2 in (0.01, 1.0)
+        ][: 1 + f % 2]  # different numbers of paths per fold
+        folds.append((X[idx], y[idx], paths))
+    seen = []
+
+    def score(f, p, k, est):
+        seen.append((f, p, k))
+        return est
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = fit_fold_paths(folds, **params, callback=score)
+        for f, (Xf, yf, paths) in enumerate(folds):
+            alone = fit_penalty_paths(Xf, yf, paths, **params)
+            assert len(got[f]) == len(paths)
+            for a_path, g_path in zip(alone, got[f], strict=True):
+                for a, g in zip(a_path, g_path, strict=True):
+                    np.testing.assert_allclose(g.spatial_, a.spatial_, atol=1e-10)
+                    np.testing.assert_allclose(g.temporal_, a.temporal_, atol=1e-10)
+                    np.testing.assert_allclose(g.intercept_, a.intercept_, atol=1e-10)
+                    np.testing.assert_array_equal(g.n_iter_, a.n_iter_)
+    assert sorted(seen) == sorted(
+        (f, p, k) for f, (_, _, paths) in enumerate(folds) for p, path in enumerate(paths)
+        for k in range(len(path))
+    )  # fmt: skip

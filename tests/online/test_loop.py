@@ -148,7 +148,20 @@ def test_loop_decisions_equal_the_offline_model(make_model, source_id):
     assert all(np.diff(stops) > 0)
     _check_against_offline(model, data, pusher, decisions)
     public = [json.loads(s[0]) for s in received]
-    assert all(set(p) == {"label", "proba", "window_end", "trial", "cue"} for p in public)
+    keys = {
+        "label",
+        "proba",
+        "window_end",
+        "trial",
+        "cue",
+        "proba_smoothed",
+        "early",
+        "model_version",
+    }
+    assert all(set(p) == keys and p["model_version"] == 0 for p in public)
+    # no smoothing configured: the smoothed probability is the window's own
+    assert all(p["proba_smoothed"] == pytest.approx(p["proba"]) for p in public)
+    assert not any(p["early"] for p in public)
     assert [p["label"] for p in public] == [d["label"] for d in decisions]
     assert [p["window_end"] for p in public] == [d["window_end"] for d in decisions]
     assert sum(p["trial"] for p in public) == 3
@@ -334,3 +347,72 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
     assert snap.step_time.p50 > 0 and snap.decisions_per_second > 0
     assert 0 < snap.stream.buffer_fill <= 1 and snap.stream.sfreq == clf.sfreq
     assert snap.worker_cpu >= 0
+
+
+def test_early_trial_decisions_over_lsl_on_both_outlets(make_model, source_id):
+    """Dynamic stopping end to end: cues in, early trial decisions out, JSON and numbers."""
+    from sblr_rt.online import Smoothing
+
+    model = make_model()
+    clf = OnlineClassifier(model)
+    n_total = 5 * clf.n_times
+    data = np.random.default_rng(1).standard_normal((n_total, len(clf.ch_names)))
+    onsets = [clf.n_times + 20, 3 * clf.n_times]
+    markers = [(i, model.classes[k % 2]) for k, i in enumerate(onsets)]
+    eeg = EEGOutlet(name="early-eeg", ch_names=clf.ch_names, sfreq=clf.sfreq, source_id=source_id)
+    cues = MarkerOutlet(name="early-cues", source_id=f"{source_id}-cues")
+    pusher = _Pusher(eeg, data, clf.sfreq, markers=markers, marker_outlet=cues)
+    loop = OnlineLoop.from_lsl(
+        model,
+        source_id=source_id,
+        mode="trial",
+        hop=0.05,
+        marker_source_id=f"{source_id}-cues",
+        outlet_source_id=f"{source_id}-pred",
+        timeout=DEADLINE,
+        smoothing=Smoothing("ema", tau=0.2, early=0.5001),  # every trial stops at once
+    )
+    inlet = numeric = None
+    try:
+        loop.start()
+        inlet = _prediction_inlet(f"{source_id}-pred")
+        numeric = _prediction_inlet(f"{source_id}-pred-numeric")
+        assert numeric.info().channel_format() == pylsl.cf_float32
+        assert eeg.wait_for_consumers(DEADLINE) and cues.wait_for_consumers(DEADLINE)
+        pusher.push_until(n_total)
+        _wait(lambda: loop.snapshot().n_trial_decisions >= 2, "2 trial decisions")
+        decisions = loop.pop_decisions()
+        received, rows, stamps = [], [], []
+
+        def pulled():
+            received.extend(inlet.pull_chunk(timeout=0.0)[0])
+            chunk, ts = numeric.pull_chunk(timeout=0.0)
+            rows.extend(chunk)
+            stamps.extend(ts)
+            return len(received) >= len(decisions) and len(rows) >= len(decisions)
+
+        _wait(pulled, "every decision on both outlets")
+    finally:
+        inlet = numeric = None  # the inlets go before the outlets
+        loop.stop()
+        eeg.close()
+        cues.close()
+    trials = [d for d in decisions if d["trial"]]
+    assert [d["cue"] for d in trials] == [v for _, v in markers]
+    tmax = round(model.tmax * model.sfreq)
+    for d, onset in zip(trials, onsets, strict=True):
+        assert d["early"] and d["window_stop_index"] < onset + tmax
+        # after its cue (to the dejittering of the received timestamps: half a sample)
+        assert d["window_end"] >= pusher.t0 + (onset - 0.5) / pusher.rate
+    public = [json.loads(s[0]) for s in received]
+    assert [p["early"] for p in public if p["trial"]] == [True, True]
+    # the numeric outlet: the same decisions, stamped with their window's end
+    rows = np.asarray(rows)
+    n = len(model.classes)
+    np.testing.assert_allclose(stamps, [d["window_end"] for d in decisions], atol=1e-6)
+    for row, d in zip(rows, decisions, strict=True):
+        np.testing.assert_allclose(row[:n], [d["proba"][c] for c in model.classes], rtol=1e-6)
+        np.testing.assert_allclose(
+            row[n : 2 * n], [d["proba_smoothed"][c] for c in model.classes], rtol=1e-6
+        )
+        assert row[2 * n :].tolist() == [float(d["trial"]), float(d["early"])]

@@ -51,3 +51,48 @@ def test_streaming_in_chunks_equals_whole_and_padded_epochs():
         rtol=1e-10,
         atol=1e-12,
     )
+
+
+@pytest.mark.parametrize(
+    ("sfreq", "l_freq", "h_freq"),
+    [
+        (160.0, 8.0, 13.0),
+        (160.0, 13.0, 30.0),
+        (160.0, 32.0, 34.0),
+        (100.0, None, 20.0),
+        (160.0, 1.0, None),
+        (250.0, 0.5, 40.0),
+        (128.0, 1.0, 63.0),
+    ],
+)
+def test_design_is_mnes_create_filter(sfreq, l_freq, h_freq):
+    import mne
+
+    kwargs = dict(method="fir", phase="zero", fir_window="hamming", fir_design="firwin")
+    ref = mne.filter.create_filter(None, sfreq, l_freq, h_freq, **kwargs, verbose=False)
+    np.testing.assert_array_equal(design_fir(sfreq, l_freq, h_freq), ref)
+    # a longer filter (the band-power path's common length) too
+    n = ref.size + 40
+    ref = mne.filter.create_filter(
+        None, sfreq, l_freq, h_freq, filter_length=n, **kwargs, verbose=False
+    )
+    np.testing.assert_array_equal(design_fir(sfreq, l_freq, h_freq, numtaps=n), ref)
+
+
+def _gain(b, sfreq, freq):
+    w = np.exp(-2j * np.pi * np.asarray(freq) / sfreq)
+    return np.abs(np.polyval(b[::-1], w))
+
+
+def test_each_edge_cuts_at_the_middle_of_its_own_transition():
+    # 8-13 Hz at 160 Hz: transitions 2 Hz and 3.25 Hz, half amplitude at 7 and 14.625 Hz
+    b = design_fir(160.0, 8.0, 13.0)
+    np.testing.assert_allclose(_gain(b, 160.0, [7.0, 14.625]), 0.5, atol=0.01)
+    assert _gain(b, 160.0, 14.0) > 0.7  # the old single-transition design cut here
+
+
+def test_explicit_short_length_truncates_the_edges():
+    b = design_fir(100.0, 8.0, 13.0, numtaps=31)  # each edge needs 165 taps
+    assert b.size == 31
+    np.testing.assert_allclose(b, b[::-1])
+    assert _gain(b, 100.0, 10.5) > 2 * _gain(b, 100.0, 40.0)

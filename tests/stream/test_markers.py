@@ -104,3 +104,30 @@ def test_align_markers_without_lsl(caplog):
     assert aligned == [AlignedMarker(20, 2.04, "a"), AlignedMarker(21, 2.06, "b")]
     assert pending == [(2.9, "edge"), (3.5, "later")]
     assert "precedes the oldest EEG sample" in caplog.text
+
+
+@pytest.mark.lsl
+def test_marker_source_never_picks_a_decision_outlet(source_id, wait):
+    """'The only stream of type Markers' leaves sblr-rt's decision outlets out.
+
+    A type unique to this test stands in for ``Markers``, so that streams of other tests
+    running on the machine cannot make the choice ambiguous.
+    """
+    from sblr_rt.stream import MarkerOutlet, decision_source_id
+
+    stype = f"Markers-{source_id}"
+    by_name = MarkerOutlet(name="SBLR-Predictions", source_id=source_id + "-p", stype=stype)
+    by_id = MarkerOutlet(name="Feedback", source_id=decision_source_id(source_id), stype=stype)
+    with pytest.raises(TimeoutError, match="No LSL marker stream"):  # only ours: none
+        MarkerSource(stype=stype, timeout=2.0).start()
+    cues = MarkerOutlet(name="cues", source_id=source_id + "-cues", stype=stype)
+    try:
+        with MarkerSource(stype=stype, timeout=5.0) as markers:
+            assert markers.source_id == source_id + "-cues"
+        # named, a decision outlet is read like any stream
+        with MarkerSource(name="SBLR-Predictions", stype=stype, timeout=5.0) as markers:
+            assert markers.source_id == source_id + "-p"
+    finally:
+        cues.close()
+        by_name.close()
+        by_id.close()

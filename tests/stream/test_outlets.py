@@ -111,3 +111,91 @@ def test_outlet_argument_errors(source_id):
     with PredictionOutlet(source_id=source_id + "-p") as preds:
         with pytest.raises(TypeError, match="'decision'"):
             preds.push("left")
+
+
+def test_probability_outlet_sample_layout(source_id):
+    from sblr_rt.stream import ProbabilityOutlet
+
+    with ProbabilityOutlet(["left", "right"], source_id=source_id) as out:
+        assert out.ch_names == [
+            "left",
+            "right",
+            "left_smoothed",
+            "right_smoothed",
+            "trial",
+            "early",
+        ]
+        raw = out.sample({"proba": {"left": 0.75, "right": 0.25}, "trial": True})
+        np.testing.assert_array_equal(raw, np.float32([0.75, 0.25, 0.75, 0.25, 1, 0]))
+        smooth = out.sample(
+            {
+                "proba": {"left": 0.75, "right": 0.25},
+                "proba_smoothed": {"left": 0.5, "right": 0.5},
+                "early": True,
+            }
+        )
+        np.testing.assert_array_equal(smooth, np.float32([0.75, 0.25, 0.5, 0.5, 0, 1]))
+        assert smooth.dtype == np.float32
+        with pytest.raises(ValueError, match="every class"):
+            out.sample({"proba": {"left": 1.0}})
+        with pytest.raises(TypeError, match="'decision'"):
+            out.push("left")
+    with pytest.raises(ValueError, match="distinct"):
+        ProbabilityOutlet(["a", "a"], source_id=source_id)
+
+
+def test_decision_outlets_default_source_ids_are_recognised():
+    from sblr_rt.stream import StreamDescription, decision_source_id, is_decision_stream
+
+    def desc(name, sid):
+        return StreamDescription(name, "Markers", sid, 1, 0.0, "string", "h", "u")
+
+    assert decision_source_id("Feedback").startswith("sblr-rt-decisions")
+    assert is_decision_stream(desc("Feedback", decision_source_id("Feedback")))
+    assert is_decision_stream(desc("SBLR-Predictions", "anything"))
+    assert is_decision_stream(desc("SBLR-Predictions-demo", "x"))
+    assert not is_decision_stream(desc("SBLR-Sim-Markers", "sblr-sim-markers"))
+    assert not is_decision_stream(desc("cues", "sblr-rt-cues"))
+
+
+@pytest.mark.lsl
+def test_mne_lsl_reads_the_numeric_decision_outlet(source_id):
+    """A consumer that is not ours: mne-lsl's StreamLSL, as a feedback program would."""
+    mne_lsl_stream = pytest.importorskip("mne_lsl.stream")
+    from sblr_rt.stream import ProbabilityOutlet, local_clock
+
+    out = ProbabilityOutlet(["left", "right"], source_id=source_id)
+    stream = mne_lsl_stream.StreamLSL(bufsize=10, source_id=source_id)
+    try:
+        stream.connect(acquisition_delay=0.01, timeout=10.0)
+        assert stream.ch_names == out.ch_names
+        assert stream.info["sfreq"] == 0  # irregular: one sample per decision
+        assert out.wait_for_consumers(10.0)
+        t0 = local_clock() - 5.0
+        decisions = [
+            {
+                "proba": {"left": p, "right": 1 - p},
+                "proba_smoothed": {"left": 0.5 + (p - 0.5) / 2, "right": 0.5 - (p - 0.5) / 2},
+                "window_end": t0 + 0.25 * k,
+                "trial": k == 2,
+                "early": False,
+            }
+            for k, p in enumerate((0.9, 0.6, 0.2))
+        ]
+        for decision in decisions:
+            out.push(decision)
+        deadline = time.monotonic() + 10.0
+        while stream.n_new_samples < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert stream.n_new_samples >= 3
+        data, ts = stream.get_data(winsize=3)  # (n_channels, n_samples)
+        np.testing.assert_allclose(data[0], [0.9, 0.6, 0.2], rtol=1e-6)
+        np.testing.assert_allclose(data[1], [0.1, 0.4, 0.8], rtol=1e-6)
+        np.testing.assert_allclose(data[2], [0.7, 0.55, 0.35], rtol=1e-6)
+        np.testing.assert_array_equal(data[4], [0, 0, 1])
+        # each sample is stamped with its decision's window_end
+        np.testing.assert_allclose(ts, [d["window_end"] for d in decisions], atol=1e-6)
+    finally:
+        stream.disconnect()
+        del stream
+        out.close()

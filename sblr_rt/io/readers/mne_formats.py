@@ -1,10 +1,16 @@
-"""Recordings in the formats MNE-Python reads (FIF, EDF, BDF, GDF).
+"""Recordings in every format MNE-Python reads (:func:`mne.io.read_raw`).
 
-Data are in volts. Annotations become markers (except ``BAD``/``EDGE`` ones), at the sample
-their onset falls on; without annotations, trigger-channel events do (values: event codes).
-Trigger (``stim``) channels are left out of the data. PhysioNet EDF channel names such as
-``Fc5.`` are standardised to 10-10 labels (``FC5``) with
-:func:`mne.datasets.eegbci.standardize`.
+FIF, EDF, BDF, GDF, BrainVision (``.vhdr``), EEGLAB (``.set``), Neuroscan ``.cnt``, EGI
+``.mff``, CTF ``.ds`` and the rest of :func:`mne_extensions`. Data are in volts.
+Annotations become markers (except ``BAD``/``EDGE`` ones), at the sample their onset falls
+on; without annotations, trigger-channel events do (values: event codes).
+
+Only EEG channels not marked bad are kept (:func:`recording_from_raw`): EOG, EMG, misc,
+trigger and other non-EEG channels, and the channels in ``raw.info["bads"]``, are left out
+of the data, listed in :attr:`Recording.excluded` with the reason, and named in a
+WARNING. A file without any such EEG channel is refused. PhysioNet/BCI2000 EDF labels
+such as ``Fc5.`` are standardised to 10-10 labels (``FC5``) by the one rule of
+:mod:`sblr_rt.io.labels` (the online start-up matches a stream's labels by the same rule).
 
 An EDF/BDF file with fewer data records than its header announces (cut short) is read as
 far as it goes, with a WARNING and an entry in :attr:`Recording.warnings` ("truncated: N of
@@ -13,18 +19,21 @@ M data records present").
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io.labels import standard_labels
 from sblr_rt.io.recording import Recording
 
 from ._common import logger
 from ._edf_header import edf_records
 
-__all__ = ["MNE_READERS", "read_mne", "recording_from_raw"]
+__all__ = ["MNE_READERS", "mne_extension", "mne_extensions", "read_mne", "recording_from_raw"]
 
-#: Extensions read through MNE-Python, with the reader's name in :mod:`mne.io`.
+#: Extensions with a dedicated reader in :mod:`mne.io` (any other of
+#: :func:`mne_extensions` goes through :func:`mne.io.read_raw`).
 MNE_READERS = {
     ".fif": "read_raw_fif",
     ".fif.gz": "read_raw_fif",
@@ -33,10 +42,66 @@ MNE_READERS = {
     ".gdf": "read_raw_gdf",
 }
 
+#: Used when MNE does not say which extensions :func:`mne.io.read_raw` reads (its list is
+#: private); the formats of MNE 1.13.
+_FALLBACK_EXTENSIONS = (
+    *MNE_READERS,
+    ".vhdr",
+    ".ahdr",
+    ".set",
+    ".cnt",
+    ".mff",
+    ".nxe",
+    ".eeg",
+    ".hdr",
+    ".cdt",
+    ".ds",
+    ".sqd",
+    ".con",
+)
 
-def read_mne(path: Path, reader: str) -> Recording:
-    """Read ``path`` with the MNE reader named ``reader`` (see :data:`MNE_READERS`)."""
+
+def mne_extensions() -> tuple[str, ...]:
+    """Return the extensions :func:`mne.io.read_raw` reads (lower case, with the dot)."""
+    try:
+        from mne.io._read_raw import _get_supported  # private: fall back if it moves
+
+        found = tuple(_get_supported())
+    except Exception:  # pragma: no cover - depends on the installed MNE
+        found = ()
+    return tuple(dict.fromkeys((*MNE_READERS, *(e.lower() for e in found))))
+
+
+def mne_extension(path: Path) -> str | None:
+    """Return the MNE extension of ``path`` (the longest that fits), or None."""
+    name = Path(path).name.lower()
+    known = mne_extensions()
+    known = known if len(known) > len(MNE_READERS) else _FALLBACK_EXTENSIONS
+    fits = [ext for ext in known if name.endswith(ext)]
+    return max(fits, key=len) if fits else None
+
+
+def read_mne(path: Path, reader: str | None = None) -> Recording:
+    """Read ``path`` through MNE-Python.
+
+    Parameters
+    ----------
+    path : Path
+        A file (or folder: CTF ``.ds``, EGI ``.mff``) MNE reads.
+    reader : str | None
+        Name of the reader in :mod:`mne.io` (see :data:`MNE_READERS`); None: the one
+        :func:`mne.io.read_raw` chooses by extension.
+
+    Returns
+    -------
+    recording : Recording
+        See :func:`recording_from_raw`.
+    """
     import mne
+
+    path = Path(path)
+    if reader is None:
+        reader = MNE_READERS.get(mne_extension(path) or "", "read_raw")
 
     records = edf_records(path) if path.suffix.lower() in (".edf", ".bdf") else None
     cut = ""
@@ -54,8 +119,6 @@ def read_mne(path: Path, reader: str) -> Recording:
             f"(corrupt, truncated or another format{'; ' + cut if cut else ''}): "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-    if any(ch.endswith(".") for ch in raw.ch_names):  # PhysioNet eegmmidb labels
-        mne.datasets.eegbci.standardize(raw)
     n_keep = round(records.n_present * records.record_seconds * raw.info["sfreq"]) if cut else 0
     if cut and raw.n_times > n_keep > 0:
         # never more than the whole records present, whatever MNE made of the rest
@@ -74,17 +137,44 @@ def recording_from_raw(raw, *, source="") -> Recording:
     Parameters
     ----------
     raw : mne.io.BaseRaw
-        Loaded raw data.
+        Loaded raw data (not changed).
     source : str | Path
         Where it came from.
 
     Returns
     -------
     recording : Recording
-        Data (n_channels, n_samples) in volts without trigger (``stim``) channels; markers
-        from the annotations, except ``BAD``/``EDGE`` ones, or, when there is no other
-        annotation, from the events of the trigger channels (value: the event code).
+        Data (n_channels, n_samples) in volts of the EEG channels not in
+        ``raw.info["bads"]`` (the others in :attr:`Recording.excluded`), PhysioNet labels
+        standardised; markers from the annotations, except ``BAD``/``EDGE`` ones, or, when
+        there is no other annotation, from the events of the trigger channels (value: the
+        event code).
+
+    Raises
+    ------
+    ValueError
+        If no EEG channel is left once non-EEG and bad channels are left out.
     """
+    samples, values = _markers(raw)
+    picks, excluded = _eeg_picks(raw, source)
+    inside = (samples >= 0) & (samples < raw.n_times)
+    if not inside.all():
+        logger.warning("%d markers outside the data were dropped", int((~inside).sum()))
+    labels = standard_labels(raw.ch_names)
+    return Recording(
+        data=raw.get_data(picks=picks),
+        sfreq=raw.info["sfreq"],
+        ch_names=[labels[i] for i in picks],
+        marker_times=samples[inside] / raw.info["sfreq"],
+        marker_values=[v for v, ok in zip(values, inside, strict=True) if ok],
+        source=str(source),
+        unit="V",
+        excluded={labels[raw.ch_names.index(name)]: why for name, why in excluded.items()},
+    )
+
+
+def _markers(raw) -> tuple[np.ndarray, list[str]]:
+    """Return the marker samples (from the first sample) and values of a Raw."""
     import mne
 
     sfreq = raw.info["sfreq"]
@@ -96,27 +186,48 @@ def recording_from_raw(raw, *, source="") -> Recording:
     samples = np.round((ann.onset[keep] - raw.first_time) * sfreq).astype(np.int64)
     values = [ann.description[i] for i in keep]
     stim = [raw.ch_names[i] for i in mne.pick_types(raw.info, meg=False, stim=True)]
-    if stim:
-        if not keep:  # trigger channel events become the markers
-            try:
-                events = mne.find_events(
-                    raw, stim_channel=stim, shortest_event=1, consecutive=True, verbose="error"
-                )
-            except ValueError as exc:
-                logger.warning("no events read from trigger channels %s: %s", stim, exc)
-                events = np.zeros((0, 3), dtype=np.int64)
-            samples = events[:, 0] - raw.first_samp
-            values = [str(code) for code in events[:, 2]]
-        raw = raw.copy().drop_channels(stim)
-    inside = (samples >= 0) & (samples < raw.n_times)
-    if not inside.all():
-        logger.warning("%d markers outside the data were dropped", int((~inside).sum()))
-    return Recording(
-        data=raw.get_data(),
-        sfreq=raw.info["sfreq"],
-        ch_names=list(raw.ch_names),
-        marker_times=samples[inside] / sfreq,
-        marker_values=[v for v, ok in zip(values, inside, strict=True) if ok],
-        source=str(source),
-        unit="V",
-    )
+    if stim and not keep:  # trigger channel events become the markers
+        try:
+            events = mne.find_events(
+                raw, stim_channel=stim, shortest_event=1, consecutive=True, verbose="error"
+            )
+        except ValueError as exc:
+            logger.warning("no events read from trigger channels %s: %s", stim, exc)
+            events = np.zeros((0, 3), dtype=np.int64)
+        samples = events[:, 0] - raw.first_samp
+        values = [str(code) for code in events[:, 2]]
+    return samples, values
+
+
+def _eeg_picks(raw, source) -> tuple[list[int], dict[str, str]]:
+    """Return the indices of the good EEG channels and why each other channel is out.
+
+    Trigger channels are left out without a word (their events are the markers); any
+    other channel left out is named in a WARNING.
+    """
+    types = raw.get_channel_types()
+    bads = set(raw.info["bads"])
+    picks, excluded = [], {}
+    for i, (name, kind) in enumerate(zip(raw.ch_names, types, strict=True)):
+        if kind == "stim":
+            continue
+        if kind != "eeg":
+            excluded[name] = f"type {kind}"
+        elif name in bads:
+            excluded[name] = "bad"
+        else:
+            picks.append(i)
+    if not picks:
+        kinds = Counter(types)
+        raise ValueError(
+            f"'{source}' has no EEG channel to use: expected channels of type 'eeg' not "
+            f"marked bad; got {dict(kinds)} by type, bad: {sorted(bads) or 'none'}"
+        )
+    if excluded:
+        logger.warning(
+            "%s: %d channels left out (EEG channels only, bad ones excluded): %s",
+            source,
+            len(excluded),
+            ", ".join(f"{name} ({why})" for name, why in excluded.items()),
+        )
+    return picks, excluded

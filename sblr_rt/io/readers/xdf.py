@@ -2,7 +2,10 @@
 
 The EEG stream (type ``EEG``, else the regularly sampled numeric stream with most channels)
 and every marker stream (string or irregular streams), merged in time; each marker goes to
-the EEG sample with the nearest timestamp. Units as stored (``desc`` metadata).
+the EEG sample with the nearest timestamp. Units as stored (``desc`` metadata). When the
+stream types its channels and some are ``EEG``, only those are kept (the others listed in
+:attr:`Recording.excluded`); PhysioNet/BCI2000 labels (``Fc5.``) are standardised by the
+rule of :mod:`sblr_rt.io.labels`.
 
 The EEG timestamps are checked, not trusted to be regular: a jump (the gap rule of
 :mod:`sblr_rt.io.gaps`) is kept in :attr:`Recording.gaps` (the samples on either side
@@ -19,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from sblr_rt.io.gaps import GAP_PERIODS, GAP_SECONDS
+from sblr_rt.io.labels import standard_labels
 from sblr_rt.io.recording import Recording
 
 from ._common import logger, marker_text
@@ -96,6 +100,8 @@ def read_xdf(path: Path) -> Recording:
     labels = _xdf_channel_field(info, "label")
     if len(labels) != data.shape[0] or not all(labels):
         labels = [f"ch{i + 1}" for i in range(data.shape[0])]
+    labels = standard_labels(labels)
+    keep, excluded = _eeg_channels(path, labels, _xdf_channel_field(info, "type"))
     gaps, warnings = _check_timing(path, describe(main), stamps, sfreq)
     units = {u for u in _xdf_channel_field(info, "unit") if u}
     unit = units.pop() if len(units) == 1 else "unknown"
@@ -114,16 +120,39 @@ def read_xdf(path: Path) -> Recording:
     if times.size and not inside.all():
         logger.warning("%s: %d markers outside the EEG were dropped", path, (~inside).sum())
     return Recording(
-        data=data,
+        data=data[keep],
         sfreq=sfreq,
-        ch_names=labels,
+        ch_names=[labels[i] for i in keep],
         marker_times=(idx[inside] / sfreq) if times.size else times,
         marker_values=[v for v, ok in zip(values, inside, strict=True) if ok],
         source=str(path),
         unit=unit,
         gaps=gaps,
         warnings=warnings,
+        excluded=excluded,
     )
+
+
+def _eeg_channels(path: Path, labels: list[str], types: list[str]):
+    """Return the indices of the EEG channels and why each other channel is out.
+
+    When the stream types its channels (``desc/channels/channel/type``) and calls some of
+    them ``EEG``, only those are kept; otherwise (no types, or none ``EEG``: an amplifier
+    may say ``ExG``) every channel is.
+    """
+    kinds = [t.strip().lower() for t in types]
+    if len(kinds) != len(labels) or "eeg" not in kinds:
+        return list(range(len(labels))), {}
+    keep = [i for i, k in enumerate(kinds) if k == "eeg"]
+    excluded = {labels[i]: f"type {k or 'not given'}" for i, k in enumerate(kinds) if k != "eeg"}
+    if excluded:
+        logger.warning(
+            "%s: %d channels left out (EEG channels only): %s",
+            path,
+            len(excluded),
+            ", ".join(f"{name} ({why})" for name, why in excluded.items()),
+        )
+    return keep, excluded
 
 
 def _check_timing(path: Path, name: str, stamps: np.ndarray, sfreq: float):

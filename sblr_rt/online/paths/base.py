@@ -77,6 +77,9 @@ class StreamingPath(abc.ABC):
     def mark_break(self) -> None:  # noqa: B027 - most paths keep no state across samples
         """Note a discontinuity before the next sample (a path with running state resets)."""
 
+    def settle(self) -> None:  # noqa: B027 - most paths defer no work
+        """Run work deferred to a moment when no decision waits (the loop calls it)."""
+
     @abc.abstractmethod
     def scores(self, stop: int) -> np.ndarray:
         """Return the scores, shape (n_outputs,), of the raw window ending before ``stop``.

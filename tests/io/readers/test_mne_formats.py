@@ -98,3 +98,64 @@ def test_edf_cut_short_is_read_as_far_as_it_goes_with_a_warning(
     full = read_recording(physionet_dir / "S001R05.edf")
     np.testing.assert_allclose(rec.data, full.data[:, : rec.n_samples])
     assert full.warnings == [] and full.gaps == []
+
+
+def _physionet_excerpt(physionet_dir, seconds=20.0):
+    """The first seconds of S001R06 as MNE reads it (file labels such as ``Fc5.``)."""
+    raw = mne.io.read_raw_edf(physionet_dir / "S001R06.edf", preload=True, verbose="error")
+    return raw.crop(tmax=seconds - 1 / raw.info["sfreq"])
+
+
+@pytest.mark.parametrize("name", ["x.vhdr", "x.set"])
+def test_brainvision_and_eeglab_files_exported_by_mne_are_read(tmp_path, physionet_dir, name):
+    raw = _physionet_excerpt(physionet_dir)
+    path = tmp_path / name
+    mne.export.export_raw(path, raw, verbose="error")
+    rec = read_recording(path)
+    direct = read_recording(physionet_dir / "S001R06.edf")
+    assert rec.ch_names == direct.ch_names  # PhysioNet labels standardised here too
+    assert rec.sfreq == 160.0 and rec.n_samples == raw.n_times and rec.unit == "V"
+    # BrainVision stores 0.1 uV steps, EEGLAB float32 in uV
+    np.testing.assert_allclose(rec.data, direct.data[:, : rec.n_samples], atol=1e-7)
+    n = len(raw.annotations)
+    # markers as MNE names them: BrainVision's are "Type/Description"
+    prefix = "Comment/" if name.endswith(".vhdr") else ""
+    assert rec.marker_values == [prefix + v for v in direct.marker_values[:n]] and n >= 4
+    np.testing.assert_array_equal(rec.marker_samples, direct.marker_samples[:n])
+
+
+def test_only_good_eeg_channels_are_kept(tmp_path, caplog):
+    names = ["C3", "Cz", "C4", "Pz", "Oz", "HEOG", "EMG1", "GSR", "STI 014"]
+    types = ["eeg"] * 5 + ["eog", "emg", "misc", "stim"]
+    info = mne.create_info(names, 100.0, types)
+    data = np.random.default_rng(2).standard_normal((len(names), 400)) * 1e-5
+    data[-1] = 0
+    data[-1, 100] = 5
+    raw = mne.io.RawArray(data, info, verbose="error")
+    raw.info["bads"] = ["Cz", "Oz"]
+    path = tmp_path / "types_raw.fif"
+    raw.save(path, verbose="error")
+    with caplog.at_level("WARNING", logger="sblr_rt.io"):
+        rec = read_recording(path)
+    assert rec.ch_names == ["C3", "C4", "Pz"]
+    np.testing.assert_allclose(rec.data, data[[0, 2, 3]], rtol=1e-6)
+    assert rec.excluded == {
+        "Cz": "bad",
+        "Oz": "bad",
+        "HEOG": "type eog",
+        "EMG1": "type emg",
+        "GSR": "type misc",
+    }
+    assert rec.marker_values == ["5"]  # the trigger channel still gives the events
+    text = caplog.text
+    assert "5 channels left out" in text and "HEOG (type eog)" in text and "Cz (bad)" in text
+
+
+def test_a_recording_without_good_eeg_channels_is_refused(tmp_path):
+    info = mne.create_info(["C3", "EOG1", "MISC"], 100.0, ["eeg", "eog", "misc"])
+    raw = mne.io.RawArray(np.zeros((3, 200)), info, verbose="error")
+    raw.info["bads"] = ["C3"]
+    path = tmp_path / "noeeg_raw.fif"
+    raw.save(path, verbose="error")
+    with pytest.raises(ValueError, match=r"no EEG channel to use: .*'eog': 1.*bad: \['C3'\]"):
+        read_recording(path)

@@ -26,9 +26,11 @@ def write_xdf(path, streams):
     labels, unit, stamps, samples)."""
     out = [b"XDF:", _chunk(1, b'<?xml version="1.0"?><info><version>1.0</version></info>')]
     for sid, s in enumerate(streams, start=1):
+        types = s.get("types", [""] * len(s["labels"]))
         chans = "".join(
-            f"<channel><label>{lab}</label><unit>{s.get('unit', '')}</unit></channel>"
-            for lab in s["labels"]
+            f"<channel><label>{lab}</label><unit>{s.get('unit', '')}</unit>"
+            f"<type>{kind}</type></channel>"
+            for lab, kind in zip(s["labels"], types, strict=True)
         )
         xml = (
             f'<?xml version="1.0"?><info><name>{s["name"]}</name><type>{s["type"]}</type>'
@@ -154,3 +156,21 @@ def test_epoch_across_an_xdf_gap_is_rejected(tmp_path):
     ep = extract_epochs([rec], pre, None, clip_run=None)
     assert ep.rejected["gap"] == 1 and sum(ep.rejected.values()) == 1
     assert [s for _, s in ep.onsets] == [100, 300, 1200, 1400]  # the cue at 9.5 s is gone
+
+
+def test_xdf_keeps_the_channels_typed_eeg_and_standardises_physionet_labels(tmp_path, caplog):
+    n, sfreq, t0 = 200, 100.0, 10.0
+    samples = np.arange(n * 4, dtype=np.float32).reshape(n, 4)
+    path = tmp_path / "typed.xdf"
+    write_xdf(
+        path,
+        [{"name": "BCI2000", "type": "EEG", "srate": sfreq, "fmt": "float32",
+          "labels": ["Fc5.", "Cz..", "HEOG", "Trig"], "types": ["EEG", "EEG", "EOG", ""],
+          "unit": "microvolts", "stamps": t0 + np.arange(n) / sfreq, "samples": samples}],
+    )  # fmt: skip
+    with caplog.at_level("WARNING", logger="sblr_rt.io"):
+        rec = read_recording(path)
+    assert rec.ch_names == ["FC5", "Cz"]
+    np.testing.assert_array_equal(rec.data, samples[:, :2].T)
+    assert rec.excluded == {"HEOG": "type eog", "TRIG": "type not given"}  # all standardised
+    assert "2 channels left out" in caplog.text

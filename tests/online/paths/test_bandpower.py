@@ -53,3 +53,34 @@ def test_rebased_sums_still_give_windows_from_before_the_rebase(make_model):
             if s >= n and state.why_not(s) is None:
                 ref = model.decision_function(data[s - n : s].T[None])[0]
                 np.testing.assert_allclose(state.decide(s)["score"], ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("features", ["bandpower", "spectral"])
+def test_settling_changes_when_work_is_done_not_the_scores(make_model, features):
+    """Deferred filter work run after each decision (as the loop does) or left to push."""
+    model = make_model(features=features, n_channels=5)
+    clf = OnlineClassifier(model)
+    n = clf.n_times
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal((4 * n, len(clf.ch_names)))
+    times = np.arange(4 * n) / clf.sfreq
+    lazy, eager = clf.streaming(), clf.streaming()
+    got = {id(lazy): [], id(eager): []}
+    for i in range(0, 4 * n, 7):
+        for state in (lazy, eager):
+            state.push(data[i : i + 7], times[i : i + 7])
+            if state.why_not(state.n_pushed) is None:
+                got[id(state)].append(state.decide(state.n_pushed)["score"])
+        eager.settle()
+    assert len(got[id(lazy)]) > 10
+    np.testing.assert_array_equal(got[id(lazy)], got[id(eager)])
+    stop = eager.n_pushed
+    ref = model.decision_function(data[stop - n : stop].T[None])[0]
+    np.testing.assert_allclose(got[id(eager)][-1], ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("features", ["bandpower", "spectral"])
+def test_decisions_use_the_folded_weights(make_model, features):
+    """Everything after the log is one affine map, checked at construction, so folded."""
+    clf = OnlineClassifier(make_model(features=features))
+    assert clf.streaming().feature_path._fold is not None

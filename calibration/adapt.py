@@ -1,0 +1,354 @@
+"""A model that adapts during the session: each labelled trial joins the calibration set.
+
+:class:`Adapter` runs beside an :class:`~sblr_rt.online.OnlineLoop` built with
+``keep_trials=True``, on a thread of its own:
+
+1. it takes the trials the loop decided (:meth:`OnlineLoop.pop_trials`); a trial whose
+   cue names a class joins the calibration set (a cue with no class is logged and left
+   out);
+2. when no refit runs and new trials arrived, it submits one to a **worker process**
+   (``concurrent.futures`` with a ``spawn`` context, BLAS single-threaded, a lower
+   priority and, where the OS allows, the CPUs the decision thread is not pinned to):
+   a warm refit with the current path and penalties, or a whole re-selection once
+   ``every`` trials arrived since the last (:func:`~sblr_rt.calibration.refit.refit_model`);
+3. the worker saves the new version (``v0001.sblr.npz``, ... in ``folder``; the model-file
+   format with ``metadata["adaptation"]``: version, parent, trials used), and the adapter
+   hands it to the loop (:meth:`OnlineLoop.swap_model`), which switches between two
+   decisions.
+
+The decision thread never waits: the refit's CPU is in the other process, and the new
+model's streaming state is prepared on the adapter's thread. A refit that fails (too few
+trials of a class, a degenerate fit) or a worker that dies mid-refit is logged and shown
+in the loop's snapshot (``Telemetry.adaptation``); the current model keeps deciding and the
+next trial triggers a new attempt (a dead worker process is replaced).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+import time
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from sblr_rt.calibration.refit import RefitError, labelled_recording, refit_model, version_path
+
+from sblr_rt.io.model_file import save_model
+from sblr_rt.io.recording import Recording
+from sblr_rt.online.swap import model_version_of
+
+logger = logging.getLogger("sblr_rt.calibration")
+
+__all__ = ["Adapter", "trial_recording"]
+
+
+def trial_recording(trial, unit: str = "V") -> Recording:
+    """Return a decided trial as a one-marker recording (marker = its class label).
+
+    Parameters
+    ----------
+    trial : LabelledTrial
+        From :meth:`OnlineLoop.pop_trials`, with a class label.
+    unit : str
+        The samples' unit (the model's).
+
+    Returns
+    -------
+    recording : Recording
+    """
+    return Recording(
+        data=trial.data,
+        sfreq=trial.sfreq,
+        ch_names=trial.ch_names,
+        marker_times=[trial.cue_offset],
+        marker_values=[trial.label],
+        source=f"session trial {trial.index}",
+        unit=unit,
+    )
+
+
+def _worker_init() -> None:
+    """Keep the worker off the decision thread's core and below its priority."""
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        os.nice(10)
+    except OSError:  # pragma: no cover - not allowed here
+        pass
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(cpus) > 1:  # the decision thread runs wherever; the refit takes the last CPUs
+        os.sched_setaffinity(0, cpus[len(cpus) // 2 :])
+
+
+#: In the worker process: the calibration set of each session, as shipped so far. Only
+#: the recordings a worker has not seen are sent with a refit, so a refit's submission
+#: pickles one trial (~0.5 MB), not the whole set, on the session's process.
+_RECEIVED: dict[str, list] = {}
+
+
+def _in_worker(job, session: str, new_recordings, model, **kwargs):
+    from threadpoolctl import threadpool_limits
+
+    recordings = _RECEIVED.setdefault(session, [])
+    recordings.extend(new_recordings)
+    with threadpool_limits(limits=1):
+        return job(model, list(recordings), **kwargs)
+
+
+class Adapter:
+    """Refit the loop's model in the background as labelled trials arrive.
+
+    Parameters
+    ----------
+    loop : OnlineLoop
+        A loop in trial mode built with ``keep_trials=True``.
+    model : BCIModel
+        The loop's current model (version ``metadata["adaptation"]["version"]``, else 0).
+    folder : path
+        Where the versions are saved (created if missing); the starting model is saved
+        there too when its version file is absent.
+    calibration : sequence of Recording
+        Calibration runs that stay in the calibration set (markers mapped with the
+        model's configuration); empty: the session's trials only.
+    every : int
+        Re-select the feature path and penalties once this many trials arrived since
+        the last re-selection; 0: never (warm refits only).
+    min_per_class : int
+        Fewest epochs of each class a refit accepts.
+    seconds_before : float
+        Seconds of samples kept before each trial's raw epoch.
+    poll : float
+        Seconds between looks at the loop's trials.
+    job : callable
+        The function the worker runs (default :func:`refit_model`, under one BLAS
+        thread); same signature.
+
+    Attributes
+    ----------
+    history : list of dict
+        One entry per refit submitted: ``version``, ``reselect``, ``n_session_trials``,
+        ``started`` and ``finished`` (the loop's clock), ``error`` (None if it succeeded).
+    """
+
+    def __init__(
+        self,
+        loop,
+        model,
+        *,
+        folder,
+        calibration=(),
+        every: int = 10,
+        min_per_class: int = 3,
+        seconds_before: float = 2.0,
+        poll: float = 0.05,
+        job=None,
+    ) -> None:
+        if int(every) < 0:
+            raise ValueError(f"'every' must be >= 0 trials, got {every!r}.")
+        self.loop, self.model = loop, model
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        config = (model.metadata or {}).get("config") or {}
+        pairs = config.get("classes") or {}
+        class_map = dict(pairs) if isinstance(pairs, dict) else {a: b for a, b in pairs}
+        class_map = class_map or None
+        self.calibration = [labelled_recording(r, class_map) for r in calibration]
+        self.trials: list = []
+        self._recordings = list(self.calibration)  # the calibration set, in order
+        self._session, self._shipped = uuid.uuid4().hex, 0
+        self.every, self.min_per_class = int(every), int(min_per_class)
+        self.seconds_before, self.poll = float(seconds_before), float(poll)
+        self.job = refit_model if job is None else job
+        self.version = model_version_of(model)
+        self._unit = (model.metadata or {}).get("unit") or "V"
+        self._since_reselect = 0
+        self._attempted = 0  # session trials in the last refit submitted
+        self._pending = None  # (future, version, n_trials, reselect, t_submit)
+        self._executor = None
+        self._thread = None
+        self._stop = threading.Event()
+        self.history: list[dict] = []
+        self._status = {
+            "version": self.version,
+            "n_trials": 0,
+            "n_unlabelled": 0,
+            "refit": "idle",
+            "n_refits": 0,
+            "n_failures": 0,
+            "last_error": None,
+            "last_seconds": None,
+        }
+        path = version_path(self.folder, self.version)
+        if not path.exists():
+            save_model(model, path)
+
+    # ------------------------------------------------------------------------------------
+    def start(self, *, thread: bool = True) -> Adapter:
+        """Start the worker process and the adapter's thread.
+
+        Parameters
+        ----------
+        thread : bool
+            Start the thread; False leaves the calls to :meth:`step` to the caller.
+        """
+        self._executor = self._new_executor()
+        self._stop.clear()
+        if thread:
+            self._thread = threading.Thread(target=self._run, name="sblr-rt-adapt", daemon=True)
+            self._thread.start()
+        self._publish()
+        return self
+
+    def stop(self) -> None:
+        """Stop the thread and the worker (a running refit is abandoned)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10.0)
+            self._thread = None
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            # A refit may take minutes: end the worker we started instead of waiting.
+            for process in list((getattr(executor, "_processes", None) or {}).values()):
+                if process.is_alive():
+                    process.terminate()
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> Adapter:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def status(self) -> dict:
+        """Return the adaptation's status (also in the loop's ``Telemetry.adaptation``)."""
+        return dict(self._status)
+
+    # ------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.step()
+            except Exception as err:  # the adapter must not take the session down
+                logger.exception("The adaptation step failed.")
+                self._failed(f"{type(err).__name__}: {err}", refit=False)
+            self._stop.wait(self.poll)
+
+    def step(self) -> None:
+        """Take new trials, collect a finished refit, submit the next one if due."""
+        self.add_trials(self.loop.pop_trials(seconds_before=self.seconds_before))
+        if self._pending is not None and self._pending[0].done():
+            self._collect()
+        if self._pending is None and len(self.trials) > self._attempted:
+            self._submit()
+
+    def add_trials(self, trials) -> None:
+        """Add the labelled trials to the calibration set; log those with no class."""
+        for trial in trials:
+            if trial.label is None:
+                self._status["n_unlabelled"] += 1
+                logger.warning(
+                    "Trial %d: cue %r names no class of the model; not used to adapt.",
+                    trial.index,
+                    trial.cue,
+                )
+                continue
+            self.trials.append(trial)
+            self._recordings.append(trial_recording(trial, self._unit))
+            self._since_reselect += 1
+        self._status["n_trials"] = len(self.trials)
+        self._publish()
+
+    def _submit(self) -> None:
+        version = self.version + 1
+        n = self._attempted = len(self.trials)  # a failed set is retried with more trials
+        reselect = self.every > 0 and self._since_reselect >= self.every
+        if reselect:
+            self._since_reselect = 0
+        new, self._shipped = self._recordings[self._shipped :], len(self._recordings)
+        info = {
+            "n_session_trials": n,
+            "trials": [
+                {"index": t.index, "cue": t.cue, "label": t.label, "t_cue": t.t_cue}
+                for t in self.trials
+            ],
+            "n_calibration_runs": len(self.calibration),
+        }
+        future = self._executor.submit(
+            _in_worker,
+            self.job,
+            self._session,
+            new,
+            self.model,
+            version=version,
+            reselect=reselect,
+            folder=self.folder,
+            min_per_class=self.min_per_class,
+            info=info,
+        )
+        self._pending = (future, version, n, reselect, time.monotonic())
+        self.history.append(
+            {"version": version, "reselect": reselect, "n_session_trials": n}
+            | {"started": self.loop.clock(), "finished": None, "error": None}
+        )
+        self._status["refit"] = f"running v{version} ({'re-selection' if reselect else 'warm'})"
+        self._publish()
+
+    def _collect(self) -> None:
+        future, version, n, reselect, t0 = self._pending
+        self._pending = None
+        self.history[-1]["finished"] = self.loop.clock()
+        try:
+            model = future.result()
+        except BrokenProcessPool:
+            self._executor = self._new_executor()
+            self._shipped = 0  # the new worker has received nothing
+            self._failed(f"v{version}: the refit process died; restarted it")
+            return
+        except RefitError as err:
+            self._failed(f"v{version}: {err}")
+            return
+        except Exception as err:
+            self._failed(f"v{version}: {type(err).__name__}: {err}")
+            return
+        self.loop.swap_model(model, version=version)
+        self.model, self.version = model, version
+        self._status.update(
+            version=version,
+            refit="idle",
+            n_refits=self._status["n_refits"] + 1,
+            last_seconds=time.monotonic() - t0,
+        )
+        logger.info(
+            "Model version %d (%s, %d session trials) in %.1f s; saved to %s.",
+            version,
+            "re-selected" if reselect else "warm refit",
+            n,
+            time.monotonic() - t0,
+            version_path(self.folder, version),
+        )
+        self._publish()
+
+    def _failed(self, message: str, *, refit: bool = True) -> None:
+        if refit:
+            self.history[-1]["error"] = message
+        logger.error("Refit failed, still deciding with version %d: %s", self.version, message)
+        self._status.update(
+            refit="failed",
+            n_failures=self._status["n_failures"] + 1,
+            last_error=message,
+        )
+        self._publish()
+
+    def _publish(self) -> None:
+        self.loop.set_adaptation(self.status())
+
+    @staticmethod
+    def _new_executor() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_init,
+        )

@@ -1,0 +1,221 @@
+"""One refit of a session's model on its growing calibration set (run in a worker process).
+
+:func:`refit_model` is what the adaptation (:mod:`sblr_rt.calibration.adapt`) runs in its
+background process, and what the adaptation benchmark runs in-process:
+
+- **warm** (most trials): the current model's feature path, preprocessing, rank and
+  penalties are kept; the scaling is fitted again on all epochs and the estimator is
+  refitted from the current factors (``warm_start=True``: same classes and shapes, so the
+  solver starts where the current model is and needs few iterations).
+- **re-selection** (every N trials): the whole calibration
+  (:func:`~sblr_rt.calibration.calibrate`, with the configuration the model was
+  calibrated with) on all epochs, so the feature path and penalties may change.
+
+A refit that cannot give a usable model raises :class:`RefitError` (too few epochs of a
+class, factors all zero or not finite, classes that changed); the caller keeps the current
+model. The new version is written with :func:`~sblr_rt.io.save_model`, which writes a
+temporary file and renames it: a version file is whole or absent, even if the process is
+killed mid-write.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sblr_rt.calibration.config import load_config
+from sblr_rt.calibration.core import calibrate
+from sblr_rt.calibration.epochs import extract_epochs
+from sklearn.exceptions import ConvergenceWarning
+
+from sblr_rt.bci_model import BCIModel
+from sblr_rt.model import ZeroTrapWarning
+
+logger = logging.getLogger("sblr_rt.calibration")
+
+__all__ = ["RefitError", "labelled_recording", "refit_model", "version_path"]
+
+
+class RefitError(RuntimeError):
+    """A refit gave no usable model; the session keeps its current one."""
+
+
+def version_path(folder, version: int) -> Path:
+    """Return the file of model version ``version`` in ``folder`` (``v0007.sblr.npz``)."""
+    return Path(folder) / f"v{int(version):04d}.sblr.npz"
+
+
+def labelled_recording(recording, class_map: dict | None):
+    """Return ``recording`` with its markers renamed to class labels (others dropped).
+
+    The calibration set of a session mixes calibration runs (markers like ``"T1"``) and
+    trials from the loop (labelled with their class); with every marker a class label, one
+    identity class map serves them all.
+
+    Parameters
+    ----------
+    recording : Recording
+        A calibration run.
+    class_map : dict | None
+        Marker value -> class label (None: the markers are already labels).
+
+    Returns
+    -------
+    recording : Recording
+        A shallow copy (the samples are shared).
+    """
+    if class_map is None:
+        return recording
+    keep = [i for i, v in enumerate(recording.marker_values) if v in class_map]
+    return dataclasses.replace(
+        recording,
+        marker_times=recording.marker_times[keep],
+        marker_values=[class_map[recording.marker_values[i]] for i in keep],
+    )
+
+
+def refit_model(
+    model,
+    recordings,
+    *,
+    version: int,
+    reselect: bool = False,
+    folder=None,
+    min_per_class: int = 3,
+    info: dict | None = None,
+):
+    """Refit ``model`` on ``recordings`` (markers = class labels) as version ``version``.
+
+    Parameters
+    ----------
+    model : BCIModel
+        The current model (its configuration, preprocessing, rank, penalties, factors).
+    recordings : list of Recording
+        The calibration set, every marker a class label of the model
+        (:func:`labelled_recording`).
+    version : int
+        The new version's number (``metadata["adaptation"]["version"]``).
+    reselect : bool
+        Re-select the feature path and penalties (a whole calibration) instead of a warm
+        refit with the current ones.
+    folder : path | None
+        Where to save the new version (:func:`version_path`); None: not saved.
+    min_per_class : int
+        Fewest epochs of each class a refit accepts.
+    info : dict | None
+        Stored in ``metadata["adaptation"]`` (e.g. the trials used).
+
+    Returns
+    -------
+    model : BCIModel
+        The new version, saved if ``folder`` was given.
+
+    Raises
+    ------
+    RefitError
+        If the refit gives no usable model.
+    """
+    t0 = time.perf_counter()
+    classes = [str(c) for c in model.classes]
+    base = dict((model.metadata or {}).get("config") or {})
+    base.update(classes=[(c, c) for c in classes], n_jobs=1)
+    config = load_config(None, **base)
+    cued = np.concatenate([np.asarray(r.marker_values, dtype=object) for r in recordings] or [[]])
+    _count_check(np.array([classes.index(v) for v in cued if v in classes]), classes,
+                 min_per_class)  # fmt: skip
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            # Warned at the start of a warm fit whenever a penalty exceeds the warm factors'
+            # gradient, which is no failure; a collapse is checked on the result below.
+            warnings.simplefilter("ignore", ZeroTrapWarning)
+            if reselect:
+                new = _reselect(model, recordings, config, classes, min_per_class)
+            else:
+                new = _warm(model, recordings, config, classes, min_per_class)
+    except ValueError as err:  # e.g. too few epochs per class for the CV
+        raise RefitError(str(err)) from err
+    _check_usable(new.estimator)
+    parent = (model.metadata or {}).get("adaptation") or {}
+    metadata = copy.deepcopy(dict(new.metadata or {}))
+    metadata["adaptation"] = {
+        "version": int(version),
+        "parent": int(parent.get("version", 0)),
+        "reselected": bool(reselect),
+        "n_epochs": int(new.metadata.get("epochs", {}).get("used", 0)),
+        "per_class": new.metadata.get("epochs", {}).get("per_class", {}),
+        "seconds": time.perf_counter() - t0,
+    } | dict(info or {})
+    new.metadata = metadata
+    if folder is not None:
+        from sblr_rt.io.model_file import save_model
+
+        save_model(new, version_path(folder, version))
+    return new
+
+
+def _count_check(y, classes, min_per_class) -> dict:
+    counts = {c: int(np.sum(y == k)) for k, c in enumerate(classes)}
+    short = {c: n for c, n in counts.items() if n < min_per_class}
+    if short:
+        raise RefitError(
+            f"too few trials of a class: need at least {min_per_class} per class, got {counts}"
+        )
+    return counts
+
+
+def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
+    pre = copy.deepcopy(model.preprocessor)
+    epochs = extract_epochs(
+        recordings,
+        pre,
+        config.class_map,
+        reject=config.reject,
+        flat=config.flat,
+        clip_run=config.clip_run,
+    )
+    # extract_epochs numbers the classes it found; the estimator numbers the model's.
+    order = {c: k for k, c in enumerate(classes)}
+    y = np.array([order[epochs.classes[k]] for k in epochs.y], dtype=np.int64)
+    counts = _count_check(y, classes, min_per_class)
+    pre.fit_scaling(epochs.Z)
+    X = pre.scale(epochs.Z)
+    est = copy.deepcopy(model.estimator)
+    est.set_params(warm_start=True)
+    est.fit(X, y)
+    est.set_params(warm_start=False)
+    metadata = copy.deepcopy(dict(model.metadata or {}))
+    metadata["epochs"] = {
+        "found": epochs.n_found,
+        "used": len(y),
+        "per_class": counts,
+        "rejected": epochs.rejected,
+    }
+    metadata["train_accuracy"] = float(np.mean(est.predict(X) == y))
+    return BCIModel(preprocessor=pre, estimator=est, classes=classes, metadata=metadata)
+
+
+def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
+    new = calibrate(recordings, config=config)
+    if [str(c) for c in new.classes] != classes:
+        raise RefitError(f"the classes changed: {list(new.classes)} instead of {classes}")
+    per_class = new.metadata["epochs"]["per_class"]
+    _count_check(np.repeat(np.arange(len(classes)), [per_class[c] for c in classes]), classes,
+                 min_per_class)  # fmt: skip
+    for key in ("unit", "sources"):  # the session's, not the trial segments'
+        if key in (model.metadata or {}):
+            new.metadata[key] = model.metadata[key]
+    return new
+
+
+def _check_usable(est) -> None:
+    params = [np.asarray(est.spatial_), np.asarray(est.temporal_), np.asarray(est.intercept_)]
+    if not all(np.all(np.isfinite(p)) for p in params):
+        raise RefitError("degenerate fit: the factors are not finite")
+    if not (np.any(params[0]) and np.any(params[1])):
+        raise RefitError("degenerate fit: the factors are all zero")

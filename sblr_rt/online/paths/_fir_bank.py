@@ -1,0 +1,197 @@
+"""A bank of long causal FIR filters applied sample-exactly to a stream, at FFT cost.
+
+Direct convolution costs ``numtaps`` multiply-adds per sample, filter and channel: for
+the narrow bands of the power paths (3380 taps at 2048 Hz) that is tens of GFLOP/s at
+256 channels, more than a core. The bank uses uniformly partitioned overlap-save
+instead (blocks of ``B`` samples, the filters cut into ``K`` partitions of ``B`` taps, a
+frequency-domain delay line of the blocks' spectra), split so that no output waits for
+a block to fill and no chunk pays for a whole block's FFT work:
+
+- the *near* part of output ``t`` in block ``j`` (the current and previous blocks'
+  samples, taps ``0 .. B + i``) is a small Toeplitz product per chunk;
+- the *far* part (every sample before block ``j - 1``) only depends on blocks that were
+  complete when block ``j - 1`` began, so it is computed during block ``j - 1``, a group
+  of channels at a time, in proportion to the samples received: one rFFT of the block
+  just completed per channel, one batched complex product over the partitions and one
+  inverse FFT per filter and channel.
+
+Output sample ``t`` is available as soon as input sample ``t`` is, and equals direct
+convolution from a zero state to rounding (relative ~1e-15). :meth:`PartitionedFirBank.settle`
+does the far work due so far; a caller may run it after its latency-critical work (the
+online loop does, after publishing a decision), else the next :meth:`process` does.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy import fft
+
+__all__ = ["PartitionedFirBank", "block_size_for"]
+
+#: Channel groups of the far part (its work is spread over a block in this many steps).
+N_GROUPS = 8
+
+
+def block_size_for(numtaps: int) -> int:
+    """Return the partition size ``B``, a power of two near ``2 sqrt(numtaps)``.
+
+    The near part costs about ``1.5 B`` multiply-adds per sample (BLAS at full speed),
+    the far part about ``4 numtaps / B`` flops (small complex products, slower per flop)
+    plus an FFT; measured at 3381 taps, 256 channels: B = 128 beats 64 and 32.
+    """
+    target = 2.0 * np.sqrt(max(int(numtaps), 1))
+    return int(min(512, max(16, 2 ** round(np.log2(target)))))
+
+
+class PartitionedFirBank:
+    """Several FIR filters of one length applied to the same channels, chunk by chunk.
+
+    Parameters
+    ----------
+    taps : ndarray, shape (n_filters, numtaps)
+        The filters' coefficients.
+    n_channels : int
+        Channels of every chunk.
+    block : int | None
+        Partition size ``B`` (None: :func:`block_size_for`).
+
+    Notes
+    -----
+    :meth:`process` returns ``(n_samples, n_filters * n_channels)``, filter-major columns:
+    column ``k * n_channels + c`` is channel ``c`` through filter ``k``.
+    """
+
+    def __init__(self, taps: np.ndarray, n_channels: int, *, block: int | None = None) -> None:
+        taps = np.atleast_2d(np.asarray(taps, dtype=np.float64))
+        self.n_filters, self.numtaps = taps.shape
+        self.n_channels = n = int(n_channels)
+        B = block_size_for(self.numtaps) if block is None else int(block)
+        self.block = B
+        K = max(2, -(-self.numtaps // B))  # partitions; 0 and half of 1 are near
+        padded = np.zeros((self.n_filters, K * B))
+        padded[:, : self.numtaps] = taps
+        # Far partitions 1 .. K-1 as spectra (F, n_filters, K - 1), oldest first, so
+        # that one batched product with the delay line's newest K - 1 spectra sums them.
+        parts = padded.reshape(self.n_filters, K, B)[:, :0:-1]
+        self._H = np.ascontiguousarray(fft.rfft(parts, 2 * B, axis=2).transpose(2, 0, 1))
+        self._S = K - 1  # delay-line slots
+        # Near part: near[i, k, l] = taps[k, B + i - l] over the rows [previous, current].
+        out_i, row = np.meshgrid(np.arange(B), np.arange(2 * B), indexing="ij")
+        lag = B + out_i - row
+        ok = (lag >= 0) & (lag < self.numtaps)
+        near = np.zeros((B, self.n_filters, 2 * B))
+        near[out_i[ok], :, row[ok]] = taps[:, lag[ok]].T
+        self._near = near
+        # rfft of [0, x] (x in the second half) = rfft of [x, 0] times (-1)^f.
+        self._shift = np.where(np.arange(B + 1) % 2, -1.0, 1.0)[:, None]
+
+        # The far work of a block in steps: the spectrum of the block just completed, the
+        # partition sums by groups of frequencies (each a product with every channel, so
+        # BLAS gets wide matrices), the inverse FFTs by groups of channels.
+        def split(size):
+            bounds = np.linspace(0, size, min(N_GROUPS, size) + 1).round().astype(int)
+            return list(itertools.pairwise(bounds.tolist()))
+
+        self._steps = (
+            [(self._spectrum, None)]
+            + [(self._partition_sums, g) for g in split(B + 1)]
+            + [(self._inverse, g) for g in split(n)]
+        )
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the past: zero state, as if every earlier sample were zero."""
+        B, n, S = self.block, self.n_channels, self._S
+        # Delay line of block spectra, mirrored (slot p and p + S) so that the S newest
+        # are one contiguous run. Slot of block q: q % S. The current block's slot holds
+        # the spectrum of [previous, 0] once its group's far work has run.
+        self._fdl = np.zeros((B + 1, 2 * S, n), dtype=np.complex128)
+        self._block_index = 0
+        self._rows = np.zeros((2 * B, n))  # [previous block, current block so far]
+        self._pos = 0  # samples of the current block received
+        self._acc = np.zeros((B + 1, self.n_filters, n), dtype=np.complex128)
+        self._tail = np.zeros((B, self.n_filters, n))  # far part of the current block
+        self._next = np.zeros((B, self.n_filters, n))  # ... of the next, being computed
+        self._done = 0  # steps of the next block's far part done
+
+    def process(self, x: np.ndarray) -> np.ndarray:
+        """Filter the next samples.
+
+        Parameters
+        ----------
+        x : ndarray, shape (n_samples, n_channels)
+            The next input samples.
+
+        Returns
+        -------
+        y : ndarray, shape (n_samples, n_filters * n_channels)
+            The filtered samples, filter-major columns.
+        """
+        self.settle()  # the far work due before these samples (if not run since)
+        B = self.block
+        n_samples = x.shape[0]
+        out = np.empty((n_samples, self.n_filters * self.n_channels))
+        done = 0
+        while done < n_samples:
+            i0 = self._pos
+            h = min(B - i0, n_samples - done)
+            i1 = i0 + h
+            self._rows[B + i0 : B + i1] = x[done : done + h]
+            near = np.matmul(self._near[i0:i1, :, : B + i1], self._rows[: B + i1])
+            near += self._tail[i0:i1]
+            out[done : done + h] = near.reshape(h, -1)
+            self._pos = i1
+            done += h
+            if i1 == B:
+                self._close_block()
+        return out
+
+    def _close_block(self) -> None:
+        """Finish the far work of the block just completed, then start a new block."""
+        self._work(len(self._steps))
+        B = self.block
+        self._rows[:B] = self._rows[B:]
+        self._rows[B:] = 0.0
+        self._pos = 0
+        self._tail, self._next = self._next, self._tail
+        self._done = 0
+        self._block_index += 1
+
+    def settle(self) -> None:
+        """Run the far work due for the samples of the current block received so far."""
+        due = -(-len(self._steps) * self._pos // self.block)
+        if self._done < due:
+            self._work(due)
+
+    def _work(self, upto: int) -> None:
+        """Run the next block's far-part steps ``_done .. upto - 1``."""
+        for step, arg in self._steps[self._done : upto]:
+            step(arg)
+        self._done = max(self._done, upto)
+
+    def _spectrum(self, _) -> None:
+        """Store the spectra of the block just completed in the delay line."""
+        B, S = self.block, self._S
+        j = self._block_index
+        p, q = j % S, (j - 1) % S  # slots of the current and previous blocks
+        spec = fft.rfft(self._rows[:B], 2 * B, axis=0)  # [previous, 0]
+        if j > 0:
+            # The previous block's slot held [before it, 0]: add [0, previous].
+            self._fdl[:, q] += self._shift * spec
+            self._fdl[:, q + S] = self._fdl[:, q]
+        self._fdl[:, p] = spec
+        self._fdl[:, p + S] = spec
+
+    def _partition_sums(self, group: tuple[int, int]) -> None:
+        """Sum the far partitions' products for frequencies ``group``."""
+        a, b = group
+        p, S = self._block_index % self._S, self._S
+        np.matmul(self._H[a:b], self._fdl[a:b, p + 1 : p + S + 1], out=self._acc[a:b])
+
+    def _inverse(self, group: tuple[int, int]) -> None:
+        """Inverse FFT of the partition sums for channels ``group``: the next far part."""
+        a, b = group
+        B = self.block
+        self._next[:, :, a:b] = fft.irfft(self._acc[:, :, a:b], 2 * B, axis=0)[B:]

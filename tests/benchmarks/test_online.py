@@ -1,0 +1,22 @@
+"""The online benchmark still runs (tiny settings, no LSL; timings are not asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "online.py"
+
+
+def test_online_benchmark_smoke(capsys):
+    spec = importlib.util.spec_from_file_location("bench_online", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    argv = ["--no-live", "--channels", "8", "--sfreq", "128", "--reps", "20", "--ranks", "1"]
+    assert module.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "8 channels at 128 Hz" in out and "threadpool_limits(1)" in out
+    # Every path printed its targets, and the cost table has a row per configuration.
+    assert out.count("target step p99 < 200 us") == 3
+    table = out.split("Cost against channels and rate")[1]
+    assert sum(line.strip().startswith("spectral") for line in table.splitlines()) == 5
