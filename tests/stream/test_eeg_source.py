@@ -382,14 +382,26 @@ def test_a_replay_faster_than_real_time_is_not_a_wrong_rate(source_id, wait):
     outlet = EEGOutlet(
         name="SBLR-Test-Speed", source_id=source_id, ch_names=["a", "b"], sfreq=500.0, speed=4.0
     )
-    with LSLSource(source_id=source_id, timeout=5.0) as source:
+    # No stall reopening here (this test is about the rate): on a loaded machine a pause
+    # over the stall threshold between two pushes would reopen the inlet and drop samples.
+    with LSLSource(source_id=source_id, timeout=5.0, stall_timeout=None) as source:
         assert outlet.wait_for_consumers(DEADLINE)
         t0 = pylsl.local_clock()
-        n = 8 * 2000  # 8 s of LSL time at 4 x 500 Hz, in a few large chunks (no stall)
-        for start in range(0, n, 4000):
+        n = 8 * 2000  # 8 s of LSL time at 4 x 500 Hz, in large chunks (no stall)
+        sent = [0]
+
+        def push():
+            # Keep feeding until the inlet holds n samples: a chunk pushed while the
+            # inlet's data connection is still opening on a loaded machine is lost, and
+            # a fixed number of pushes then never reaches n.
+            start = sent[0]
             stamps = t0 + np.arange(start, start + 4000) / 2000.0
             outlet.push_chunk(np.zeros((4000, 2), np.float32), stamps)
-        wait(lambda: source.buffer.n_pushed >= n, f"{n} samples")
+            sent[0] += 4000
+
+        for _ in range(n // 4000):
+            push()
+        wait(lambda: source.buffer.n_pushed >= n, f"{n} samples", push=push)
         status = source.status()
         assert status["effective_sfreq"] == pytest.approx(2000.0, rel=0.01)
         assert status["rate_ok"] is True and status["rate_far_off"] is False
