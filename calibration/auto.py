@@ -44,8 +44,8 @@ import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy.stats import rankdata
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 from sblr_rt.model import ZeroTrapWarning
@@ -165,13 +165,26 @@ def _fold_task(Zs, y, splits, config, centers, dtype):
     return out
 
 
+def _auc(positive: np.ndarray, score: np.ndarray) -> float:
+    """Area under the ROC curve: the Mann-Whitney statistic (ties count one half).
+
+    Equal to :func:`sklearn.metrics.roc_auc_score` (a test checks it) at a hundredth of
+    its cost: the table scores every grid point of every candidate, and the checks of
+    the scikit-learn function took 0.4 s of a 3 s calibration.
+    """
+    n_pos = int(positive.sum())
+    n_neg = positive.size - n_pos
+    ranks = rankdata(score)
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
 def _scores(proba: np.ndarray, y: np.ndarray) -> dict:
     """Log-loss, accuracy and AUC of pooled out-of-fold probabilities (one repeat)."""
     p_true = np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0)
     if proba.shape[1] == 2:
-        auc = roc_auc_score(y, proba[:, 1])
-    else:
-        auc = roc_auc_score(y, proba, multi_class="ovr")
+        auc = _auc(y == 1, proba[:, 1])
+    else:  # one class against the rest, macro mean (scikit-learn's multi_class="ovr")
+        auc = np.mean([_auc(y == c, proba[:, c]) for c in range(proba.shape[1])])
     return {
         "log_loss": float(-np.mean(np.log(p_true))),
         "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),

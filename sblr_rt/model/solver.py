@@ -130,6 +130,11 @@ def svd_init(x_mean, rank):
     return -np.ascontiguousarray(left), np.ascontiguousarray(right)
 
 
+#: Widths ``m r`` up to which :func:`x_times_v` multiplies epoch by epoch (measured at
+#: 168 x 118 x 100, one thread: faster up to 50 columns, slower at 100).
+_BATCHED_MAX_WIDTH = 64
+
+
 def x_times_v(X, V):
     """Return ``A[c, i] = vec(X_i V_c)`` for all classes in one pass over ``X``.
 
@@ -145,7 +150,12 @@ def x_times_v(X, V):
     n, s, t = X.shape
     m, _, r = V.shape
     v_all = np.ascontiguousarray(V.transpose(1, 0, 2).reshape(t, m * r), dtype=X.dtype)
-    prod = (X.reshape(n * s, t) @ v_all).reshape(n, s, m, r)
+    if m * r <= _BATCHED_MAX_WIDTH:
+        # n products X_i V: OpenBLAS runs a thin (n s x t) @ (t x w) GEMM at about half
+        # the speed of n small ones (168 x 118 x 100 float32, w = 5: 0.81 ms vs 0.42 ms).
+        prod = np.matmul(X, v_all).reshape(n, s, m, r)
+    else:
+        prod = (X.reshape(n * s, t) @ v_all).reshape(n, s, m, r)
     return np.ascontiguousarray(prod.transpose(2, 0, 1, 3), dtype=np.float64).reshape(m, n, s * r)
 
 
