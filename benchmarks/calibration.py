@@ -187,8 +187,13 @@ def auto(args):
     wall = float(np.median(walls))
     print(
         f"auto: {wall:.1f} s wall (median of {len(walls)}; features "
-        f"{sel['seconds']['features']:.1f} s of the last), chose {sel['auto']['chosen']} "
-        f"rank {sel['params']['rank']}"
+        f"{sel['seconds']['features']:.1f} s of the last, computed while the first path's "
+        f"search runs), chose {sel['auto']['chosen']} rank {sel['params']['rank']}"
+    )
+    print(
+        f"auto, first run of this process: {walls[0]:.1f} s wall (it also starts the "
+        f"{args.n_jobs} worker processes, about 1 s of importing scikit-learn each; the "
+        "later runs reuse them, as joblib keeps its workers)"
     )
     feats, y, config = kept["feats"], kept["y"], kept["config"]
     per_fold = lambda cands, folds: [([c], [i]) for c in cands for i in folds]  # noqa: E731

@@ -11,7 +11,7 @@ import numpy as np
 from sblr_rt.calibration.auto import select_auto
 from sblr_rt.calibration.config import CalibrationConfig, load_config
 from sblr_rt.calibration.epochs import extract_epochs
-from sblr_rt.calibration.selection import select
+from sblr_rt.calibration.selection import select, start_workers
 
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.preprocessing import Preprocessor
@@ -205,6 +205,7 @@ def calibrate(
         config = config.replace(**overrides)
     else:
         config = load_config(config, **overrides)
+    start_workers(config.n_jobs)  # they start while the epochs are read and cut
     recs = _as_recordings(recordings)
     if config.features == "auto":
         pre, est, epochs, report = select_auto(

@@ -65,11 +65,13 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
 import warnings
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
+from joblib.parallel import LokyBackend, get_active_backend
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneOut, StratifiedKFold
 
@@ -79,7 +81,14 @@ from sblr_rt.preprocessing import apply_scaling, fit_scaling
 
 logger = logging.getLogger("sblr_rt.calibration")
 
-__all__ = ["is_unbounded", "make_splits", "paper_param_grid", "penalty_grid", "select"]
+__all__ = [
+    "is_unbounded",
+    "make_splits",
+    "paper_param_grid",
+    "penalty_grid",
+    "select",
+    "start_workers",
+]
 
 
 def make_splits(y: np.ndarray, cv, random_state: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -368,6 +377,33 @@ def _parallel(tasks, n_jobs, progress, stage):
 
 def _indexed(i, fn, args):
     return i, fn(*args)
+
+
+def _ready() -> bool:
+    return True
+
+
+def start_workers(n_jobs) -> None:
+    """Start joblib's worker processes in the background, to be ready for the search.
+
+    A fresh worker spends about a second importing scikit-learn and this package before
+    its first task; a calibration calls this first, so that the workers start while the
+    epochs are read and filtered (the search then reuses them: joblib keeps its workers
+    between calls). Does nothing for one job.
+    """
+    n = effective_n_jobs(n_jobs)
+    # Only joblib's own process pool: a backend the caller chose (Dask, Ray) is the
+    # caller's to start, and its configuration does not reach another thread.
+    if n <= 1 or not isinstance(get_active_backend()[0], LokyBackend):
+        return
+
+    def warm():
+        try:
+            Parallel(n_jobs=n_jobs)(delayed(_ready)() for _ in range(n))
+        except Exception:  # a failed warm-up only costs the time it would save
+            logger.debug("starting the calibration workers early failed", exc_info=True)
+
+    threading.Thread(target=warm, name="sblr-calibration-workers", daemon=True).start()
 
 
 def select(
