@@ -11,7 +11,8 @@ import numpy as np
 from sblr_rt.calibration.auto import select_auto
 from sblr_rt.calibration.config import CalibrationConfig, load_config
 from sblr_rt.calibration.epochs import extract_epochs
-from sblr_rt.calibration.selection import select, start_workers
+from sblr_rt.calibration.selection import select
+from sblr_rt.calibration.workers import start_workers
 
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.preprocessing import Preprocessor

@@ -58,26 +58,26 @@ builds the same grid as a ``param_grid`` (without warm starts)::
                  paper_param_grid(mu1_max, nu1_max), cv=StratifiedKFold(5)).fit(X, y)
 
 One procedure (the paper's: the rank step, the penalty grid and the folds' lockstep fits
-that serve both and :mod:`.auto`), hence a module of about 550 lines.
+that serve both and :mod:`.auto`), hence a module of about 540 lines.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import threading
 import time
 import warnings
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
-from joblib.parallel import LokyBackend, get_active_backend
+from joblib import effective_n_jobs
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneOut, StratifiedKFold
 
 from sblr_rt.model import SparseBilinearLogisticRegression, ZeroTrapWarning, l1_penalty_max
 from sblr_rt.model.path import fit_fold_paths
 from sblr_rt.preprocessing import apply_scaling, fit_scaling
+
+from .workers import run_tasks
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -87,7 +87,6 @@ __all__ = [
     "paper_param_grid",
     "penalty_grid",
     "select",
-    "start_workers",
 ]
 
 
@@ -360,52 +359,6 @@ def _fold_chunks(n_folds: int, n_groups: int, n_workers: int) -> list[tuple[int,
     return plan
 
 
-def _parallel(tasks, n_jobs, progress, stage):
-    total = len(tasks)
-    results = [None] * total
-    if progress is not None:
-        progress(0, total, stage)
-    gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-        delayed(_indexed)(i, fn, args) for i, (fn, args) in enumerate(tasks)
-    )
-    for done, (i, res) in enumerate(gen, start=1):
-        results[i] = res
-        if progress is not None:
-            progress(done, total, stage)
-    return results
-
-
-def _indexed(i, fn, args):
-    return i, fn(*args)
-
-
-def _ready() -> bool:
-    return True
-
-
-def start_workers(n_jobs) -> None:
-    """Start joblib's worker processes in the background, to be ready for the search.
-
-    A fresh worker spends about a second importing scikit-learn and this package before
-    its first task; a calibration calls this first, so that the workers start while the
-    epochs are read and filtered (the search then reuses them: joblib keeps its workers
-    between calls). Does nothing for one job.
-    """
-    n = effective_n_jobs(n_jobs)
-    # Only joblib's own process pool: a backend the caller chose (Dask, Ray) is the
-    # caller's to start, and its configuration does not reach another thread.
-    if n <= 1 or not isinstance(get_active_backend()[0], LokyBackend):
-        return
-
-    def warm():
-        try:
-            Parallel(n_jobs=n_jobs)(delayed(_ready)() for _ in range(n))
-        except Exception:  # a failed warm-up only costs the time it would save
-            logger.debug("starting the calibration workers early failed", exc_info=True)
-
-    threading.Thread(target=warm, name="sblr-calibration-workers", daemon=True).start()
-
-
 def select(
     Z: np.ndarray,
     y: np.ndarray,
@@ -508,7 +461,7 @@ def _select_rank(fold_args, splits, ranks, progress):
     tasks = [
         (_task, _fold_task_args(fold_args, tr, te, r, zero)) for r in ranks for tr, te in splits
     ]
-    res = _parallel(tasks, fold_args[2].n_jobs, progress, "rank")
+    res = run_tasks(tasks, fold_args[2].n_jobs, progress, "rank")
     acc = np.array([r[0][0][0] for r in res]).reshape(len(ranks), len(splits))
     rows = [
         {"rank": r, "mean": float(a.mean()), "std": float(a.std()), "folds": a.tolist()}
@@ -524,7 +477,7 @@ def _grid_scores(fold_args, splits, rank, groups, progress) -> list[dict]:
     tasks = [
         (_task, _fold_task_args(fold_args, *splits[f], rank, groups[c::n])) for f, c, n in plan
     ]
-    res = _parallel(tasks, config.n_jobs, progress, "grid")
+    res = run_tasks(tasks, config.n_jobs, progress, "grid")
     per_group = [[None] * len(splits) for _ in groups]  # [group][fold] -> (accs, collapsed)
     for (f, c, n), outs in zip(plan, res, strict=True):
         for i, out in enumerate(outs):
