@@ -16,7 +16,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from .datafit import Logistic, Multinomial
-from .solver import svd_init, x_times_v
+from .products import x_times_v
+from .solver import svd_init
 
 __all__ = [
     "DataScaleWarning",

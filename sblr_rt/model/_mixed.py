@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from .datafit import Logistic
-from .solver import SolverResult, bcpd, x_times_u, x_times_v
+from .products import x_times_u, x_times_v
+from .solver import SolverResult, bcpd
 
 __all__ = ["TOL32", "as_float32", "bcpd_mixed", "curvature_start"]
 

@@ -56,6 +56,12 @@ class Logistic:
             return self
         return Logistic(self.y[runs, :, 0])
 
+    def trials(self, runs):
+        """Return the datafit of ``runs`` for scores of shape (k, n_trials, n_epochs, 1)."""
+        if self.y.ndim == 2:
+            return self
+        return Logistic(self.y[runs, None, :, 0])
+
     def loss(self, scores):
         """Return the mean loss for ``scores`` of shape (..., n_epochs, 1)."""
         return _per_run(np.logaddexp(0.0, -self.y * scores)[..., 0])
@@ -101,6 +107,10 @@ class Multinomial:
     def take(self, runs):
         """Return the datafit of the runs ``runs`` (itself when the labels are shared)."""
         return self if self.y.ndim == 2 else Multinomial(self.y[runs])
+
+    def trials(self, runs):
+        """Return the datafit of ``runs`` for scores of shape (k, n_trials, n_epochs, m)."""
+        return self if self.y.ndim == 2 else Multinomial(self.y[runs, None])
 
     @staticmethod
     def _full(scores):

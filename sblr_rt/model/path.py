@@ -37,7 +37,8 @@ from ._fitting import assemble, class_problems, cold_start, moments, ray_scaled,
 from .datafit import Logistic, Multinomial
 from .estimator import SparseBilinearLogisticRegression
 from .penalties import ElasticNet
-from .solver import BCPDBatch, single_threaded_blas, x_times_u, x_times_v
+from .products import x_times_u, x_times_v
+from .solver import BCPDBatch, single_threaded_blas
 
 __all__ = ["fit_fold_paths", "fit_penalty_paths"]
 

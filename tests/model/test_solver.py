@@ -199,27 +199,6 @@ def test_float32_input_is_not_upcast_and_agrees_with_float64():
     assert c32.spatial_.dtype == np.float64
 
 
-def test_solver_products_make_no_copy_of_float32_data():
-    import tracemalloc
-
-    from sblr_rt.model import solver
-
-    rng = np.random.default_rng(0)
-    X32 = rng.standard_normal((200, 50, 60)).astype(np.float32)  # 2.4 MB
-    U, V = rng.standard_normal((1, 50, 2)), rng.standard_normal((1, 60, 2))
-    tracemalloc.start()
-    try:
-        A = solver.x_times_v(X32, V)
-        B = solver.x_times_u(X32, U)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert A.shape == (1, 200, 100) and B.shape == (1, 200, 120)
-    assert A.dtype == np.float64
-    assert peak < X32.nbytes / 4, f"peak {peak} bytes: X was copied"
-    np.testing.assert_allclose(A[0].reshape(200, 50, 2), X32 @ V[0], atol=1e-4)
-
-
 def test_step_size_rule_may_shrink_and_respects_L_min():
     X, y = _data(seed=7)
     fit = Logistic(np.where(y == 1, 1.0, -1.0))
@@ -232,3 +211,46 @@ def test_step_size_rule_may_shrink_and_respects_L_min():
     assert big.L_u == pytest.approx(1e6 / 8)
     low = bcpd(X, fit, U0[None], V0[None], np.zeros(1), pen, pen, L_min=50.0, max_iter=5)
     assert low.L_u >= 50.0 and low.L_v >= 50.0
+
+
+def test_block_takes_the_first_passing_trial_as_one_by_one():
+    # _block evaluates several step trials per round; each run must still accept the first
+    # n >= -1 whose step passes and count the distinct trials, as trying them one by one.
+    from scipy.special import expit
+
+    from sblr_rt.model.penalties import elastic_net_prox
+    from sblr_rt.model.solver import _block
+
+    rng = np.random.default_rng(5)
+    n, p, K = 30, 12, 6
+    A = rng.standard_normal((K, 1, n, p)) * np.array([0.1, 1, 3, 10, 30, 100])[:, None, None, None]
+    Z, b = rng.standard_normal((K, 1, p)), rng.standard_normal((K, 1))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    l1, l2 = np.full(K, 0.01), np.full(K, 0.1)
+    L_min, eta = 1e-4, 2.0
+    L_prev = np.array([L_min, L_min, 1.5 * L_min, 1.0, 1e3, 1e-2])
+    fit = Logistic(y)
+    Z_new, b_new, L, loss, _, trials = _block(fit, A, Z, b, l1, l2, L_prev, eta, L_min)
+    for k in range(K):
+        f0 = A[k, 0] @ Z[k, 0] + b[k, 0]
+        loss0 = np.mean(np.logaddexp(0, -y * f0))
+        g = -y * expit(-y * f0) / n
+        G, gb = g @ A[k, 0], g.sum()
+        tried, last = 0, None
+        for e in range(-1, 200):
+            Lk = max(L_min, L_prev[k] * eta**e)
+            if Lk == last:
+                continue
+            last, tried = Lk, tried + 1
+            Zt = elastic_net_prox(Z[k, 0], G, Lk, l1[k], l2[k])
+            bt = b[k, 0] - gb / Lk
+            ft = A[k, 0] @ Zt + bt
+            d2 = np.sum((Zt - Z[k, 0]) ** 2) + (bt - b[k, 0]) ** 2
+            lin = loss0 + G @ (Zt - Z[k, 0]) + gb * (bt - b[k, 0])
+            if np.mean(np.logaddexp(0, -y * ft)) <= lin + 0.5 * Lk * d2 + 1e-12:
+                break
+        assert L[k] == Lk and trials[k] == tried, k
+        np.testing.assert_allclose(Z_new[k, 0], Zt, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(b_new[k, 0], bt, rtol=1e-12)
+        np.testing.assert_allclose(loss[k], np.mean(np.logaddexp(0, -y * ft)), rtol=1e-12)
+    assert trials.max() > 3  # some runs needed more than one round of trials
