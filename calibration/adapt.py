@@ -43,7 +43,29 @@ from sblr_rt.online.swap import model_version_of
 
 logger = logging.getLogger("sblr_rt.calibration")
 
-__all__ = ["Adapter", "trial_recording"]
+__all__ = ["Adapter", "default_versions_folder", "trial_recording"]
+
+
+def default_versions_folder(model_file) -> Path:
+    """Return where a session started from ``model_file`` saves its versions by default.
+
+    ``MODEL.versions/`` next to ``s1.sblr.npz`` (``s1.versions``); a model that is itself
+    a version (inside a ``*.versions`` folder, as ``--init s1.versions/v0023.sblr.npz``)
+    continues in its own folder, so the version counter and the files stay together.
+
+    Parameters
+    ----------
+    model_file : str | Path
+        The model file the session starts from.
+
+    Returns
+    -------
+    folder : Path
+    """
+    path = Path(model_file)
+    if path.parent.name.endswith(".versions"):
+        return path.parent
+    return path.with_name(path.name.split(".")[0] + ".versions")
 
 
 def trial_recording(trial, unit: str = "V") -> Recording:
@@ -225,6 +247,47 @@ class Adapter:
     def status(self) -> dict:
         """Return the adaptation's status (also in the loop's ``Telemetry.adaptation``)."""
         return dict(self._status)
+
+    @classmethod
+    def for_model_file(
+        cls, loop, model, model_file, *, folder=None, calibration=None, every: int = 10
+    ) -> Adapter:
+        """Return the adapter of a session started from a model file (``--adapt``).
+
+        Parameters
+        ----------
+        loop : OnlineLoop
+            A loop in trial mode built with ``keep_trials=True``.
+        model : BCIModel
+            The model loaded from ``model_file``.
+        model_file : str | Path
+            Its file.
+        folder : str | Path | None
+            Where versions go; None: :func:`default_versions_folder`.
+        calibration : sequence of str | Path | None
+            Calibration recordings kept in the calibration set; None: the model's own
+            calibration runs (``metadata["sources"]``) that still exist.
+        every : int
+            Re-selection every this many trials (0: never).
+
+        Returns
+        -------
+        adapter : Adapter
+            Not started.
+        """
+        from sblr_rt.io import read_recording
+
+        if calibration is None:
+            sources = (model.metadata or {}).get("sources") or []
+            calibration = [f for f in sources if Path(f).is_file()]
+        folder = default_versions_folder(model_file) if folder is None else folder
+        return cls(
+            loop,
+            model,
+            folder=folder,
+            calibration=[read_recording(f) for f in calibration],
+            every=every,
+        )
 
     # ------------------------------------------------------------------------------------
     def _run(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options
 
 
@@ -31,7 +32,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "temporal factor, W = U V^T, the CV grid and the objective trace. Calibrate: "
             "record a stream (the cue window publishes the markers) or pick files, "
             "calibrate with a progress bar, then classify live with the new model. "
-            "With --screenshot, render every tab to PNG and exit."
+            "With --adapt (and --model, --stream, --marker-stream) the model adapts during "
+            "the session as `sblr-rt run --adapt` does, and the Live tab shows the model "
+            "version, the refits and their failures. With --screenshot, render every tab "
+            "to PNG and exit."
         ),
     )
     parser.add_argument("--model", default=None, help="model file to show and classify with")
@@ -64,6 +68,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=4.0,
         help="with --screenshot and --stream: seconds of live data before the shot",
     )
+    add_adapt_options(parser)
     parser.set_defaults(func=main)
     return parser
 
@@ -96,6 +101,16 @@ def main(args: argparse.Namespace) -> int:
         raise ValueError("--marker-stream needs --stream (the EEG stream the cues belong to)")
     if not args.hop > 0:
         raise ValueError(f"--hop must be > 0 seconds, got {args.hop}")
+    check_adapt_options(args)
+    adapt = None
+    if args.adapt:
+        if args.model is None or args.marker_stream is None:
+            raise ValueError(
+                "'--adapt' needs --model and --marker-stream (labelled trials come from the "
+                "cues of the marker stream)"
+            )
+        adapt = {"folder": args.adapt_dir, "calibration": args.calibration}
+        adapt["every"] = args.adapt_every
 
     from sblr_rt.gui.app import run
 
@@ -106,4 +121,5 @@ def main(args: argparse.Namespace) -> int:
         screenshot=args.screenshot,
         hop=args.hop,
         settle=args.settle,
+        adapt=adapt,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options
 
 #: Values of ``--smoothing`` (those of :data:`sblr_rt.online.evidence.SMOOTHING`; not
@@ -33,10 +34,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "and every HOP seconds classify the latest window; in trial mode also classify "
             "the window ending at each cue's tmax (cues from the marker stream). Decisions "
             'go to the LSL stream SBLR-Predictions (type Markers) as JSON {"label", '
-            '"proba", "window_end", "trial", "cue", "proba_smoothed", "early"}, and to '
-            "SBLR-Predictions-Numeric as numbers (float32: one channel per class, then the "
-            "smoothed probability per class, then trial and early flags; each sample stamped "
-            "with its window's end), for OpenViBE, Timeflux, mne-lsl or a feedback program. "
+            '"proba", "window_end", "trial", "cue", "proba_smoothed", "early", '
+            '"model_version"}, and to SBLR-Predictions-Numeric as numbers (float32: one '
+            "channel per class, then the smoothed probability per class, then trial and "
+            "early flags and the model version; each sample stamped with its window's end), "
+            "for OpenViBE, Timeflux, mne-lsl or a feedback program. "
             "Runs until --duration or Ctrl-C."
         ),
     )
@@ -123,12 +125,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     evidence.add_argument(
         "--early",
-        type=float,
+        type=_early,
         default=None,
         metavar="P",
         help="trial mode: publish a trial's decision as soon as the smoothed probability "
         "of one class reaches P (dynamic stopping; its label is that class, early: true), "
-        "else at tmax as usual (early: false); needs --hop > 0",
+        "else at tmax as usual (early: false); needs --hop > 0; 'off': never early, even "
+        "when the model's run configuration sets it",
     )
     evidence.add_argument(
         "--early-after",
@@ -138,37 +141,47 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="no early decision before this many seconds after the cue: the windows that "
         "end just after it hold mostly the EEG from before it (model's, else 0)",
     )
-    adapt = parser.add_argument_group("adaptation (trial mode)")
-    adapt.add_argument(
-        "--adapt",
-        action="store_true",
-        help="every trial whose cue names a class joins the calibration set; a background "
-        "process refits the model (warm, same path and penalties) and the loop switches to "
-        "each new version between two decisions",
-    )
-    adapt.add_argument(
-        "--adapt-every",
-        type=int,
-        default=10,
-        metavar="N",
-        help="re-select the feature path and penalties every N trials (default 10; 0: never)",
-    )
-    adapt.add_argument(
-        "--adapt-dir",
-        default=None,
-        help="folder of the model versions v0000.sblr.npz, ... (default: MODEL's name with "
-        "'.versions' next to it)",
-    )
-    adapt.add_argument(
-        "--calibration",
-        nargs="+",
-        default=None,
-        metavar="FILE",
-        help="calibration recordings kept in the calibration set (default: the model's "
-        "own calibration files that still exist)",
-    )
+    add_adapt_options(parser)
     parser.set_defaults(func=run)
     return parser
+
+
+def smoothing_of(args: argparse.Namespace, model):
+    """Return the loop's smoothing: the model's run configuration, then the options.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed ``run`` arguments (``--smoothing``, ``--tau``, ``--early``,
+        ``--early-after``; None where not given).
+    model : BCIModel
+        Its ``metadata["config"]`` holds the calibration's ``[online]`` fields.
+
+    Returns
+    -------
+    smoothing : sblr_rt.online.evidence.Smoothing
+    """
+    from sblr_rt.online.evidence import Smoothing
+
+    return Smoothing.from_model(
+        model,
+        method=args.smoothing,
+        tau=args.tau,
+        early=args.early,
+        early_after=args.early_after,
+    )
+
+
+def _early(value: str):
+    """Parse ``--early``: a probability, or ``off``."""
+    if value.strip().lower() == "off":
+        return "off"
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a probability in (0, 1) or 'off', got {value!r}"
+        ) from None
 
 
 def _status_line(snap) -> str:
@@ -184,6 +197,8 @@ def _status_line(snap) -> str:
     if snap.adaptation is not None:
         a = snap.adaptation
         adaptation = f"; model v{a['version']} ({a['n_trials']} trials, refit {a['refit']}"
+        if a.get("n_unlabelled"):
+            adaptation += f", {a['n_unlabelled']} cue(s) naming no class left out"
         adaptation += f", {a['n_failures']} failed: {a['last_error']})" if a["n_failures"] else ")"
     return (
         f"[{state}] {snap.n_decisions} decisions ({snap.decisions_per_second:.1f}/s, "
@@ -212,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from sblr_rt.io.model_file import load_model
-    from sblr_rt.online import OnlineClassifier, OnlineLoop, Smoothing
+    from sblr_rt.online import OnlineClassifier, OnlineLoop
 
     adapting = args.adapt or args.init is not None
     model_file = args.model if args.init is None else args.init
@@ -221,8 +236,7 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"'{option}' file not found: {model_file}")
     if adapting and args.mode != "trial":
         raise ValueError("'--adapt' needs '--mode trial' (labelled trials come from the cues)")
-    if args.adapt_every < 0:
-        raise ValueError(f"'--adapt-every' must be >= 0 trials, got {args.adapt_every}")
+    check_adapt_options(args)
     if args.duration is not None and not args.duration > 0:
         raise ValueError(f"'--duration' must be > 0 seconds, got {args.duration}")
     model = load_model(model_file)
@@ -230,13 +244,7 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "trial" and marker_stream is None and args.stream is not None:
         marker_stream = f"{args.stream}-Markers"
     clf = OnlineClassifier(model, fast=not args.plain)
-    smoothing = Smoothing.from_model(
-        model,
-        method=args.smoothing,
-        tau=args.tau,
-        early=args.early,
-        early_after=args.early_after,
-    )
+    smoothing = smoothing_of(args, model)
     loop = OnlineLoop.from_lsl(
         clf,
         stream=args.stream,
@@ -296,30 +304,21 @@ class _NoAdapter:
 
 def _adapter(args, loop, model, model_file, adapting):
     """Return the :class:`~sblr_rt.calibration.adapt.Adapter` of ``--adapt`` (or a no-op)."""
-    from pathlib import Path
-
     if not adapting:
         return _NoAdapter()
     from sblr_rt.calibration.adapt import Adapter
 
-    from sblr_rt.io import read_recording
-
-    files = args.calibration
-    if files is None:  # the model's own calibration runs, where they still are
-        files = [f for f in (model.metadata or {}).get("sources", []) if Path(f).is_file()]
-    folder = args.adapt_dir
-    if folder is None:
-        path = Path(model_file)
-        folder = path.with_name(path.name.split(".")[0] + ".versions")
-    print(
-        f"adapting: {len(files)} calibration file(s) kept, re-selection every "
-        f"{args.adapt_every} trials, versions in {folder}",
-        flush=True,
-    )
-    return Adapter(
+    adapter = Adapter.for_model_file(
         loop,
         model,
-        folder=folder,
-        calibration=[read_recording(f) for f in files],
+        model_file,
+        folder=args.adapt_dir,
+        calibration=args.calibration,
         every=args.adapt_every,
     )
+    print(
+        f"adapting: {len(adapter.calibration)} calibration file(s) kept, re-selection every "
+        f"{args.adapt_every} trials, versions in {adapter.folder}",
+        flush=True,
+    )
+    return adapter

@@ -48,6 +48,10 @@ class MainWindow(QtWidgets.QMainWindow):
         Name of a marker stream for trial mode (with ``stream``).
     hop : float
         Seconds between sliding-window decisions of the online loop.
+    adapt : dict | None
+        Adapt the model during the session (trial mode, with a model file):
+        ``{"folder", "calibration", "every"}`` as
+        :meth:`sblr_rt.calibration.adapt.Adapter.for_model_file` takes them.
     """
 
     def __init__(
@@ -57,6 +61,7 @@ class MainWindow(QtWidgets.QMainWindow):
         stream: str | None = None,
         markers: str | None = None,
         hop: float = 0.05,
+        adapt: dict | None = None,
     ):
         super().__init__()
         configure_pyqtgraph()
@@ -67,6 +72,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.provider = None
         self.connected_stream = None
         self.hop = float(hop)
+        self.adapt = adapt
         self.paradigm = None
         self.streams: list = []
         self._pending_stream = stream
@@ -302,11 +308,27 @@ class MainWindow(QtWidgets.QMainWindow):
                 marker_stream=markers.name,
                 marker_source_id=markers.source_id,
             )
+        adapting = self.adapt is not None and markers is not None and self.model_path
         loop = OnlineLoop.from_lsl(
-            model, stream=desc.name, source_id=desc.source_id, hop=self.hop, **kwargs
+            model,
+            stream=desc.name,
+            source_id=desc.source_id,
+            hop=self.hop,
+            keep_trials=bool(adapting),
+            **kwargs,
         )
         loop.start()
-        return loop
+        if not adapting:
+            return loop
+        from sblr_rt.calibration.adapt import Adapter
+        from sblr_rt.gui.providers import AdaptingSession
+
+        try:
+            adapter = Adapter.for_model_file(loop, model, self.model_path, **self.adapt)
+            return AdaptingSession(loop, adapter.start())
+        except Exception:
+            loop.stop()
+            raise
 
     def _connected(self, provider) -> None:
         if self.connected_stream is None:  # disconnected meanwhile
@@ -426,6 +448,7 @@ def run(
     screenshot=None,
     hop: float = 0.05,
     settle=3.0,
+    adapt: dict | None = None,
 ) -> int:
     """Open the dashboard (or render screenshots and return).
 
@@ -443,6 +466,8 @@ def run(
         Seconds between decisions of the online loop.
     settle : float
         With ``screenshot`` and ``stream``: seconds of live data to wait for first.
+    adapt : dict | None
+        Adapt the model during the session (see :class:`MainWindow`).
 
     Returns
     -------
@@ -450,7 +475,7 @@ def run(
         Exit code.
     """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["sblr-rt gui"])
-    window = MainWindow(model=model, stream=stream, markers=markers, hop=hop)
+    window = MainWindow(model=model, stream=stream, markers=markers, hop=hop, adapt=adapt)
     if screenshot is not None:
         from sblr_rt.gui.screenshot import save_screenshots, wait_for_live
 

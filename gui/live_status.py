@@ -98,6 +98,11 @@ def _model_html(snapshot: Telemetry) -> str:
     if adaptation is None:
         return text
     text += f" (adapting: {adaptation.get('n_trials', 0)} trials, refit {adaptation['refit']}"
+    if adaptation.get("n_unlabelled"):
+        text += (
+            f", <span style='color:#E08214'>{adaptation['n_unlabelled']} cue(s) naming no "
+            "class left out</span>"
+        )
     if adaptation.get("n_failures"):
         colour = "#B2182B" if adaptation["refit"] == "failed" else "#E08214"
         error = html.escape(str(adaptation.get("last_error")))

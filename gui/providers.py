@@ -2,7 +2,8 @@
 
 The Live tab polls any object with ``snapshot(channels=None) -> Telemetry`` (see
 :meth:`sblr_rt.online.loop.OnlineLoop.snapshot`). With a model, that is the loop; without
-one, :class:`SourceProvider` shows the traces of a bare :class:`~sblr_rt.stream.LSLSource`.
+one, :class:`SourceProvider` shows the traces of a bare :class:`~sblr_rt.stream.LSLSource`;
+in a session that adapts, :class:`AdaptingSession` is the loop with its adapter.
 """
 
 from __future__ import annotations
@@ -12,6 +13,39 @@ import logging
 import numpy as np
 
 logger = logging.getLogger("sblr_rt.gui")
+
+
+class AdaptingSession:
+    """An online loop and the adapter that refits its model, polled and stopped as one.
+
+    The loop's snapshot carries the adaptation's state (``Telemetry.adaptation``: model
+    version, refits, failures, cues naming no class), which the Live tab's status line
+    shows.
+
+    Parameters
+    ----------
+    loop : OnlineLoop
+        A started loop built with ``keep_trials=True``.
+    adapter : sblr_rt.calibration.adapt.Adapter
+        Its started adapter.
+    """
+
+    def __init__(self, loop, adapter) -> None:
+        self.loop, self.adapter = loop, adapter
+
+    def snapshot(self, channels=None, **kwargs):
+        """Return the loop's snapshot (see :meth:`OnlineLoop.snapshot`)."""
+        return self.loop.snapshot(channels, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.loop, name)
+
+    def stop(self) -> None:
+        """Stop the adapter (ending a running refit), then the loop."""
+        try:
+            self.adapter.stop()
+        finally:
+            self.loop.stop()
 
 
 class SourceProvider:

@@ -100,7 +100,8 @@ class Smoothing:
             ``early_after`` (the
             calibration configuration's online fields).
         **overrides
-            ``method``, ``tau``, ``early``, ``early_after``; None values are ignored.
+            ``method``, ``tau``, ``early``, ``early_after``; None values are ignored, and
+            ``early="off"`` turns off early decisions that the model's configuration sets.
 
         Returns
         -------
@@ -115,6 +116,8 @@ class Smoothing:
             "early_after": config.get("early_after"),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if values["early"] == "off":
+            values["early"] = None
         return cls(**{k: v for k, v in values.items() if v is not None})
 
     def describe(self) -> str:

@@ -100,7 +100,7 @@ class ProbabilityOutlet(Outlet):
 
     Notes
     -----
-    Each decision is one sample of ``2 * n_classes + 2`` float32 channels, stamped with
+    Each decision is one sample of ``2 * n_classes + 3`` float32 channels, stamped with
     the decision's ``window_end`` (the LSL time of the window's last EEG sample), so a
     consumer lines it up with the EEG it came from:
 
@@ -110,7 +110,9 @@ class ProbabilityOutlet(Outlet):
       accumulated over the trial, see :mod:`sblr_rt.online.evidence`), labelled
       ``<class>_smoothed`` (type ``smoothed``); the raw one when no smoothing is set;
     - ``trial``: 1 for a trial (cue-locked) decision, else 0; ``early``: 1 for a trial
-      decision taken before ``tmax`` (``--early``), else 0 (type ``flag``).
+      decision taken before ``tmax`` (``--early``), else 0 (type ``flag``);
+    - ``model_version``: the version of the model that decided (0 for the starting model;
+      an adapting session counts up, see :mod:`sblr_rt.calibration.adapt`).
 
     The nominal rate is irregular: trial decisions come between the sliding ones.
 
@@ -140,8 +142,11 @@ class ProbabilityOutlet(Outlet):
         if len(classes) < 2 or len(set(classes)) != len(classes):
             raise ValueError(f"'classes' must be two or more distinct labels, got {classes!r}")
         self.classes = classes
-        self.ch_names = [*classes, *(f"{c}_smoothed" for c in classes), "trial", "early"]
+        self.ch_names = [
+            *classes, *(f"{c}_smoothed" for c in classes), "trial", "early", "model_version"
+        ]  # fmt: skip
         kinds = ["proba"] * len(classes) + ["smoothed"] * len(classes) + ["flag"] * 2
+        kinds.append("version")
         info = pylsl.StreamInfo(
             name=self.name,
             type=self.stype,
@@ -160,13 +165,14 @@ class ProbabilityOutlet(Outlet):
         self._outlet = pylsl.StreamOutlet(info)
 
     def sample(self, decision: dict) -> np.ndarray:
-        """Return the sample of one decision, shape (2 * n_classes + 2,), float32.
+        """Return the sample of one decision, shape (2 * n_classes + 3,), float32.
 
         Parameters
         ----------
         decision : dict
             ``proba`` ({class: probability}); optional ``proba_smoothed`` (default the
-            raw one), ``trial`` and ``early`` (default False).
+            raw one), ``trial`` and ``early`` (default False), ``model_version`` (default
+            0).
         """
         if not isinstance(decision, dict):
             raise TypeError(f"'decision' must be a dict, got {type(decision).__name__}")
@@ -181,6 +187,7 @@ class ProbabilityOutlet(Outlet):
         row = [float(proba[c]) for c in self.classes]
         row += [float(smoothed.get(c, proba[c])) for c in self.classes]
         row += [float(bool(decision.get("trial"))), float(bool(decision.get("early")))]
+        row.append(float(decision.get("model_version") or 0))
         return np.asarray(row, dtype=np.float32)
 
     def push(self, decision: dict, timestamp: float | None = None) -> None:

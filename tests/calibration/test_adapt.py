@@ -263,3 +263,21 @@ def test_a_failed_refit_keeps_the_current_model(calibration, tmp_path):
         adapter.stop()
     assert s.loop.model_version == 1 and adapter.status()["n_failures"] == 1
     assert len(s.loop.pop_decisions()) == 6  # every trial decided, through the failure
+
+
+def test_a_session_started_from_a_version_continues_its_folder_and_counter(calibration, tmp_path):
+    from sblr_rt.calibration.adapt import Adapter, default_versions_folder
+
+    from sblr_rt.io.model_file import load_model, save_model
+
+    _, model = calibration
+    assert default_versions_folder(tmp_path / "s1.sblr.npz") == tmp_path / "s1.versions"
+    folder = tmp_path / "s1.versions"
+    folder.mkdir()
+    v3 = load_model_copy(model)
+    v3.metadata = {**(v3.metadata or {}), "adaptation": {"version": 3, "parent": 2}}
+    save_model(v3, folder / "v0003.sblr.npz")
+    start = load_model(folder / "v0003.sblr.npz")
+    adapter = Adapter.for_model_file(object(), start, folder / "v0003.sblr.npz", calibration=[])
+    assert adapter.folder == folder and adapter.version == 3
+    assert sorted(p.name for p in folder.iterdir()) == ["v0003.sblr.npz"]  # not re-saved

@@ -215,3 +215,48 @@ def test_our_decision_outlets_are_never_offered_as_input(qtbot):
     markers = [window.marker_box.itemData(i) for i in range(window.marker_box.count())]
     assert [d.name for d in eeg] == ["EEG"]
     assert [d.name for d in markers if d is not None] == ["Cues"]
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_an_adapting_session_shows_its_model_version_and_a_failed_refit(
+    qtbot, sim_model_file, source_id, tmp_path
+):
+    # gui --adapt: the Live tab's loop comes with an Adapter; with no calibration runs the
+    # first trial's refit fails (too few trials of a class), the model keeps deciding,
+    # and the status line says so.
+    from sblr_rt.gui.app import MainWindow
+    from sblr_rt.gui.providers import AdaptingSession
+
+    from sblr_rt.playback.simulator import run_simulator
+
+    from .conftest import SIM_CLASSES
+
+    name = f"GuiAdapt-{source_id[-12:]}"
+    player = run_simulator(
+        name=name,
+        source_id=source_id,
+        sfreq=100.0,
+        n_channels=16,
+        classes=SIM_CLASSES,
+        first_cue=0.5,
+        trial_duration=1.5,
+        iti=(0.5, 1.0),
+        background=True,
+    )
+    folder = tmp_path / "versions"
+    adapt = {"folder": folder, "calibration": [], "every": 0}
+    window = MainWindow(model=sim_model_file, stream=name, markers=name + "-Markers", adapt=adapt)
+    qtbot.addWidget(window)
+    try:
+        qtbot.waitUntil(lambda: window.provider is not None, timeout=20_000)
+        assert isinstance(window.provider, AdaptingSession)
+        assert (folder / "v0000.sblr.npz").is_file()  # the starting model, version 0
+        qtbot.waitUntil(lambda: "refit failed" in window.live_tab.status.text(), timeout=90_000)
+        status = window.live_tab.status.text()
+        assert "model v0 (adapting:" in status and "too few" in status, status
+        n = len(window.live_tab.last_snapshot.decisions)
+        qtbot.waitUntil(lambda: len(window.live_tab.last_snapshot.decisions) > n, timeout=10_000)
+    finally:
+        window.close()
+        player.stop()

@@ -268,7 +268,7 @@ def test_the_status_line_names_the_model_version_and_a_failed_refit(live_tab):
         return dataclasses.replace(
             base(channels, n_decisions=n_decisions),
             model_version=3,
-            adaptation={"n_trials": 12, "refit": "failed", "n_failures": 1,
+            adaptation={"n_trials": 12, "refit": "failed", "n_failures": 1, "n_unlabelled": 2,
                         "last_error": "v4: too few trials of a class <right>"},
         )  # fmt: skip
 
@@ -277,4 +277,5 @@ def test_the_status_line_names_the_model_version_and_a_failed_refit(live_tab):
     status = live_tab.status.text()
     assert "model v3 (adapting: 12 trials, refit failed" in status
     assert "1 failed</b>, last: v4: too few trials of a class &lt;right&gt;" in status
+    assert "2 cue(s) naming no class left out" in status
     assert live_tab.banner.isHidden()  # the current model keeps deciding: no alarm

@@ -124,17 +124,19 @@ def test_probability_outlet_sample_layout(source_id):
             "right_smoothed",
             "trial",
             "early",
+            "model_version",
         ]
         raw = out.sample({"proba": {"left": 0.75, "right": 0.25}, "trial": True})
-        np.testing.assert_array_equal(raw, np.float32([0.75, 0.25, 0.75, 0.25, 1, 0]))
+        np.testing.assert_array_equal(raw, np.float32([0.75, 0.25, 0.75, 0.25, 1, 0, 0]))
         smooth = out.sample(
             {
                 "proba": {"left": 0.75, "right": 0.25},
                 "proba_smoothed": {"left": 0.5, "right": 0.5},
                 "early": True,
+                "model_version": 3,
             }
         )
-        np.testing.assert_array_equal(smooth, np.float32([0.75, 0.25, 0.5, 0.5, 0, 1]))
+        np.testing.assert_array_equal(smooth, np.float32([0.75, 0.25, 0.5, 0.5, 0, 1, 3]))
         assert smooth.dtype == np.float32
         with pytest.raises(ValueError, match="every class"):
             out.sample({"proba": {"left": 1.0}})
@@ -179,6 +181,7 @@ def test_mne_lsl_reads_the_numeric_decision_outlet(source_id):
                 "window_end": t0 + 0.25 * k,
                 "trial": k == 2,
                 "early": False,
+                "model_version": k,
             }
             for k, p in enumerate((0.9, 0.6, 0.2))
         ]
@@ -193,6 +196,7 @@ def test_mne_lsl_reads_the_numeric_decision_outlet(source_id):
         np.testing.assert_allclose(data[1], [0.1, 0.4, 0.8], rtol=1e-6)
         np.testing.assert_allclose(data[2], [0.7, 0.55, 0.35], rtol=1e-6)
         np.testing.assert_array_equal(data[4], [0, 0, 1])
+        np.testing.assert_array_equal(data[6], [0, 1, 2])  # the deciding model's version
         # each sample is stamped with its decision's window_end
         np.testing.assert_allclose(ts, [d["window_end"] for d in decisions], atol=1e-6)
     finally:
