@@ -366,6 +366,9 @@ class Adapter:
         try:
             model = future.result()
         except BrokenProcessPool:
+            # A worker killed while saving leaves its temporary file (never the version).
+            for tmp in self.folder.glob(f".{version_path(self.folder, version).name}.*.tmp"):
+                tmp.unlink(missing_ok=True)
             self._executor = self._new_executor()
             self._shipped = 0  # the new worker has received nothing
             self._failed(f"v{version}: the refit process died; restarted it")

@@ -6,6 +6,7 @@ import os
 import signal
 import time
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -90,6 +91,20 @@ def test_warm_refit_is_a_saved_version_naming_its_trials(calibration, tmp_path):
     np.testing.assert_allclose(loaded.decision_function(raw), new.decision_function(raw))
     again = refit_model(model, recs, version=2, reselect=True)
     assert again.metadata["adaptation"]["reselected"] and "selection" in again.metadata
+
+
+def test_a_warm_refit_starts_from_the_current_factors(calibration):
+    # On the very epochs the model was fitted on, a refit that starts from its factors
+    # is already at a stationary point: it stops at once, where a cold start iterates.
+    from sblr_rt.calibration.epochs import extract_epochs
+
+    rec, model = calibration
+    recs = [labelled_recording(rec, {"A": "left", "B": "right"})]
+    warm = refit_model(model, recs, version=1)
+    epochs = extract_epochs(recs, warm.preprocessor, {"left": "left", "right": "right"})
+    cold = load_model_copy(model.estimator).set_params(warm_start=False)
+    cold.fit(warm.preprocessor.scale(epochs.Z), epochs.y)
+    assert warm.estimator.n_iter_ <= 2 < cold.n_iter_, (warm.estimator.n_iter_, cold.n_iter_)
 
 
 def test_refit_failures_raise_refit_error(calibration):
@@ -183,7 +198,8 @@ def _die(*args, **kwargs):
 
 
 def _die_while_saving(*args, **kwargs):
-    def rename(*a, **k):  # killed once the data is written, before the rename
+    def rename(src, dst):  # killed once the data is written, before the rename
+        Path(kwargs["folder"], "died-while-saving").write_text(str(src))
         os.kill(os.getpid(), signal.SIGKILL)
 
     os.replace = rename  # in the worker process only
@@ -231,8 +247,9 @@ def test_a_killed_refit_is_survived(calibration, tmp_path, job):
         assert status["refit"] == "failed" and "died" in status["last_error"]
         assert s.loop.snapshot().adaptation["n_failures"] == 1
         assert not version_path(tmp_path, 1).exists()  # never half-written
-        if job is _die_while_saving:  # it did die mid-write: its temporary file is there
-            assert list(tmp_path.glob(".v0001.sblr.npz.*.tmp"))
+        if job is _die_while_saving:  # it did die mid-write; its temporary file is gone
+            assert Path((tmp_path / "died-while-saving").read_text()).name.endswith(".tmp")
+            assert not list(tmp_path.glob(".v0001.sblr.npz.*.tmp"))
         adapter.job = refit_model  # the next trial: a new worker, a good refit
         _play(s, s.onsets[-1] + 150)
         adapter.step()
