@@ -303,8 +303,13 @@ def step_times_during_refits(person, seconds):
           f"CPUs, load average {os.getloadavg()[0]:.1f} at the end")  # fmt: skip
     print(_stats_line("fixed model (no adaptation)", np.array([d["step_time"] for d in
                                                                  fixed.decisions])))  # fmt: skip
-    print(_stats_line("adapting, during a refit", steps[np.array(during, dtype=bool)]))
+    during_refit = steps[np.array(during, dtype=bool)]
+    print(_stats_line("adapting, during a refit", during_refit))
     print(_stats_line("adapting, no refit running", steps[~np.array(during, dtype=bool)]))
+    if during_refit.size:
+        p99 = np.percentile(during_refit, 99) * 1e6
+        verdict = "PASS" if p99 < 200 else "FAIL"
+        print(f"  TARGET step p99 during a refit under 200 us: {p99:.0f} us: {verdict}")
     ok = [h for h in history if h["error"] is None and h["finished"]]
     versions = sorted({d["model_version"] for d in decisions})
     mean = np.mean([h["finished"] - h["started"] for h in ok]) if ok else float("nan")
