@@ -37,7 +37,9 @@ test: $(VENV)/.installed
 # 1.6's test utilities refuse to import when array-api-compat (a pyriemann dependency) is
 # installed without it; scipy computes the same on NumPy arrays.
 test-min: $(VENV_MIN)/.installed
-	$(VENV_MIN)/bin/python -m pip freeze | grep -ixF -f ci/minimum.txt
+	@# every pin of ci/minimum.txt installed exactly (a line missing from pip freeze fails)
+	$(VENV_MIN)/bin/python -m pip freeze > $(VENV_MIN)/freeze.txt
+	! grep -v -e '^#' -e '^$$' ci/minimum.txt | grep -ivxF -f $(VENV_MIN)/freeze.txt
 	SCIPY_ARRAY_API=1 $(VENV_MIN)/bin/python -m pytest -p no:cacheprovider \
 		tests/model tests/calibration tests/test_without_qt.py
 

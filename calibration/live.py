@@ -36,6 +36,7 @@ def record_session(
     *,
     path,
     marker_stream: str | None = None,
+    marker_source_id: str | None = None,
     duration: float = 300.0,
     n_trials: int | None = None,
     classes=None,
@@ -54,6 +55,8 @@ def record_session(
     marker_stream : str | None
         Name of the marker stream (None: ``<stream>-Markers`` or the only marker stream,
         as :class:`sblr_rt.recording.recorder.Recorder` chooses).
+    marker_source_id : str | None
+        ``source_id`` of the marker stream.
     duration : float
         Maximum seconds to record.
     n_trials : int | None
@@ -78,7 +81,12 @@ def record_session(
     out = _fif_name(path)
     counted = None if classes is None else set(classes)
     recorder = Recorder(
-        out, name=stream, marker_name=marker_stream, timeout=timeout, overwrite=True
+        out,
+        name=stream,
+        marker_name=marker_stream,
+        marker_source_id=marker_source_id,
+        timeout=timeout,
+        overwrite=True,
     ).start()
     t0 = time.monotonic()
     stop_at = t0 + duration

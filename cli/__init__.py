@@ -35,9 +35,12 @@ class _DefaultsFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action):
         text = action.help or ""
         default = action.default
+        # ``is``, not ``in``: a default of 0 or 0.0 is a default to show (0 == False).
         if (
             "default" in text
-            or default in (None, False, argparse.SUPPRESS)
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
             or not action.option_strings
         ):
             return text
@@ -62,15 +65,24 @@ class _SubcommandParser(argparse.ArgumentParser):
 
 def _add_logging_options(parser: argparse.ArgumentParser, *, default) -> None:
     group = parser.add_argument_group("logging")
+    # -v and -q set one level: the last given wins, after the sub-command too.
     group.add_argument(
         "-v",
         "--verbose",
-        action="count",
-        default=0 if default is None else default,
+        action="store_const",
+        dest="log_level",
+        const=logging.DEBUG,
+        default=logging.INFO if default is None else default,
         help="debug log output (the default is info)",
     )
     group.add_argument(
-        "-q", "--quiet", action="store_true", default=default or False, help="errors only"
+        "-q",
+        "--quiet",
+        action="store_const",
+        dest="log_level",
+        const=logging.ERROR,
+        default=argparse.SUPPRESS,
+        help="errors only",
     )
     group.add_argument(
         "--log-file",
@@ -111,10 +123,7 @@ def configure_logging(args: argparse.Namespace) -> None:
     args : argparse.Namespace
         Parsed arguments.
     """
-    if args.quiet:
-        level = logging.ERROR
-    else:
-        level = (logging.INFO, logging.DEBUG)[min(args.verbose, 1)]
+    level = args.log_level
     handlers = [logging.StreamHandler()]
     if args.log_file:
         handlers.append(logging.FileHandler(args.log_file, encoding="utf-8"))

@@ -86,8 +86,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         type=_classes,
         help="marker values that are classes, A,B,... or A=label,B=label (default: all)",
     )
-    parser.add_argument("--tmin", type=float, help="window start after the cue (s)")
-    parser.add_argument("--tmax", type=float, help="window end after the cue (s)")
+    parser.add_argument(
+        "--tmin",
+        type=float,
+        help="window start after the cue (s; default 0, or the trial's start for epoched files)",
+    )
+    parser.add_argument(
+        "--tmax",
+        type=float,
+        help="window end after the cue (s; default 3.5, or the trial's end for epoched files)",
+    )
     parser.add_argument(
         "--features",
         choices=("auto", "waveform", "bandpower", "spectral"),
@@ -133,7 +141,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         live,
         stream_help="marker stream name (default: STREAM-Markers, else the only Markers "
         "stream that is not a decision outlet of sblr-rt)",
-        source_id=False,
     )
     live.add_argument("--duration", type=float, default=300.0, help="seconds to record")
     live.add_argument("--n-trials", type=int, help="stop after this many class cues")
@@ -228,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
             record_session(
                 args.stream,
                 marker_stream=args.marker_stream,
+                marker_source_id=args.marker_source_id,
                 duration=args.duration,
                 n_trials=args.n_trials,
                 classes=args.classes,

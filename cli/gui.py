@@ -33,7 +33,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "record a stream (the cue window publishes the markers) or pick files, "
             "calibrate with a progress bar, then classify live with the new model. "
             "With --adapt (and --model, --stream, --marker-stream) the model adapts during "
-            "the session as `sblr-rt run --adapt` does, and the Live tab shows the model "
+            "the session as 'sblr-rt run --adapt' does, and the Live tab shows the model "
             "version, the refits and their failures. With --screenshot, render every tab "
             "to PNG and exit."
         ),
@@ -46,7 +46,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         parser,
         stream_help="marker stream name: trial mode, a decision at each cue as well (with "
         "--stream)",
-        source_id=False,
         old=("--markers",),
     )
     parser.add_argument(
@@ -118,6 +117,7 @@ def main(args: argparse.Namespace) -> int:
         model=args.model,
         stream=args.stream,
         markers=args.marker_stream,
+        markers_source_id=args.marker_source_id,
         screenshot=args.screenshot,
         hop=args.hop,
         settle=args.settle,

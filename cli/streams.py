@@ -23,7 +23,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="list the LSL streams in sight",
         description=(
             "List every LSL stream this machine can see, with name, type, channel count, "
-            "nominal rate, source_id and channel unit, so that the --stream and --markers "
+            "nominal rate, source_id and channel unit, so that the --stream and --marker-stream "
             "options of the other commands can name one."
         ),
     )

@@ -46,6 +46,8 @@ class MainWindow(QtWidgets.QMainWindow):
         Name of an EEG stream to connect to as soon as LSL shows it.
     markers : str | None
         Name of a marker stream for trial mode (with ``stream``).
+    markers_source_id : str | None
+        Its ``source_id``, where several marker streams share the name.
     hop : float
         Seconds between sliding-window decisions of the online loop.
     adapt : dict | None
@@ -60,6 +62,7 @@ class MainWindow(QtWidgets.QMainWindow):
         model=None,
         stream: str | None = None,
         markers: str | None = None,
+        markers_source_id: str | None = None,
         hop: float = 0.05,
         adapt: dict | None = None,
     ):
@@ -77,6 +80,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.streams: list = []
         self._pending_stream = stream
         self._pending_markers = markers
+        self._pending_markers_id = markers_source_id
         self._tasks: list[BackgroundTask] = []
 
         self.tabs = QtWidgets.QTabWidget()
@@ -228,7 +232,7 @@ class MainWindow(QtWidgets.QMainWindow):
         )
         if self._pending_stream is not None:
             eeg = self._find(self.stream_box, self._pending_stream)
-            markers = self._find(self.marker_box, self._pending_markers)
+            markers = self._find(self.marker_box, self._pending_markers, self._pending_markers_id)
             if eeg is not None and (self._pending_markers is None or markers is not None):
                 self._pending_stream = self._pending_markers = None
                 self.connect_to(eeg, markers)
@@ -240,12 +244,16 @@ class MainWindow(QtWidgets.QMainWindow):
                 QtCore.QTimer.singleShot(1000, self.refresh_streams)
 
     @staticmethod
-    def _find(box, name):
+    def _find(box, name, source_id=None):
         if name is None:
             return None
         for i in range(box.count()):
             desc = box.itemData(i)
-            if desc is not None and desc.name == name:
+            if (
+                desc is not None
+                and desc.name == name
+                and (source_id is None or desc.source_id == source_id)
+            ):
                 box.setCurrentIndex(i)
                 return desc
         return None
@@ -445,6 +453,7 @@ def run(
     model=None,
     stream: str | None = None,
     markers: str | None = None,
+    markers_source_id: str | None = None,
     screenshot=None,
     hop: float = 0.05,
     settle=3.0,
@@ -460,6 +469,8 @@ def run(
         EEG stream name to connect to at start.
     markers : str | None
         Marker stream name: trial mode, with a decision at each cue as well.
+    markers_source_id : str | None
+        Its ``source_id``.
     screenshot : str | Path | None
         Render each tab to ``<stem>-<tab>.png`` (and the cue window) and exit.
     hop : float
@@ -475,7 +486,14 @@ def run(
         Exit code.
     """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["sblr-rt gui"])
-    window = MainWindow(model=model, stream=stream, markers=markers, hop=hop, adapt=adapt)
+    window = MainWindow(
+        model=model,
+        stream=stream,
+        markers=markers,
+        markers_source_id=markers_source_id,
+        hop=hop,
+        adapt=adapt,
+    )
     if screenshot is not None:
         from sblr_rt.gui.screenshot import save_screenshots, wait_for_live
 

@@ -141,6 +141,43 @@ class BCIModel:
         """
         return make_info(self.preprocessor.picks, self.sfreq)
 
+    def scalp_maps(self, component: int = 0, *, patterns: bool = False, klass: int = 0):
+        """Return component ``component`` of U as scalp maps over :attr:`info`'s channels.
+
+        One map on the waveform and spectral paths (rows are channels); one per band on
+        the band-power path (rows are band-major blocks of channels), in the order of
+        ``preprocessor.bands``. So, whatever the path::
+
+            for values in model.scalp_maps(0):
+                mne.viz.plot_topomap(values, model.info)
+
+        Parameters
+        ----------
+        component : int
+            Column of U (``0 .. rank - 1``).
+        patterns : bool
+            The Haufe activation patterns (``spatial_patterns_``) instead of the filters.
+        klass : int
+            With three or more classes, the class whose factor to draw.
+
+        Returns
+        -------
+        maps : ndarray, shape (n_maps, n_channels)
+        """
+        est = self.estimator
+        U = est.spatial_patterns_ if patterns else est.spatial_
+        if U is None:
+            raise ValueError("this model has no spatial patterns; use patterns=False")
+        U = np.asarray(U)
+        if U.ndim == 3:
+            U = U[klass]
+        if not 0 <= component < U.shape[1]:
+            raise ValueError(
+                f"'component' must lie in [0, {U.shape[1] - 1}] (the rank), got {component}"
+            )
+        n_channels = len(self.preprocessor.picks)
+        return U[:, component].reshape(-1, n_channels)
+
     def __repr__(self) -> str:
         est = self.estimator
         return (

@@ -213,8 +213,8 @@ class Recorder:
             if len({s.source_id for s in candidates}) > 1:
                 found = "; ".join(str(s) for s in candidates)
                 raise RuntimeError(
-                    "several marker streams are visible; choose one with --markers NAME "
-                    f"(or marker_name=/marker_source_id=): {found}"
+                    "several marker streams are visible; choose one with --marker-stream NAME "
+                    f"or --marker-source-id ID (marker_name=/marker_source_id=): {found}"
                 )
             source_id = candidates[0].source_id or None
             name = candidates[0].name

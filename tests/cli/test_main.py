@@ -15,17 +15,19 @@ def test_every_command_is_registered():
 
 
 @pytest.mark.parametrize(
-    ("argv", "verbose", "quiet"),
+    ("argv", "level"),
     [
-        (["-v", "inspect", "m"], 1, False),
-        (["inspect", "m", "-v"], 1, False),
-        (["inspect", "-q", "m"], 0, True),
-        (["inspect", "m"], 0, False),
+        (["-v", "inspect", "m"], logging.DEBUG),
+        (["inspect", "m", "-v"], logging.DEBUG),
+        (["inspect", "-q", "m"], logging.ERROR),
+        (["-q", "inspect", "m", "-v"], logging.DEBUG),  # after the command wins
+        (["-v", "inspect", "m", "-q"], logging.ERROR),
+        (["inspect", "m"], logging.INFO),
     ],
 )
-def test_logging_options_before_or_after_the_command(argv, verbose, quiet):
+def test_logging_options_before_or_after_the_command(argv, level):
     args = build_parser().parse_args(argv)
-    assert (args.verbose, args.quiet, args.command) == (verbose, quiet, "inspect")
+    assert (args.log_level, args.command) == (level, "inspect")
 
 
 def test_log_file_receives_the_log(tmp_path):
@@ -42,8 +44,15 @@ def test_help_shows_defaults_and_no_markup(command, capsys):
         main([command, "--help"])
     assert exc.value.code == 0
     text = capsys.readouterr().out
-    assert "``" not in text
+    assert "`" not in text
     assert "--log-file" in text
+
+
+def test_help_shows_a_default_of_zero(capsys):
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "random seed (default: 0)" in text
 
 
 def test_run_help_explains_mode_and_shows_defaults(capsys):
@@ -73,13 +82,15 @@ def test_old_marker_spellings_warn_and_name_the_new_one(argv, dest, old, new, ca
     assert f"{old} is renamed {new}" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["run", "record", "calibrate", "gui"])
+@pytest.mark.parametrize("command", ["run", "record", "calibrate", "gui", "streams"])
 def test_marker_options_have_one_spelling(command, capsys):
     with pytest.raises(SystemExit):
         main([command, "--help"])
     text = capsys.readouterr().out
-    assert "--marker-stream NAME" in text
     assert "--markers " not in text and "--markers-source-id" not in text
+    if command == "streams":
+        return
+    assert "--marker-stream NAME" in text and "--marker-source-id ID" in text
     required = {"run": ["--model", "m"], "calibrate": ["--out", "m", "--stream", "S"]}.get(
         command, []
     )

@@ -148,6 +148,27 @@ def test_loaded_model_gives_an_info_that_plot_topomap_draws(tmp_path):
     plt.close(fig)
 
 
+@pytest.mark.parametrize("features", ["waveform", "bandpower", "spectral"])
+def test_scalp_maps_draw_on_the_model_info_for_every_path(features):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    model = _bci_model(["C3", "Cz", "C4", "FC3", "CP4"], features=features)
+    maps = model.scalp_maps(0)
+    n_maps = len(model.preprocessor.bands) if features == "bandpower" else 1
+    assert maps.shape == (n_maps, 5)
+    np.testing.assert_array_equal(maps.ravel(), model.estimator.spatial_[:, 0])
+    assert model.scalp_maps(0, patterns=True).shape == (n_maps, 5)
+    fig, ax = plt.subplots()
+    for values in maps:
+        mne.viz.plot_topomap(values, model.info, axes=ax, show=False)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="'component' must lie in"):
+        model.scalp_maps(1)
+
+
 def test_info_channels_follow_the_estimator_rows():
     model = _bci_model(["C3", "Cz", "C4"], features="spectral")
     assert model.info["ch_names"] == model.preprocessor.row_names

@@ -170,3 +170,35 @@ def test_a_marker_flood_is_drained_while_recording(tmp_path, source_id):
     np.testing.assert_array_equal(np.diff(index), 1)  # no EEG lost or doubled by the flood
     expected = [str(int(i)) for i in index if i % 10 == 0]
     assert [v for v in got.marker_values if not v.startswith("flood")] == expected
+
+
+def test_the_default_marker_stream_is_never_our_decision_outlet(tmp_path, monkeypatch):
+    # record and live calibration pick "the only stream of type Markers" through the
+    # recorder: sblr-rt's own decision outlets never count, and several others refuse.
+    import sblr_rt.stream as stream
+    from sblr_rt.stream import StreamDescription, decision_source_id
+
+    def desc(name, sid):
+        return StreamDescription(name, "Markers", sid, 1, 0.0, "string", "h", "u")
+
+    opened = []
+
+    class FakeMarkers:
+        def __init__(self, *, name, source_id, timeout):
+            opened.append((name, source_id))
+
+        def start(self):
+            return self
+
+    ours = [desc("SBLR-Predictions", "x"), desc("Feedback", decision_source_id("Feedback"))]
+    visible = []
+    monkeypatch.setattr(stream, "resolve_streams", lambda **kwargs: list(visible))
+    recorder = Recorder(tmp_path / "r_raw.fif", name="EEG", timeout=0.1)
+    visible[:] = ours
+    assert recorder._open_markers(FakeMarkers, "EEG") is None  # only ours: no markers
+    visible[:] = [*ours, desc("cues", "cue-id")]
+    recorder._open_markers(FakeMarkers, "EEG")
+    assert opened == [("cues", "cue-id")]
+    visible[:] = [*ours, desc("cues", "cue-id"), desc("other", "other-id")]
+    with pytest.raises(RuntimeError, match="--marker-stream NAME or --marker-source-id ID"):
+        recorder._open_markers(FakeMarkers, "EEG")
