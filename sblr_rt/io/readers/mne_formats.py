@@ -156,11 +156,11 @@ def recording_from_raw(raw, *, source="") -> Recording:
         If no EEG channel is left once non-EEG and bad channels are left out.
     """
     samples, values = _markers(raw)
-    picks, excluded = _eeg_picks(raw, source)
+    labels = standard_labels(raw.ch_names)
+    picks, excluded = _eeg_picks(raw, labels, source)
     inside = (samples >= 0) & (samples < raw.n_times)
     if not inside.all():
         logger.warning("%d markers outside the data were dropped", int((~inside).sum()))
-    labels = standard_labels(raw.ch_names)
     return Recording(
         data=raw.get_data(picks=picks),
         sfreq=raw.info["sfreq"],
@@ -169,7 +169,7 @@ def recording_from_raw(raw, *, source="") -> Recording:
         marker_values=[v for v, ok in zip(values, inside, strict=True) if ok],
         source=str(source),
         unit="V",
-        excluded={labels[raw.ch_names.index(name)]: why for name, why in excluded.items()},
+        excluded=excluded,
     )
 
 
@@ -199,11 +199,12 @@ def _markers(raw) -> tuple[np.ndarray, list[str]]:
     return samples, values
 
 
-def _eeg_picks(raw, source) -> tuple[list[int], dict[str, str]]:
+def _eeg_picks(raw, labels, source) -> tuple[list[int], dict[str, str]]:
     """Return the indices of the good EEG channels and why each other channel is out.
 
     Trigger channels are left out without a word (their events are the markers); any
-    other channel left out is named in a WARNING.
+    other channel left out is named in a WARNING, by its standardised label (``labels``,
+    as the recording's channels are named).
     """
     types = raw.get_channel_types()
     bads = set(raw.info["bads"])
@@ -212,9 +213,9 @@ def _eeg_picks(raw, source) -> tuple[list[int], dict[str, str]]:
         if kind == "stim":
             continue
         if kind != "eeg":
-            excluded[name] = f"type {kind}"
+            excluded[labels[i]] = f"type {kind}"
         elif name in bads:
-            excluded[name] = "bad"
+            excluded[labels[i]] = "bad"
         else:
             picks.append(i)
     if not picks:

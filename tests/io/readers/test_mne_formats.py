@@ -159,3 +159,20 @@ def test_a_recording_without_good_eeg_channels_is_refused(tmp_path):
     raw.save(path, verbose="error")
     with pytest.raises(ValueError, match=r"no EEG channel to use: .*'eog': 1.*bad: \['C3'\]"):
         read_recording(path)
+
+
+def test_channels_left_out_are_named_by_their_standard_label(tmp_path, caplog):
+    # PhysioNet/BCI2000 labels padded with dots are standardised: the warning names the
+    # channel as the recording and the model do (Cz, FC5), never as the file spells it.
+    names = ["C3..", "Cz..", "C4..", "Fc5."]
+    info = mne.create_info(names, 100.0, "eeg")
+    raw = mne.io.RawArray(np.random.default_rng(4).standard_normal((4, 300)) * 1e-5, info,
+                          verbose="error")  # fmt: skip
+    raw.info["bads"] = ["Cz..", "Fc5."]
+    path = tmp_path / "dots_raw.fif"
+    raw.save(path, verbose="error")
+    with caplog.at_level("WARNING", logger="sblr_rt.io"):
+        rec = read_recording(path)
+    assert rec.ch_names == ["C3", "C4"]
+    assert rec.excluded == {"Cz": "bad", "FC5": "bad"}
+    assert "Cz (bad), FC5 (bad)" in caplog.text and "Cz.." not in caplog.text
