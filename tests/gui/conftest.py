@@ -13,6 +13,23 @@ from sblr_rt.online.telemetry import Dropped, RawTraces, Stats, StreamTelemetry,
 SIM_CLASSES = ("left", "right")
 
 
+def start_simulator(name, source_id):
+    """The 16-channel simulator at 100 Hz in the background, a cue every 2-2.5 s."""
+    from sblr_rt.playback.simulator import run_simulator
+
+    return run_simulator(
+        name=name,
+        source_id=source_id,
+        sfreq=100.0,
+        n_channels=16,
+        classes=SIM_CLASSES,
+        first_cue=0.5,
+        trial_duration=1.5,
+        iti=(0.5, 1.0),
+        background=True,
+    )
+
+
 def simulated_model(
     *, n_channels=16, sfreq=100.0, tmin=0.5, tmax=1.5, features="waveform", rank=2, seed=0
 ):

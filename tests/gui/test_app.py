@@ -44,22 +44,10 @@ def test_calibrate_tab_trains_in_a_worker_and_switches_the_model(qtbot, tmp_path
 def test_window_connects_in_a_worker_and_swaps_the_model_live(qtbot, sim_model, source_id):
     from sblr_rt.gui.app import MainWindow
 
-    from sblr_rt.playback.simulator import run_simulator
-
-    from .conftest import SIM_CLASSES, simulated_model
+    from .conftest import simulated_model, start_simulator
 
     name = f"GuiWin-{source_id[-12:]}"
-    player = run_simulator(
-        name=name,
-        source_id=source_id,
-        sfreq=100.0,
-        n_channels=16,
-        classes=SIM_CLASSES,
-        first_cue=0.5,
-        trial_duration=1.5,
-        iti=(0.5, 1.0),
-        background=True,
-    )
+    player = start_simulator(name, source_id)
     window = MainWindow(model=sim_model, stream=name)
     qtbot.addWidget(window)
     try:
@@ -228,22 +216,10 @@ def test_an_adapting_session_shows_its_model_version_and_a_failed_refit(
     from sblr_rt.gui.app import MainWindow
     from sblr_rt.gui.providers import AdaptingSession
 
-    from sblr_rt.playback.simulator import run_simulator
-
-    from .conftest import SIM_CLASSES
+    from .conftest import start_simulator
 
     name = f"GuiAdapt-{source_id[-12:]}"
-    player = run_simulator(
-        name=name,
-        source_id=source_id,
-        sfreq=100.0,
-        n_channels=16,
-        classes=SIM_CLASSES,
-        first_cue=0.5,
-        trial_duration=1.5,
-        iti=(0.5, 1.0),
-        background=True,
-    )
+    player = start_simulator(name, source_id)
     folder = tmp_path / "versions"
     adapt = {"folder": folder, "calibration": [], "every": 0}
     window = MainWindow(model=sim_model_file, stream=name, markers=name + "-Markers", adapt=adapt)
