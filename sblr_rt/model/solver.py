@@ -12,8 +12,8 @@ dtype of ``X`` (float32 stays float32, no copy); all the small state (scores, lo
 gradients, factors) is float64 so that the sufficient-decrease tests and ``q^k`` are
 not swamped by float32 rounding.
 
-One algorithm (the block coordinate proximal descent, its batched form shared with
-:mod:`.path`, and the products it is built on), hence a module of about 500 lines.
+One algorithm (the block coordinate proximal descent and its batched form shared with
+:mod:`.path`; the products with the data are in :mod:`.products`).
 """
 
 from __future__ import annotations
@@ -154,8 +154,8 @@ def _block(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
 
     The trials ``n, n + 1, ..., n + _TRIALS_AT_ONCE - 1`` of every open run are evaluated
     in one vectorised round, and each run takes the first that passes: the same step as
-    trying them one by one (a block needs about three trials, each a few small array
-    operations, so one round instead of three removes most of the interpreter's cost).
+    trying them one by one (a block needs two trials or more, each a few small array
+    operations, so one round instead of two or three saves the interpreter's rounds).
 
     Parameters
     ----------
