@@ -415,4 +415,5 @@ def test_early_trial_decisions_over_lsl_on_both_outlets(make_model, source_id):
         np.testing.assert_allclose(
             row[n : 2 * n], [d["proba_smoothed"][c] for c in model.classes], rtol=1e-6
         )
-        assert row[2 * n :].tolist() == [float(d["trial"]), float(d["early"])]
+        flags = [float(d["trial"]), float(d["early"]), float(d["model_version"])]
+        assert row[2 * n :].tolist() == flags
