@@ -303,40 +303,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _make_provider(self, desc, markers, model):
         # runs in a worker: resolving and opening inlets may take seconds
-        if model is None:
-            from sblr_rt.gui.providers import SourceProvider
+        from sblr_rt.gui.providers import open_provider
 
-            return SourceProvider(name=desc.name, source_id=desc.source_id).start()
-        from sblr_rt.online import OnlineLoop
-
-        kwargs = {}
-        if markers is not None:
-            kwargs = dict(
-                mode="trial",
-                marker_stream=markers.name,
-                marker_source_id=markers.source_id,
-            )
-        adapting = self.adapt is not None and markers is not None and self.model_path
-        loop = OnlineLoop.from_lsl(
-            model,
-            stream=desc.name,
-            source_id=desc.source_id,
-            hop=self.hop,
-            keep_trials=bool(adapting),
-            **kwargs,
+        adapt = self.adapt if self.model_path else None
+        return open_provider(
+            desc, markers, model, hop=self.hop, adapt=adapt, model_path=self.model_path
         )
-        loop.start()
-        if not adapting:
-            return loop
-        from sblr_rt.calibration.adapt import Adapter
-        from sblr_rt.gui.providers import AdaptingSession
-
-        try:
-            adapter = Adapter.for_model_file(loop, model, self.model_path, **self.adapt)
-            return AdaptingSession(loop, adapter.start())
-        except Exception:
-            loop.stop()
-            raise
 
     def _connected(self, provider) -> None:
         if self.connected_stream is None:  # disconnected meanwhile

@@ -15,6 +15,59 @@ import numpy as np
 logger = logging.getLogger("sblr_rt.gui")
 
 
+def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None):
+    """Open what the Live tab polls for a stream: traces, a loop, or a loop that adapts.
+
+    Parameters
+    ----------
+    desc : StreamDescription
+        The EEG stream.
+    markers : StreamDescription | None
+        The cue stream (trial mode), or None (sliding windows only).
+    model : BCIModel | None
+        None: traces only (:class:`SourceProvider`).
+    hop : float
+        Seconds between sliding-window decisions.
+    adapt : dict | None
+        With ``markers`` and ``model_path``: adapt the model during the session
+        (:meth:`sblr_rt.calibration.adapt.Adapter.for_model_file` keywords).
+    model_path : str | Path | None
+        The model's file (where an adapting session's versions go by default).
+
+    Returns
+    -------
+    provider : SourceProvider | OnlineLoop | AdaptingSession
+        Started.
+    """
+    if model is None:
+        return SourceProvider(name=desc.name, source_id=desc.source_id).start()
+    from sblr_rt.online import OnlineLoop
+
+    kwargs = {}
+    if markers is not None:
+        kwargs = dict(mode="trial", marker_stream=markers.name, marker_source_id=markers.source_id)
+    adapting = adapt is not None and markers is not None and model_path is not None
+    loop = OnlineLoop.from_lsl(
+        model,
+        stream=desc.name,
+        source_id=desc.source_id,
+        hop=hop,
+        keep_trials=adapting,
+        **kwargs,
+    )
+    loop.start()
+    if not adapting:
+        return loop
+    from sblr_rt.calibration.adapt import Adapter
+
+    try:
+        adapter = Adapter.for_model_file(loop, model, model_path, **adapt)
+        return AdaptingSession(loop, adapter.start())
+    except Exception:
+        loop.stop()
+        raise
+
+
 class AdaptingSession:
     """An online loop and the adapter that refits its model, polled and stopped as one.
 
