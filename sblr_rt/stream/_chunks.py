@@ -135,12 +135,15 @@ class ChunkBookkeeping:
         level = rate.news()
         if level is None:
             return
+        # Against the declared rate times the declared replay speed (rate.sfreq).
+        speed = rate.sfreq / self._sfreq
         logger.warning(
-            "LSL stream %r runs at %.4g Hz instead of its declared %g Hz (%+.1f %%)%s.",
+            "LSL stream %r runs at %.4g Hz instead of its declared %g Hz%s (%+.1f %%)%s.",
             self._name,
             rate.effective_sfreq,
             self._sfreq,
-            100 * (rate.effective_sfreq / self._sfreq - 1),
+            f" x {speed:g} (replay speed)" if speed != 1 else "",
+            100 * (rate.effective_sfreq / rate.sfreq - 1),
             ": too far off for decisions" if level == "far_off" else "",
         )
 
