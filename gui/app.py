@@ -305,9 +305,8 @@ class MainWindow(QtWidgets.QMainWindow):
         # runs in a worker: resolving and opening inlets may take seconds
         from sblr_rt.gui.providers import open_provider
 
-        adapt = self.adapt if self.model_path else None
         return open_provider(
-            desc, markers, model, hop=self.hop, adapt=adapt, model_path=self.model_path
+            desc, markers, model, hop=self.hop, adapt=self.adapt, model_path=self.model_path
         )
 
     def _connected(self, provider) -> None:

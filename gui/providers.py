@@ -46,7 +46,7 @@ def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None):
     kwargs = {}
     if markers is not None:
         kwargs = dict(mode="trial", marker_stream=markers.name, marker_source_id=markers.source_id)
-    adapting = adapt is not None and markers is not None and model_path is not None
+    adapting = adapt is not None and markers is not None and bool(model_path)
     loop = OnlineLoop.from_lsl(
         model,
         stream=desc.name,

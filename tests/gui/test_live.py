@@ -144,22 +144,11 @@ def test_redraw_of_118_channels_is_measured(live_tab):
 @pytest.mark.slow
 def test_timeline_receives_decisions_from_a_live_loop(qtbot, live_tab, sim_model, source_id):
     from sblr_rt.online import OnlineLoop
-    from sblr_rt.playback.simulator import run_simulator
 
-    from .conftest import SIM_CLASSES
+    from .conftest import start_simulator
 
     name = f"GuiSim-{source_id[-12:]}"
-    player = run_simulator(
-        name=name,
-        source_id=source_id,
-        sfreq=100.0,
-        n_channels=16,
-        classes=SIM_CLASSES,
-        first_cue=0.5,
-        trial_duration=1.5,
-        iti=(0.5, 1.0),
-        background=True,
-    )
+    player = start_simulator(name, source_id)
     loop = OnlineLoop.from_lsl(
         sim_model,
         stream=name,
