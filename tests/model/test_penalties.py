@@ -17,6 +17,20 @@ def test_soft_threshold_known_values():
     assert soft_threshold(z, 0.0) is not z
 
 
+def test_soft_threshold_equals_the_textbook_form_bit_for_bit():
+    # The solver's iterates depend on every bit: the clipped form must give exactly
+    # sign(z) max(|z| - tau, 0), per run thresholds, edges and infinities included.
+    rng = np.random.default_rng(1)
+    z = rng.standard_normal((4, 3, 50)) * 10.0 ** rng.integers(-8, 3, (4, 3, 50))
+    tau = np.array([1e-9, 0.3, 2.0, 7.5])[:, None, None]
+    z[:, 0, 0], z[:, 0, 1] = tau[:, 0, 0], -tau[:, 0, 0]
+    z[:, 0, 2], z[:, 0, 3] = np.inf, -np.inf
+    want = np.sign(z) * np.maximum(np.abs(z) - tau, 0.0)
+    got = soft_threshold(z, tau)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(got == 0, np.abs(z) <= tau)
+
+
 @pytest.mark.parametrize(("l1", "l2", "L"), [(0.0, 0.0, 1.0), (0.3, 0.0, 2.0), (0.2, 1.5, 0.7)])
 def test_prox_step_is_the_exact_minimiser(l1, l2, L):
     rng = np.random.default_rng(0)
