@@ -7,11 +7,13 @@ paper, synthetic (a rank-one class difference in Gaussian noise) so it runs anyw
 from ../shared/data (skipped when absent): the whole ``calibrate(features="auto")``, and
 its cross-validation stage through the reference route (one task per candidate and fold)
 and the lockstep route (one task per feature path), interleaved, with their tables compared.
+``breakdown``: where one fold's search time goes (products with X against the rest), and
+the least time the products alone need for the whole search at the measured rate.
 
 Every target of issue 15 is printed with its measured value and PASS/FAIL, with the BLAS
 thread setting (one thread per worker) and the load average.
 
-    python benchmarks/calibration.py [--parts fast,paper,auto] [--n-jobs 2] [--cv 5]
+    python benchmarks/calibration.py [--parts fast,paper,auto,breakdown] [--n-jobs 2] [--cv 5]
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def main():
 
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--n-jobs", type=int, default=2)
-    p.add_argument("--parts", default="fast,paper,auto")
+    p.add_argument("--parts", default="fast,paper,auto,breakdown")
     p.add_argument("--cv", default=5, type=int)
     p.add_argument("--ranks", default="1,2,3")
     p.add_argument("--auto-repeats", default=3, type=int)
@@ -76,6 +78,8 @@ def main():
             targets.append(selection(part, args))
         elif part == "auto":
             targets += auto(args)
+        elif part == "breakdown":
+            breakdown(args)
     print("\n-- targets (issue 15) --")
     for line in targets:
         print(line)
@@ -143,6 +147,78 @@ def selection(search, args):
         f"TARGET {search} search at (210, 118, 100) under {LIMIT[search]:g} s wall with "
         f"today's choice: {dt:.1f} s wall ({cpu:.1f} s CPU), choice "
         f"{'same as today' if same else 'DIFFERENT from today'}: {'PASS' if ok else 'FAIL'}"
+    )
+
+
+def breakdown(args):
+    """Print where one fold's search time goes: products with X against the rest.
+
+    Fold 0 of the fast grid at rank 1, in this process with one BLAS thread: the lockstep
+    iterations (one per product pair), the runs' iterations summed (the work the products
+    scale with), the time in the two products per iteration (wrapped here, as the lockstep
+    calls them) and their multiply-add rate, and the rest (the runs' block updates and
+    bookkeeping in numpy) per lockstep iteration and per run iteration.
+    """
+    from sblr_rt.calibration import selection as S
+    from sblr_rt.calibration.config import CalibrationConfig
+    from threadpoolctl import threadpool_limits
+
+    import sblr_rt.model.path as path_mod
+
+    X, y = make_data()
+    cfg = CalibrationConfig(search="fast")
+    groups = S.penalty_grid("fast", cfg.l1_fractions, cfg.l2_values, skip_unbounded=True)
+    est_params = {"multi_class": cfg.multi_class, "max_iter": cfg.max_iter, "tol": cfg.tol}
+    train, test = S.make_splits(y, args.cv, cfg.random_state)[0]
+    Xtr, _ = S.scaled_fold(X, train, test, cfg.scaling, False, np.dtype(cfg.search_dtype))
+    tally = {"seconds": 0.0, "calls": 0, "macs": 0}
+    originals = {name: getattr(path_mod, name) for name in ("x_times_v", "x_times_u")}
+
+    def timed(product):
+        def wrapper(Xp, F):
+            t0 = time.perf_counter()
+            out = product(Xp, F)
+            tally["seconds"] += time.perf_counter() - t0
+            tally["calls"] += 1
+            tally["macs"] += Xp.size * F.shape[0] * F.shape[2]
+            return out
+
+        return wrapper
+
+    for name, product in originals.items():
+        setattr(path_mod, name, timed(product))
+    try:
+        with threadpool_limits(1):
+            t0 = time.perf_counter()
+            iters = S.fold_paths(Xtr, y[train], 1, groups, est_params, lambda e: e.n_iter_)
+            total = time.perf_counter() - t0
+    finally:
+        for name, product in originals.items():
+            setattr(path_mod, name, product)
+    lockstep = tally["calls"] // 2
+    per_path = [int(sum(p)) for p in iters]
+    runs = sum(per_path)
+    rest = total - tally["seconds"]
+    print(f"\n== where the time goes: fold 0 of the fast grid, {Xtr.shape} float32, 1 thread ==")
+    print(
+        f"{len(groups)} paths of {len(groups[0][1])} points: {lockstep} lockstep iterations "
+        f"(the slowest path's), {runs} run iterations (per path, by l2: "
+        + ", ".join(f"{g[0][0]:g}: {n}" for g, n in zip(groups, per_path, strict=True))
+        + ")"
+    )
+    print(
+        f"fold time {total:.2f} s: products {tally['seconds']:.2f} s "
+        f"({tally['macs'] / tally['seconds'] / 1e9:.1f} G multiply-adds/s, "
+        f"{1e3 * tally['seconds'] / runs:.3f} ms per run iteration), the rest {rest:.2f} s "
+        f"({1e3 * rest / lockstep:.2f} ms per lockstep iteration, "
+        f"{1e3 * rest / runs:.3f} ms per run iteration)"
+    )
+    n_folds = args.cv
+    print(
+        f"a {n_folds}-fold search on {args.n_jobs} workers needs at least {n_folds} x "
+        f"{tally['seconds']:.2f} s / {args.n_jobs} = "
+        f"{n_folds * tally['seconds'] / args.n_jobs:.1f} s of products alone at this rate, "
+        f"and its slowest path per fold runs {max(per_path)} iterations one after another"
     )
 
 
