@@ -201,7 +201,8 @@ def breakdown(args):
     rest = total - tally["seconds"]
     print(f"\n== where the time goes: fold 0 of the fast grid, {Xtr.shape} float32, 1 thread ==")
     print(
-        f"{len(groups)} paths of {len(groups[0][1])} points: {lockstep} lockstep iterations "
+        f"{len(groups)} paths of {min(len(g[1]) for g in groups)}-"
+        f"{max(len(g[1]) for g in groups)} points: {lockstep} lockstep iterations "
         f"(the slowest path's), {runs} run iterations (per path, by l2: "
         + ", ".join(f"{g[0][0]:g}: {n}" for g, n in zip(groups, per_path, strict=True))
         + ")"
