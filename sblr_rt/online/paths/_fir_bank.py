@@ -17,8 +17,10 @@ a block to fill and no chunk pays for a whole block's FFT work:
 
 Output sample ``t`` is available as soon as input sample ``t`` is, and equals direct
 convolution from a zero state to rounding (relative ~1e-15). :meth:`PartitionedFirBank.settle`
-does the far work due so far; a caller may run it after its latency-critical work (the
-online loop does, after publishing a decision), else the next :meth:`process` does.
+does the far work due by the end of the next chunk (as long as the last one): it only reads
+complete blocks, so it may run ahead, and the chunk that closes a block then finds it done.
+A caller may run it after its latency-critical work (the online loop does, after
+publishing a decision), else the next :meth:`process` does what is due.
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ class PartitionedFirBank:
         self._tail = np.zeros((B, self.n_filters, n))  # far part of the current block
         self._next = np.zeros((B, self.n_filters, n))  # ... of the next, being computed
         self._done = 0  # steps of the next block's far part done
+        self._last = 0  # samples of the last chunk (how far settle() runs ahead)
 
     def process(self, x: np.ndarray) -> np.ndarray:
         """Filter the next samples.
@@ -129,9 +132,10 @@ class PartitionedFirBank:
         y : ndarray, shape (n_samples, n_filters * n_channels)
             The filtered samples, filter-major columns.
         """
-        self.settle()  # the far work due before these samples (if not run since)
+        self._far(self._pos)  # the far work due before these samples (if not run since)
         B = self.block
         n_samples = x.shape[0]
+        self._last = n_samples
         out = np.empty((n_samples, self.n_filters * self.n_channels))
         done = 0
         while done < n_samples:
@@ -160,8 +164,16 @@ class PartitionedFirBank:
         self._block_index += 1
 
     def settle(self) -> None:
-        """Run the far work due for the samples of the current block received so far."""
-        due = -(-len(self._steps) * self._pos // self.block)
+        """Run the far work due by the end of the next chunk, as long as the last one.
+
+        The far part only reads complete blocks, so it can run ahead of the samples: the
+        chunk that closes a block then finds the next block's far part done.
+        """
+        self._far(min(self.block, self._pos + self._last))
+
+    def _far(self, upto: int) -> None:
+        """Run the far work due for the first ``upto`` samples of the current block."""
+        due = -(-len(self._steps) * upto // self.block)
         if self._done < due:
             self._work(due)
 
