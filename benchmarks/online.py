@@ -56,7 +56,7 @@ from online_scale import print_loops, print_scaling  # noqa: E402
 
 from sblr_rt.bci_model import BCIModel  # noqa: E402
 from sblr_rt.model import SparseBilinearLogisticRegression  # noqa: E402
-from sblr_rt.online import OnlineClassifier, OnlineLoop  # noqa: E402
+from sblr_rt.online import OnlineClassifier, OnlineLoop, freeze_heap  # noqa: E402
 from sblr_rt.preprocessing import Preprocessor  # noqa: E402
 
 SENDER = textwrap.dedent(
@@ -246,6 +246,7 @@ def bench_live(model, duration: float, hop: float) -> dict:
     )
     try:
         loop.start()
+        freeze_heap()  # as `sblr-rt run` and the dashboard do once their loop started
         consumer = subprocess.Popen(
             [py, "-c", CONSUMER, pred_id, str(duration + 2)],
             stdout=subprocess.PIPE,

@@ -23,7 +23,7 @@ import uuid
 import numpy as np
 import psutil
 
-from sblr_rt.online import OnlineClassifier, OnlineLoop
+from sblr_rt.online import OnlineClassifier, OnlineLoop, freeze_heap
 
 
 def _ok(passed: bool) -> str:
@@ -101,6 +101,7 @@ def bench_loops(models, *, sender, n_channels, sfreq, duration, hop) -> dict:
                     history_seconds=duration + 30.0,
                 ).start()
             )
+        freeze_heap()  # as `sblr-rt run` and the dashboard do once their loop started
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and any(lp.snapshot().n_decisions < 10 for lp in loops):
             time.sleep(0.05)

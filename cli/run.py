@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from sblr_rt.io.model_file import load_model
-    from sblr_rt.online import OnlineClassifier, OnlineLoop
+    from sblr_rt.online import OnlineClassifier, OnlineLoop, freeze_heap
 
     adapting = args.adapt or args.init is not None
     model_file = args.model if args.init is None else args.init
@@ -262,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"model: {clf!r}", flush=True)
     with loop, _adapter(args, loop, model, model_file, adapting) as adapter:
+        freeze_heap()  # no full garbage-collection pass over the startup objects mid-session
         snap = loop.snapshot()
         stream = snap.stream
         print(

@@ -41,7 +41,7 @@ def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None):
     """
     if model is None:
         return SourceProvider(name=desc.name, source_id=desc.source_id).start()
-    from sblr_rt.online import OnlineLoop
+    from sblr_rt.online import OnlineLoop, freeze_heap
 
     kwargs = {}
     if markers is not None:
@@ -56,6 +56,7 @@ def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None):
         **kwargs,
     )
     loop.start()
+    freeze_heap()  # no full garbage-collection pass over the startup objects mid-session
     if not adapting:
         return loop
     from sblr_rt.calibration.adapt import Adapter

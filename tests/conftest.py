@@ -144,3 +144,17 @@ def _root_logging_restored():
         if handler not in root.handlers:
             root.addHandler(handler)
     root.setLevel(level)
+
+
+@pytest.fixture(autouse=True)
+def _heap_unfrozen():
+    """Undo the ``freeze_heap`` a command or the dashboard makes (``gc.freeze``).
+
+    Left frozen, the objects of the tests before it would never be collected as cycles:
+    an outlet kept alive in a cycle would stay visible to later tests' stream lookups.
+    """
+    yield
+    import gc
+
+    if gc.get_freeze_count():
+        gc.unfreeze()

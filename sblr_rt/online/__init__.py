@@ -15,6 +15,8 @@
 - ``evidence.py``: the evidence accumulated over a trial (smoothed probabilities, early
   decisions).
 - ``units.py``: the stream's unit against the model's (normalised spellings, the factor).
+- ``heap.py``: :func:`freeze_heap`, so that the garbage collector's full passes do not
+  stall a live process.
 - ``_channels.py``: the stream's channels and rate against the model's (labels matched by
   :func:`sblr_rt.io.labels.match_channels`, the mapping logged).
 """
@@ -27,6 +29,7 @@ from .classifier import (
     public_decision,
 )
 from .evidence import Evidence, Smoothing
+from .heap import freeze_heap
 from .loop import OnlineLoop
 from .paths import PATHS, StreamingPath
 from .streaming import StreamingState
@@ -45,6 +48,7 @@ __all__ = [
     "check_stream_info",
     "check_stream_units",
     "decision_to_json",
+    "freeze_heap",
     "match_stream",
     "normalize_unit",
     "public_decision",
