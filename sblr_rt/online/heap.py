@@ -10,8 +10,9 @@ gave every loop's worst decision 100 ms). The objects that exist when a session 
 :func:`freeze_heap` collects once, then moves every surviving object to the collector's
 permanent generation (:func:`gc.freeze`), so that later passes scan only what was created
 since. Reference counting still frees frozen objects that fall out of use; only reference
-cycles among frozen objects would outlive the process's need for them, and the collection
-just before freezing clears those that exist at that moment.
+cycles among frozen objects would outlive the process's need for them. So each call first
+returns the frozen objects to the collector and collects: a dashboard that stops one loop
+and starts another gets the stopped loop's cycles (and its buffers) back at the next call.
 
 The process is the application's: :mod:`sblr_rt.cli` (``sblr-rt run``) and the dashboard
 call this when their loop has started. A script that runs a loop may do the same.
@@ -27,8 +28,9 @@ __all__ = ["freeze_heap"]
 def freeze_heap() -> int:
     """Collect garbage once, then exempt every surviving object from later full passes.
 
-    Call it once the session's long-lived objects exist (after the loop started); calling
-    it again freezes what was created since.
+    Call it once the session's long-lived objects exist (after the loop started). Each call
+    first unfreezes and collects everything, so that cycles among objects frozen by an
+    earlier call are collected too; only then does it freeze what survives.
 
     Returns
     -------
@@ -41,6 +43,7 @@ def freeze_heap() -> int:
     >>> freeze_heap() > 0
     True
     """
+    gc.unfreeze()
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
