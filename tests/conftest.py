@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import time
@@ -154,7 +155,5 @@ def _heap_unfrozen():
     an outlet kept alive in a cycle would stay visible to later tests' stream lookups.
     """
     yield
-    import gc
-
     if gc.get_freeze_count():
         gc.unfreeze()
