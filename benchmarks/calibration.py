@@ -62,7 +62,11 @@ def main():
 
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--n-jobs", type=int, default=2)
-    p.add_argument("--parts", default="fast,paper,auto,breakdown")  # also: tolerance
+    p.add_argument(
+        "--parts",
+        default="fast,paper,auto,breakdown",
+        help="comma-separated: fast, paper, auto, breakdown, tolerance",
+    )
     p.add_argument("--cv", default=5, type=int)
     p.add_argument("--ranks", default="1,2,3")
     p.add_argument("--auto-repeats", default=3, type=int)
@@ -242,8 +246,8 @@ def tolerance(args):
     X, y = make_data()
     ranks = tuple(int(r) for r in args.ranks.split(","))
     print(f"\n== stopping rule: fast search at {X.shape}, {args.cv}-fold, ranks {ranks} ==")
-    reference = None
-    for tol in (1e-3, 3e-3, 1e-2):
+    reference, today = None, CalibrationConfig().tol
+    for tol in (today, 3 * today, 10 * today):
         cfg = CalibrationConfig(
             search="fast", cv=args.cv, n_jobs=args.n_jobs, ranks=ranks, tol=tol
         )
