@@ -39,6 +39,7 @@ from sblr_rt.calibration.refit import RefitError, labelled_recording, refit_mode
 
 from sblr_rt.io.model_file import save_model
 from sblr_rt.io.recording import Recording
+from sblr_rt.lifetime import watch_parent
 from sblr_rt.online.swap import model_version_of
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -94,7 +95,12 @@ def trial_recording(trial, unit: str = "V") -> Recording:
 
 
 def _worker_init() -> None:
-    """Keep the worker off the decision thread's core and below its priority."""
+    """Keep the worker off the decision thread's core and below its priority.
+
+    And end it with the session: it imported the package before multiprocessing named its
+    parent, so the package's own watch did not start (:mod:`sblr_rt.lifetime`).
+    """
+    watch_parent()
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
     try:
         os.nice(10)

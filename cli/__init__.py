@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 
 from sblr_rt import __version__
@@ -148,19 +149,29 @@ def main(argv: list[str] | None = None) -> int:
     code : int
         The process exit code.
     """
+    from sblr_rt.lifetime import Terminated, sigterm_as_interrupt, watch_parent_from_env
+
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args)
     if args.command is None:
         parser.print_help()
         return 2
+    watch_parent_from_env()  # a source process started by ``sblr-rt demo``
+    # SIGTERM stops a command as Ctrl-C does: its workers and streams are closed.
+    previous = sigterm_as_interrupt()
     try:
         return int(args.func(args) or 0)
+    except Terminated:
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         return 130
     except (ValueError, TypeError, RuntimeError, FileNotFoundError, TimeoutError) as exc:
         print(f"sblr-rt {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.lifetime import PARENT_ENV
+
 #: The shipped PhysioNet runs: 5 and 9 executed, 6 and 10 imagined, both fists vs both feet.
 PHYSIONET_CALIBRATION = ("S001R05.edf", "S001R06.edf", "S001R09.edf")
 PHYSIONET_ONLINE = "S001R10.edf"
@@ -223,7 +225,11 @@ def _start_source(args, recording_path, tag: str):
             "--hold",
             "30",
         ]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    # The source ends with the demo, even a killed one (sblr_rt.lifetime).
+    env = dict(os.environ, **{PARENT_ENV: str(os.getpid())})
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, env=env
+    )
     ended = threading.Event()
 
     def forward():

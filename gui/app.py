@@ -8,6 +8,7 @@ streams, connecting, stopping the loop, calibrating) runs in a worker
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
 from pathlib import Path
@@ -32,7 +33,9 @@ def configure_pyqtgraph() -> None:
 
 
 def _is_marker(desc) -> bool:
-    return desc.channel_format == "string" or desc.stype.lower() == "markers"
+    from sblr_rt.stream import is_marker_stream
+
+    return is_marker_stream(desc)
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -43,11 +46,13 @@ class MainWindow(QtWidgets.QMainWindow):
     model : BCIModel | str | Path | None
         A model, or a model file to load.
     stream : str | None
-        Name of an EEG stream to connect to as soon as LSL shows it.
+        Name of an EEG stream to connect to as soon as LSL shows it (whatever its type).
     markers : str | None
         Name of a marker stream for trial mode (with ``stream``).
     markers_source_id : str | None
         Its ``source_id``, where several marker streams share the name.
+    stream_type, marker_type : str | None
+        Or the type (any case) of the only such stream to connect to.
     hop : float
         Seconds between sliding-window decisions of the online loop.
     adapt : dict | None
@@ -63,6 +68,8 @@ class MainWindow(QtWidgets.QMainWindow):
         stream: str | None = None,
         markers: str | None = None,
         markers_source_id: str | None = None,
+        stream_type: str | None = None,
+        marker_type: str | None = None,
         hop: float = 0.05,
         adapt: dict | None = None,
     ):
@@ -78,9 +85,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.adapt = adapt
         self.paradigm = None
         self.streams: list = []
-        self._pending_stream = stream
-        self._pending_markers = markers
-        self._pending_markers_id = markers_source_id
+        # (name, type, source_id) of the streams to connect to once LSL shows them
+        self._pending_stream = (stream, stream_type, None) if stream or stream_type else None
+        self._pending_markers = (
+            (markers, marker_type, markers_source_id)
+            if markers or marker_type or markers_source_id
+            else None
+        )
         self._tasks: list[BackgroundTask] = []
 
         self.tabs = QtWidgets.QTabWidget()
@@ -231,32 +242,39 @@ class MainWindow(QtWidgets.QMainWindow):
             5000,
         )
         if self._pending_stream is not None:
-            eeg = self._find(self.stream_box, self._pending_stream)
-            markers = self._find(self.marker_box, self._pending_markers, self._pending_markers_id)
+            eeg = self._find(self.stream_box, *self._pending_stream)
+            markers = None
+            if self._pending_markers is not None:
+                markers = self._find(self.marker_box, *self._pending_markers)
             if eeg is not None and (self._pending_markers is None or markers is not None):
                 self._pending_stream = self._pending_markers = None
                 self.connect_to(eeg, markers)
             else:
                 wanted = ", ".join(
-                    repr(n) for n in (self._pending_stream, self._pending_markers) if n
+                    repr(n or f"type {t}")
+                    for n, t, _ in (self._pending_stream, self._pending_markers or (None,) * 3)
+                    if n or t
                 )
                 self.statusBar().showMessage(f"Waiting for LSL stream(s) {wanted}…")
                 QtCore.QTimer.singleShot(1000, self.refresh_streams)
 
     @staticmethod
-    def _find(box, name, source_id=None):
-        if name is None:
-            return None
-        for i in range(box.count()):
-            desc = box.itemData(i)
-            if (
+    def _find(box, name, stype=None, source_id=None):
+        """Select and return the box's stream of this name (or the only one of this type)."""
+
+        def wanted(desc) -> bool:
+            return (
                 desc is not None
-                and desc.name == name
-                and (source_id is None or desc.source_id == source_id)
-            ):
-                box.setCurrentIndex(i)
-                return desc
-        return None
+                and name in (None, desc.name)
+                and (stype is None or desc.stype.lower() == stype.lower())
+                and source_id in (None, desc.source_id)
+            )
+
+        found = [i for i in range(box.count()) if wanted(box.itemData(i))]
+        if not found or (name is None and source_id is None and len(found) > 1):
+            return None  # not there yet, or a type that does not choose one stream
+        box.setCurrentIndex(found[0])
+        return box.itemData(found[0])
 
     def _streams_failed(self, exc) -> None:
         self.refresh_button.setEnabled(True)
@@ -425,6 +443,8 @@ def run(
     stream: str | None = None,
     markers: str | None = None,
     markers_source_id: str | None = None,
+    stream_type: str | None = None,
+    marker_type: str | None = None,
     screenshot=None,
     hop: float = 0.05,
     settle=3.0,
@@ -442,6 +462,8 @@ def run(
         Marker stream name: trial mode, with a decision at each cue as well.
     markers_source_id : str | None
         Its ``source_id``.
+    stream_type, marker_type : str | None
+        Or the type (any case) of the only EEG / marker stream to connect to.
     screenshot : str | Path | None
         Render each tab to ``<stem>-<tab>.png`` (and the cue window) and exit.
     hop : float
@@ -462,6 +484,8 @@ def run(
         stream=stream,
         markers=markers,
         markers_source_id=markers_source_id,
+        stream_type=stream_type,
+        marker_type=marker_type,
         hop=hop,
         adapt=adapt,
     )
@@ -473,7 +497,7 @@ def run(
         while not window.refresh_button.isEnabled() and time.monotonic() < deadline:
             app.processEvents()
             time.sleep(0.02)
-        if stream is not None:
+        if stream is not None or stream_type is not None:
             wait_for_live(window, timeout=max(10.0, settle + 8.0), settle=settle)
         paths = save_screenshots(window, screenshot)
         for path in paths:
@@ -482,4 +506,13 @@ def run(
         app.processEvents()
         return 0
     window.show()
-    return int(app.exec_())
+    # SIGTERM closes the window as its close button does: the loop, the adapter and its
+    # refit worker stop (cli's handler would raise inside a Qt slot instead).
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda *_: window.close())
+    try:
+        return int(app.exec_())
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -15,6 +15,7 @@ SparseBilinearLogisticRegression(rank=2)
 
 import importlib
 import logging
+import multiprocessing
 
 __version__ = "0.1.0"
 
@@ -35,6 +36,13 @@ _LAZY = {
 }
 
 __all__ = ["__version__", "logger", *_LAZY]
+
+# A worker process that runs this package's tasks (joblib's calibration workers) ends when
+# the process that started it does, even if that one was killed (sblr_rt.lifetime).
+if multiprocessing.parent_process() is not None:
+    from sblr_rt.lifetime import watch_parent
+
+    watch_parent()
 
 
 def __getattr__(name):
