@@ -45,6 +45,10 @@ logger = logging.getLogger("sblr_rt.stream")
 
 #: Post-processing of every inlet: timestamps in the local clock, smoothed, monotonic.
 PROCESSING_FLAGS = pylsl.proc_clocksync | pylsl.proc_dejitter | pylsl.proc_monotonize
+#: ... but of a marker inlet: in the local clock only. Markers are irregular (nothing to
+#: smooth), and with monotonic timestamps one marker stamped far in the future would lift
+#: every later one to its time; the online loop judges each cue's time itself.
+MARKER_PROCESSING_FLAGS = pylsl.proc_clocksync
 
 logger = logging.getLogger("sblr_rt.stream")
 
@@ -69,6 +73,7 @@ class BaseSource:
 
     _kind = "stream"
     _poll_timeout = 0.1  # seconds a blocking pull waits, so stop() is noticed quickly
+    _processing_flags = PROCESSING_FLAGS
     _retry_interval = 0.25  # seconds between attempts to open a stream that answered
     # liblsl needs ~0.5 s or more to hear every outlet (shorter resolutions may miss a
     # stream that is there); resolve_bypred returns as soon as the stream answers anyway.
@@ -320,7 +325,7 @@ class BaseSource:
             info,
             max_buflen=self._max_buflen(info),
             recover=False,
-            processing_flags=PROCESSING_FLAGS,
+            processing_flags=self._processing_flags,
         )
         try:
             full_info = inlet.info(timeout=timeout)

@@ -19,12 +19,15 @@ import logging
 
 import numpy as np
 
-from ._base import BaseSource
+from ._base import MARKER_PROCESSING_FLAGS, BaseSource
 from ._info import FORMAT_NAMES, StreamDescription, is_decision_stream
 
 __all__ = ["AlignedMarker", "MarkerSource", "align_markers"]
 
 logger = logging.getLogger("sblr_rt.stream")
+
+#: Undecodable markers logged one by one; after these, every 100th.
+_UNDECODABLE_LOGGED = 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,11 +82,13 @@ class MarkerSource(BaseSource):
     """
 
     _kind = "marker stream"
+    _processing_flags = MARKER_PROCESSING_FLAGS
 
     def __init__(self, *, name=None, stype="Markers", source_id=None, timeout=5.0):
         super().__init__(name=name, stype=stype, source_id=source_id, timeout=timeout)
         self._queue = collections.deque()
         self._n_markers = 0
+        self._n_undecodable = 0  # markers skipped: not valid UTF-8
         self._format = None
         self._n_channels = None
 
@@ -130,14 +135,19 @@ class MarkerSource(BaseSource):
         -------
         status : dict
             ``connected``, ``n_markers`` (received in total), ``n_pending`` (not yet
-            popped), ``lost_since``, ``n_reconnects``, ``outages``, ``refused``, ``name``,
-            ``source_id``, ``running``.
+            popped), ``n_undecodable`` (string markers that were not valid UTF-8: logged
+            and skipped), ``lost_since``, ``n_reconnects``, ``outages``, ``refused``,
+            ``name``, ``source_id``, ``running``.
         """
         self._raise_if_failed()
         self._check_started("status()")
         with self._state_lock:
             status = self._common_status()
-            status.update(n_markers=self._n_markers, n_pending=len(self._queue))
+            status.update(
+                n_markers=self._n_markers,
+                n_pending=len(self._queue),
+                n_undecodable=self._n_undecodable,
+            )
         return status
 
     def _configure(self, full_info):
@@ -160,7 +170,12 @@ class MarkerSource(BaseSource):
         # Markers are sparse: block on one, then drain what is already there.
         timeout = self._poll_timeout
         while True:
-            sample, timestamp = self._inlet.pull_sample(timeout=timeout)
+            try:
+                sample, timestamp = self._inlet.pull_sample(timeout=timeout)
+            except UnicodeDecodeError as err:  # pylsl decodes after taking the sample
+                self._undecodable(err)
+                timeout = 0.0
+                continue
             if sample is None:
                 return
             timeout = 0.0
@@ -172,6 +187,21 @@ class MarkerSource(BaseSource):
             self._queue.append((timestamp, value))
             with self._state_lock:
                 self._n_markers += 1
+
+    def _undecodable(self, err: UnicodeDecodeError) -> None:
+        """Count and log a marker that is not UTF-8; the session goes on without it."""
+        with self._state_lock:
+            self._n_undecodable += 1
+            n = self._n_undecodable
+        if n <= _UNDECODABLE_LOGGED or n % 100 == 0:
+            logger.warning(
+                "Marker stream %r sent a marker that is not valid UTF-8 (%r); skipped (%d "
+                "so far%s).",
+                self._name,
+                bytes(err.object[:40]),
+                n,
+                ", logged every 100th from now" if n == _UNDECODABLE_LOGGED else "",
+            )
 
 
 def align_markers(markers, buffer):
