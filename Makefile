@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 VENV_MIN := .venv-min
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: demo test test-min lint bench clean
+.PHONY: demo test test-min check-wheel lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,11 @@ test-min: $(VENV_MIN)/.installed
 	SCIPY_ARRAY_API=1 $(VENV_MIN)/bin/python -m pytest -p no:cacheprovider \
 		tests/model tests/calibration tests/test_without_qt.py
 
+# The release as a user gets it: sdist and wheel built from a clean clone of HEAD, the wheel
+# checked against the source tree, installed in a fresh venv and used from outside the tree.
+check-wheel: $(VENV)/.installed
+	$(PY) ci/check_wheel.py
+
 bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/solver.py
 	$(PY) benchmarks/calibration.py
@@ -53,4 +58,4 @@ bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/feedback.py
 
 clean:
-	rm -rf $(VENV) $(VENV_MIN) build *.egg-info
+	rm -rf $(VENV) $(VENV_MIN) build dist *.egg-info
