@@ -2,9 +2,13 @@
 
 Examples
 --------
->>> from calibration import calibrate  # doctest: +SKIP
->>> model = calibrate("S001R06.edf", classes=["T1", "T2"], features="bandpower")  # doctest: +SKIP
->>> model.save("model.sblr.npz")  # doctest: +SKIP
+>>> from sblr_rt.calibration import load_config
+>>> config = load_config(classes={"T1": "fists", "T2": "feet"}, tmin=0.5, tmax=3.5)
+>>> config.features, config.classes
+('auto', (('T1', 'fists'), ('T2', 'feet')))
+
+:func:`calibrate` takes that configuration (or the same keywords) and the recordings; its
+example calibrates on the shipped PhysioNet runs and saves the model.
 """
 
 from sblr_rt.calibration.config import CalibrationConfig, load_config

@@ -194,10 +194,18 @@ def calibrate(
 
     Examples
     --------
-    >>> from calibration import calibrate  # doctest: +SKIP
-    >>> model = calibrate(["S001R06.edf", "S001R10.edf"], classes=["T1", "T2"],
-    ...                   tmin=0.5, tmax=3.5, features="bandpower")  # doctest: +SKIP
-    >>> model.save("s001.sblr.npz")  # doctest: +SKIP
+    Two runs of the shipped PhysioNet recording (paths from the repository's root), with
+    the feature path, spatial stage, rank and penalties chosen by cross-validation:
+
+    >>> import sblr_rt
+    >>> from sblr_rt.calibration import calibrate
+    >>> runs = [f"recordings/physionet-eegmmidb-S001/S001R{r:02d}.edf" for r in (6, 10)]
+    >>> model = calibrate(runs, classes={"T1": "fists", "T2": "feet"}, tmin=0.5, tmax=3.5)
+    >>> model
+    <BCIModel | ..., classes ['fists', 'feet'], ..., 64 channels at 160 Hz, ...>
+    >>> path = sblr_rt.save_model(model, "s001.sblr.npz")
+    >>> sblr_rt.load_model("s001.sblr.npz").classes
+    ['fists', 'feet']
     """
     from sblr_rt import __version__
 

@@ -18,7 +18,7 @@ Examples
 --------
 >>> config = ParadigmConfig(classes=("left", "right"), n_trials_per_class=1, seed=0)
 >>> [e.value for e in build_schedule(config)][:5]
-['start', 'fixation', 'right', 'imagery', 'rest']
+['start', 'fixation', 'left', 'imagery', 'rest']
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ over a sliding window of timestamps. The verdict waits until the window spans
 Examples
 --------
 >>> monitor = RateMonitor(500.0)
->>> for k in range(1, 101):  # 10 s of a device that sends 400 Hz while claiming 500
-...     monitor.update(40 * k, (40 * k - 1) / 400.0)
+>>> for k in range(1, 101):  # 10 s of a device that sends 350 Hz while claiming 500
+...     monitor.update(35 * k, (35 * k - 1) / 350.0)
 >>> round(monitor.effective_sfreq), monitor.rate_ok, monitor.rate_far_off
-(400, False, True)
+(350, False, True)
 """
 
 from __future__ import annotations
