@@ -35,7 +35,13 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from sblr_rt.calibration.refit import RefitError, labelled_recording, refit_model, version_path
+from sblr_rt.calibration.refit import (
+    SESSION_TRIAL_SOURCE,
+    RefitError,
+    labelled_recording,
+    refit_model,
+    version_path,
+)
 
 from sblr_rt.io.model_file import save_model
 from sblr_rt.io.recording import Recording
@@ -89,7 +95,7 @@ def trial_recording(trial, unit: str = "V") -> Recording:
         ch_names=trial.ch_names,
         marker_times=[trial.cue_offset],
         marker_values=[trial.label],
-        source=f"session trial {trial.index}",
+        source=f"{SESSION_TRIAL_SOURCE} {trial.index}",
         unit=unit,
     )
 

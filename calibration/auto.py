@@ -49,6 +49,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 from sblr_rt.model import ZeroTrapWarning
+from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
 from sblr_rt.preprocessing import fit_scaling
 from sblr_rt.preprocessing.features import FEATURE_PATHS
@@ -62,7 +63,7 @@ logger = logging.getLogger("sblr_rt.calibration")
 __all__ = ["auto_candidates", "select_auto"]
 
 #: Feature paths in the order ``auto`` lists them.
-PATHS = ("waveform", "bandpower", "spectral")
+PATHS = ("waveform", "bandpower", "spectral", "covariance")
 #: Spatial stages in the order ``auto`` lists them.
 SPATIAL = (None, "car", "csd")
 
@@ -92,7 +93,9 @@ def auto_candidates(recordings, picks) -> list[tuple[str, str | None]]:
         stages = (None,)
     if not has_positions:
         logger.info("auto: no surface Laplacian (channels without a scalp position)")
-    return [(p, s) for p in paths for s in stages]
+    # The covariance path takes no spatial stage: a common average (or a Laplacian, a
+    # linear map of the channels) only re-expresses the covariance it already holds.
+    return [(p, s) for p in paths for s in stages if p != "covariance" or s is None]
 
 
 def _preprocessors(config, candidates, build) -> dict:
@@ -113,9 +116,10 @@ class _Features(Mapping):
     here: joblib reads its tasks lazily.
     """
 
-    def __init__(self, raw: EpochSet, pres: dict) -> None:
-        self._raw, self._pres = raw, pres
+    def __init__(self, raw: EpochSet, pres: dict, *, recentre: bool) -> None:
+        self._raw, self._pres, self._recentre = raw, pres, recentre
         self._filtered, self._done = {}, {}
+        self.references = {}  # the calibration reference of each run-centred candidate
         self.seconds = 0.0  # spent computing features so far
 
     def __getitem__(self, key):
@@ -129,7 +133,10 @@ class _Features(Mapping):
                     Z[:, :, Z.shape[2] - pre.n_times_raw :], spatial=False
                 )
             windows = pre.apply_spatial(self._filtered[features])
-            self._done[key] = pre.features_from_filtered(windows)
+            Z = pre.features_from_filtered(windows)
+            if self._recentre:
+                Z, self.references[key] = centre_runs(Z, self._raw.runs)
+            self._done[key] = Z
             self.seconds += time.perf_counter() - t0
         return self._done[key]
 
@@ -352,7 +359,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         flat=config.flat,
         clip_run=config.clip_run,
     )
-    feats = _Features(raw, pres)
+    feats = _Features(raw, pres, recentre=config.recentre)
     t_epochs = time.perf_counter() - t0
     table, finalists, repeats = _cross_validate(feats, raw.y, config, progress)
     t_features = t_epochs + feats.seconds  # the features are computed during the search
@@ -381,6 +388,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         onsets=raw.onsets,
         rejected=raw.rejected,
         n_found=raw.n_found,
+        reference=feats.references.get(chosen),
     )
     candidates_report = [
         {

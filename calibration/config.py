@@ -41,7 +41,7 @@ from pathlib import Path
 __all__ = ["FEATURE_CHOICES", "CalibrationConfig", "load_config"]
 
 #: Values of ``features``: ``"auto"`` or a feature path.
-FEATURE_CHOICES = ("auto", "waveform", "bandpower", "spectral")
+FEATURE_CHOICES = ("auto", "waveform", "bandpower", "spectral", "covariance")
 
 _GROUPS = ("epochs", "preprocessing", "rejection", "selection", "online")
 
@@ -59,7 +59,7 @@ class CalibrationConfig:
         Epoch window relative to each cue in seconds, ``[tmin, tmax)``. None: for epoched
         files the whole trial; for continuous recordings ``tmin=0.0``, ``tmax=3.5`` (the
         paper's cue length).
-    features : {"auto", "waveform", "bandpower", "spectral"}
+    features : {"auto", "waveform", "bandpower", "spectral", "covariance"}
         Feature path (:class:`sblr_rt.preprocessing.Preprocessor`). ``"auto"`` (the
         default) evaluates every path with every spatial stage that applies by repeated
         cross-validation on the calibration epochs and keeps the best
@@ -151,6 +151,15 @@ class CalibrationConfig:
         None: at ``tmax``.
     early_after : float
         Seconds after the cue before an early decision may be taken.
+    recentre : bool
+        Unsupervised run centring (:mod:`sblr_rt.model.run_centring`): each calibration
+        run's features are centred on that run's own mean, and the model stores the
+        calibration reference, from which the online loop (and
+        :meth:`~sblr_rt.bci_model.BCIModel.decision_function_run` offline) re-estimates
+        each new run's mean from its trial windows, without labels.
+    recentre_warmup : float
+        Weight, in trials, of the calibration reference in the new run's running mean
+        (1: the first trial counts as much as the whole calibration).
     """
 
     classes: tuple[tuple[str, str], ...] | None = None
@@ -192,6 +201,8 @@ class CalibrationConfig:
     tau: float = 1.0
     early: float | None = None
     early_after: float = 0.0
+    recentre: bool = True
+    recentre_warmup: float = 1.0
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -227,6 +238,11 @@ class CalibrationConfig:
             )
         if self.reference == "none":
             set_(self, "reference", None)
+        if self.recentre_warmup <= 0:
+            raise ValueError(
+                "'recentre_warmup' must be a positive number of trials, got "
+                f"{self.recentre_warmup}"
+            )
         if self.auto_keep < 1:
             raise ValueError(f"'auto_keep' must be a positive integer, got {self.auto_keep}")
         if self.cv_repeats < 1:
@@ -311,6 +327,7 @@ _FLOATS = (
     "tau",
     "early",
     "early_after",
+    "recentre_warmup",
 )
 #: Fields holding sequences of floats.
 _FLOAT_SEQUENCES = ("baseline", "l1_fractions", "l2_values", "auto_l2", "auto_l1")

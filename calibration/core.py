@@ -15,6 +15,7 @@ from sblr_rt.calibration.selection import select
 from sblr_rt.calibration.workers import start_workers
 
 from sblr_rt.bci_model import BCIModel
+from sblr_rt.model.run_centring import RunCentring
 from sblr_rt.preprocessing import Preprocessor
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -145,7 +146,7 @@ def build_preprocessor(config: CalibrationConfig, recording) -> Preprocessor:
         l_freq=config.l_freq if config.features == "waveform" else None,
         h_freq=config.h_freq if config.features == "waveform" else None,
         bands=config.bands,
-        n_times=None if config.features == "spectral" else config.n_times,
+        n_times=None if config.features in ("spectral", "covariance") else config.n_times,
         baseline=config.baseline if config.features == "waveform" else None,
         scaling=config.scaling,
         filter_length=config.filter_length,
@@ -160,7 +161,8 @@ def _spatial_stage(config: CalibrationConfig, n_channels: int) -> str | None:
     """Return the spatial stage of a fixed path, with ``"default"`` resolved."""
     if config.spatial != "default":
         return config.spatial
-    return None if config.features == "waveform" or n_channels < 3 else "car"
+    linear_or_covariance = config.features in ("waveform", "covariance")
+    return None if linear_or_covariance or n_channels < 3 else "car"
 
 
 def calibrate(
@@ -233,6 +235,8 @@ def calibrate(
             flat=config.flat,
             clip_run=config.clip_run,
         )
+        if config.recentre:
+            epochs = epochs.centred()
         est, report, scaling = select(
             epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress
         )
@@ -264,7 +268,18 @@ def calibrate(
         "objective": _objective_list(est),
         "seconds": time.perf_counter() - t0,
     }
-    model = BCIModel(preprocessor=pre, estimator=est, classes=epochs.classes, metadata=metadata)
+    centring = None
+    if epochs.reference is not None:
+        centring = RunCentring.from_fit(
+            lambda Z: est.decision_function(pre.scale(Z)), epochs.reference, config.recentre_warmup
+        )
+    model = BCIModel(
+        preprocessor=pre,
+        estimator=est,
+        classes=epochs.classes,
+        metadata=metadata,
+        run_centring=centring,
+    )
     return model
 
 

@@ -17,11 +17,13 @@ samples), ``"amplitude"`` (peak-to-peak beyond ``reject``).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.preprocessing import Preprocessor
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -49,6 +51,9 @@ class EpochSet:
         Count per rejection reason.
     n_found : int
         Cues of a class found before rejection.
+    reference : ndarray, shape (n_rows, n_times) | None
+        The calibration reference when ``Z`` is run-centred (:meth:`centred`): the mean
+        of the runs' means; None: ``Z`` as computed.
     """
 
     Z: np.ndarray
@@ -57,6 +62,29 @@ class EpochSet:
     onsets: list[tuple[int, int]] = field(default_factory=list)
     rejected: dict = field(default_factory=lambda: dict.fromkeys(REJECT_REASONS, 0))
     n_found: int = 0
+    reference: np.ndarray | None = None
+
+    @property
+    def runs(self) -> np.ndarray:
+        """The recording (run) index of each epoch, shape (n_epochs,)."""
+        return np.array([run for run, _ in self.onsets], dtype=int)
+
+    def centred(self, runs=None) -> EpochSet:
+        """Return a copy whose features are centred on each run's own mean.
+
+        See :func:`sblr_rt.model.run_centring.centre_runs`; ``reference`` holds the mean of
+        the runs' means.
+
+        Parameters
+        ----------
+        runs : array-like of int, shape (n_recordings,) | None
+            The run of each recording (None: every recording is a run of its own).
+        """
+        if self.reference is not None:
+            raise RuntimeError("the epochs are already run-centred")
+        by_epoch = self.runs if runs is None else np.asarray(runs)[self.runs]
+        Z, reference = centre_runs(self.Z, by_epoch)
+        return dataclasses.replace(self, Z=Z, reference=reference)
 
     def per_class(self) -> dict[str, int]:
         """Kept epochs per class label."""

@@ -35,8 +35,13 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.model import ZeroTrapWarning
+from sblr_rt.model.run_centring import RunCentring
 
 logger = logging.getLogger("sblr_rt.calibration")
+
+#: How the recordings of a session's decided trials name their source (one trial each);
+#: together they are one run.
+SESSION_TRIAL_SOURCE = "session trial"
 
 __all__ = ["RefitError", "labelled_recording", "refit_model", "version_path"]
 
@@ -183,6 +188,12 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
     order = {c: k for k, c in enumerate(classes)}
     y = np.array([order[epochs.classes[k]] for k in epochs.y], dtype=np.int64)
     counts = _count_check(y, classes, min_per_class)
+    if model.run_centring is not None:  # each run on its own mean, the session's trials one
+        runs = [
+            -1 if str(r.source).startswith(SESSION_TRIAL_SOURCE) else i
+            for i, r in enumerate(recordings)
+        ]
+        epochs = epochs.centred(runs)
     pre.fit_scaling(epochs.Z)
     X = pre.scale(epochs.Z)
     est = copy.deepcopy(model.estimator)
@@ -197,7 +208,16 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
         "rejected": epochs.rejected,
     }
     metadata["train_accuracy"] = float(np.mean(est.predict(X) == y))
-    return BCIModel(preprocessor=pre, estimator=est, classes=classes, metadata=metadata)
+    centring = None
+    if epochs.reference is not None:
+        centring = RunCentring.from_fit(
+            lambda Z: est.decision_function(pre.scale(Z)),
+            epochs.reference,
+            model.run_centring.warmup,
+        )
+    return BCIModel(
+        preprocessor=pre, estimator=est, classes=classes, metadata=metadata, run_centring=centring
+    )
 
 
 def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:

@@ -84,7 +84,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--speed", type=float, default=10.0, help="replay speed factor")
     parser.add_argument(
         "--features",
-        choices=("auto", "waveform", "bandpower", "spectral"),
+        choices=("auto", "waveform", "bandpower", "spectral", "covariance"),
         default="auto",
         help="feature path (default auto: every path and spatial stage cross-validated on "
         "the calibration runs, the best kept)",

@@ -46,6 +46,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sblr_rt.model.link import proba_from_scores
+from sblr_rt.model.run_centring import RunCentring
 from sblr_rt.montage import make_info
 from sblr_rt.preprocessing import Preprocessor
 from sblr_rt.preprocessing.spatial import spatial_label
@@ -68,6 +69,11 @@ class BCIModel:
     metadata : dict | None
         JSON-serialisable information: hyper-parameters tried and chosen with their CV
         scores, epoch counts, rejection counts, software version, etc.
+    run_centring : RunCentring | None
+        The calibration reference of a model trained on run-centred features
+        (:mod:`sblr_rt.model.run_centring`): every score is measured from it, and
+        :meth:`decision_function_run` re-estimates a new run's mean as it goes. None: the
+        estimator's scores as they are.
 
     Attributes
     ----------
@@ -88,6 +94,7 @@ class BCIModel:
         estimator,
         classes: Sequence[str],
         metadata: dict | None = None,
+        run_centring: RunCentring | None = None,
     ):
         if not isinstance(preprocessor, Preprocessor):
             raise TypeError(
@@ -113,6 +120,19 @@ class BCIModel:
         self.estimator = estimator
         self.classes = classes
         self.metadata = dict(metadata or {})
+        if run_centring is not None:
+            if not isinstance(run_centring, RunCentring):
+                raise TypeError(
+                    f"'run_centring' must be a RunCentring or None, got "
+                    f"{type(run_centring).__name__}"
+                )
+            n_out = np.asarray(estimator.intercept_).size
+            if run_centring.reference_score.size != n_out:
+                raise ValueError(
+                    f"'run_centring' must hold one score per model output ({n_out}), got "
+                    f"{run_centring.reference_score.size}"
+                )
+        self.run_centring = run_centring
 
     # ------------------------------------------------------------------ description
 
@@ -200,28 +220,60 @@ class BCIModel:
         """Return the scores ``tr(U^T X V) + b`` of raw ``epochs`` (see :meth:`transform`).
 
         Shape (n_epochs,) for two classes, positive meaning ``classes[1]``; else
-        (n_epochs, n_classes).
+        (n_epochs, n_classes). A run-centred model's scores are measured from its
+        calibration reference (:attr:`run_centring`); each epoch is scored alone.
         """
-        return self.estimator.decision_function(self.transform(epochs))
+        return self.decision_function_features(self.transform(epochs))
 
     def decision_function_features(self, X: np.ndarray) -> np.ndarray:
         """Scores from already preprocessed input (:meth:`transform`'s output)."""
-        return self.estimator.decision_function(X)
+        scores = self.estimator.decision_function(X)
+        if self.run_centring is None:
+            return scores
+        ref = self.run_centring.reference_score
+        return scores - (ref[0] if scores.ndim == 1 else ref)
+
+    def decision_function_run(self, epochs: np.ndarray) -> np.ndarray:
+        """Scores of one run's trials in their order, with unsupervised run centring.
+
+        Each trial is scored after the run's running mean has taken it in
+        (:class:`~sblr_rt.model.run_centring.RunCentringState`), exactly as the online
+        loop scores the trial windows of a stream. Without :attr:`run_centring` this is
+        :meth:`decision_function`.
+
+        Parameters
+        ----------
+        epochs : ndarray, shape (n_epochs, n_channels, n_times_raw)
+            The run's raw trial epochs in time order.
+
+        Returns
+        -------
+        scores : ndarray, shape (n_epochs,) or (n_epochs, n_classes)
+        """
+        scores = self.decision_function(epochs)
+        if self.run_centring is None:
+            return scores
+        state = self.run_centring.start()
+        out = np.array([state.step(np.atleast_1d(s)) for s in scores])
+        return out.reshape(scores.shape)
 
     def predict_proba(self, epochs: np.ndarray) -> np.ndarray:
         """Return class probabilities (n_epochs, n_classes) of raw ``epochs``.
 
         Columns follow :attr:`classes`; ``epochs`` as in :meth:`transform`.
         """
-        return self.estimator.predict_proba(self.transform(epochs))
+        return self.labels_from_scores(self.decision_function(epochs))[1]
 
     def predict(self, epochs: np.ndarray) -> np.ndarray:
         """Return the predicted user labels (n_epochs,), elements of :attr:`classes`.
 
         ``epochs`` as in :meth:`transform`.
         """
-        codes = self.estimator.predict(self.transform(epochs))
-        return np.asarray(self.classes)[np.asarray(codes, dtype=int)]
+        return self.labels_from_scores(self.decision_function(epochs))[0]
+
+    def predict_run(self, epochs: np.ndarray) -> np.ndarray:
+        """Labels of one run's trials in order, run-centred (:meth:`decision_function_run`)."""
+        return self.labels_from_scores(self.decision_function_run(epochs))[0]
 
     def labels_from_scores(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """User labels and probabilities from :meth:`decision_function` scores.
@@ -238,6 +290,18 @@ class BCIModel:
         """
         proba = proba_from_scores(scores, getattr(self.estimator, "multi_class", "ovr"))
         return np.asarray(self.classes)[np.argmax(proba, axis=1)], proba
+
+    @property
+    def intercept(self) -> np.ndarray:
+        """The estimator's intercept as the model scores it (run centring's reference off).
+
+        ``tr(U^T X V) + intercept`` is :meth:`decision_function`, shape as the estimator's
+        ``intercept_``.
+        """
+        b = np.asarray(self.estimator.intercept_, dtype=np.float64)
+        if self.run_centring is None:
+            return b
+        return b - self.run_centring.reference_score.reshape(b.shape)
 
     # ------------------------------------------------------------------ folding
 
@@ -256,7 +320,7 @@ class BCIModel:
         """
         S, T = self.preprocessor.linear_operators(include_filter=True)
         U, V = self.estimator.spatial_, self.estimator.temporal_
-        return S.T @ U, T @ V, np.asarray(self.estimator.intercept_, dtype=np.float64)
+        return S.T @ U, T @ V, self.intercept
 
     # ------------------------------------------------------------------ adapting
 

@@ -144,6 +144,7 @@ def save_model(model, path) -> Path:
             "class": type(est).__name__,
             "params": {k: getattr(est, k) for k in _EST_PARAMS if hasattr(est, k)},
         },
+        "run_centring": None if model.run_centring is None else model.run_centring.to_dict(),
         "metadata": metadata,
         "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
     }
@@ -261,6 +262,7 @@ def _rebuild(header: dict, arrays: dict[str, np.ndarray]):
     """Rebuild the BCIModel; any inconsistency raises a ValueError or TypeError."""
     from sblr_rt.bci_model import BCIModel
     from sblr_rt.model import SparseBilinearLogisticRegression
+    from sblr_rt.model.run_centring import RunCentring
     from sblr_rt.preprocessing import Preprocessor
 
     config = _field(header, "preprocessor", dict, "")
@@ -290,7 +292,19 @@ def _rebuild(header: dict, arrays: dict[str, np.ndarray]):
     metadata = dict(header.get("metadata") or {})
     for key in ("format_version", "software_version", "created"):
         metadata[key] = header.get(key)
-    return BCIModel(preprocessor=pre, estimator=est, classes=classes, metadata=metadata)
+    centring = header.get("run_centring")  # absent from files written before it existed
+    if centring is not None:
+        try:
+            centring = RunCentring.from_dict(centring)
+        except ValueError as exc:
+            raise ModelFileError(str(exc)) from None
+    return BCIModel(
+        preprocessor=pre,
+        estimator=est,
+        classes=classes,
+        metadata=metadata,
+        run_centring=centring,
+    )
 
 
 def load_model(path):

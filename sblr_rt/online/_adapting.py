@@ -48,7 +48,12 @@ class AdaptingLoop:
         clf = (
             model
             if isinstance(model, OnlineClassifier)
-            else OnlineClassifier(model, fast=self.classifier.fast)
+            else OnlineClassifier(
+                model,
+                fast=self.classifier.fast,
+                recentre=self.classifier.recentre,
+                recentre_warmup=self.classifier.recentre_warmup,
+            )
         )
         pick = check_stream_info(
             clf, list(self.source.ch_names), float(self.source.sfreq), stream=self._label

@@ -44,6 +44,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -131,6 +132,15 @@ class OnlineClassifier:
     fast : bool
         Use the folded (pure step) and projected (streaming) paths on the waveform path.
         False uses the plain pipeline everywhere (for checking and benchmarks).
+    recentre : bool
+        For a run-centred model (:attr:`BCIModel.run_centring
+        <sblr_rt.bci_model.BCIModel.run_centring>`), re-estimate the stream's run mean
+        from its trial windows (:mod:`sblr_rt.model.run_centring`); False keeps the
+        calibration reference. :meth:`step` stays pure either way: the running mean lives
+        in the :meth:`streaming` state.
+    recentre_warmup : float | None
+        Weight of the calibration reference in the running mean, in trials; None: the
+        model's own.
 
     Attributes
     ----------
@@ -152,7 +162,9 @@ class OnlineClassifier:
         The path :meth:`step` uses: ``"folded"`` or ``"plain"``.
     """
 
-    def __init__(self, model, *, fast: bool = True) -> None:
+    def __init__(
+        self, model, *, fast: bool = True, recentre: bool = True, recentre_warmup=None
+    ) -> None:
         for attr in ("preprocessor", "estimator", "classes"):
             if not hasattr(model, attr):
                 raise TypeError(
@@ -171,6 +183,13 @@ class OnlineClassifier:
         self.classes = [str(c) for c in model.classes]
         self.features = pre.features
         self.fast = bool(fast)
+        self.recentre = bool(recentre)
+        self.recentre_warmup = recentre_warmup
+        centring = getattr(model, "run_centring", None)
+        if centring is not None and recentre_warmup is not None:
+            centring = dataclasses.replace(centring, warmup=recentre_warmup)
+        #: RunCentring | None: what the streaming states adapt with (None: no adaptation).
+        self.run_centring = centring if self.recentre else None
         est = model.estimator
         self._multi_class = getattr(est, "multi_class", "ovr")
         self._binary = len(self.classes) == 2
@@ -179,7 +198,9 @@ class OnlineClassifier:
         V = np.asarray(est.temporal_, dtype=np.float64)
         self._U = U[None] if U.ndim == 2 else U
         self._V = V[None] if V.ndim == 2 else V
-        self._b = np.asarray(est.intercept_, dtype=np.float64).reshape(-1)
+        self._b = np.asarray(
+            getattr(model, "intercept", est.intercept_), dtype=np.float64
+        ).reshape(-1)
         self.rank = self._U.shape[2]
         self._n_out = self._U.shape[0]
         self.path = "folded" if (self.fast and pre.is_linear) else "plain"

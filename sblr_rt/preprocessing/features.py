@@ -20,6 +20,13 @@ here (its :meth:`FeaturePath.from_params` picks the parameters it uses), registe
     mean over the whole window -> log -> each channel's log power relative to its mean
     over the bands. The model's rows are channels, its columns the bands, so the
     temporal factor V is a weighting over frequency.
+``"covariance"`` (:class:`CovariancePath`: which channels co-vary, the Riemannian family)
+    causal band-pass (8-30 Hz by default) -> spatial covariance of the window with
+    oracle approximating shrinkage (OAS) -> matrix logarithm. The log-Euclidean tangent
+    space: the reference at which it is taken is the calibration runs' mean log
+    covariance, which run centring (:mod:`sblr_rt.model.run_centring`) subtracts. The
+    model's rows and columns are both channels, so both factors are spatial (the
+    bilinear form of SBLEST, Wang et al., IEEE TPAMI 2023).
 
 Why the reference. Between two runs of one person the log power of each electrode
 shifts by two to three times the class effect, and about 70 % of that shift is a
@@ -47,6 +54,7 @@ __all__ = [
     "FEATURES",
     "FEATURE_PATHS",
     "BandpowerPath",
+    "CovariancePath",
     "FeaturePath",
     "SpectralPath",
     "WaveformPath",
@@ -58,6 +66,8 @@ BANDPOWER_BANDS = ((8.0, 13.0), (13.0, 30.0))
 #: Bands of the spectral path: 2 Hz wide from 6 to 34 Hz.
 SPECTRAL_BANDS = tuple((float(f), float(f + 2)) for f in range(6, 34, 2))
 _DEFAULT_WAVEFORM_TIMES = 100
+#: Band of the covariance path (mu and beta).
+COVARIANCE_BANDS = ((8.0, 30.0),)
 
 
 def _check_n_times(n_times: int | None, default: int, n_window: int) -> int:
@@ -385,11 +395,122 @@ class SpectralPath(BandpowerPath):
         return Z - Z.mean(axis=2, keepdims=True)
 
 
+class CovariancePath(FeaturePath):
+    """Shrunk spatial covariance of the band-passed window, in log-Euclidean coordinates.
+
+    Parameters
+    ----------
+    sfreq : float
+        Sampling rate in Hz.
+    n_window : int
+        Window length in samples.
+    bands : list of (float, float)
+        One frequency band in Hz (the covariance is of the band-passed window).
+    n_picks : int
+        Picked channels: the model's rows and columns.
+    numtaps : int | None
+        FIR length in samples (None: from the transition width).
+
+    Notes
+    -----
+    Each window's covariance ``S = X X^T / n`` (channels centred over the window) is
+    shrunk towards ``tr(S) / n_picks * I`` by the OAS coefficient (Chen et al., IEEE TSP
+    2010; scikit-learn's :func:`~sklearn.covariance.oas`), which keeps it positive
+    definite however few samples the window holds, and mapped by the matrix logarithm.
+    Everything is a function of the one window, so the online loop computes the same
+    numbers from the same samples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> path = CovariancePath(sfreq=100.0, n_window=200, bands=[(8.0, 30.0)], n_picks=3,
+    ...                       numtaps=None)
+    >>> Z = path.features(np.random.default_rng(0).standard_normal((2, 3, 200)))
+    >>> Z.shape, bool(np.allclose(Z, Z.transpose(0, 2, 1)))
+    ((2, 3, 3), True)
+    """
+
+    name = "covariance"
+    linear = False
+    centred = True
+
+    def __init__(self, *, sfreq, n_window, bands, n_picks, numtaps):
+        if len(bands) != 1:
+            raise ValueError(
+                f"'bands' of the covariance path must hold one (low, high) band, got {bands}"
+            )
+        if n_window < 2:
+            raise ValueError(f"'n_window' must be at least 2 samples, got {n_window}")
+        self.bands = bands
+        self.filters = [design_fir(sfreq, *bands[0], numtaps)]
+        self.n_times = int(n_picks)
+        self.n_window = n_window
+
+    @classmethod
+    def from_params(cls, **params) -> CovariancePath:
+        """Build from the preprocessor's parameters (one band; no baseline, no grid)."""
+        if params["baseline"] is not None:
+            raise ValueError(
+                f"'baseline' applies to the waveform path only, got {params['baseline']}"
+            )
+        if params["n_times"] is not None and int(params["n_times"]) != params["n_picks"]:
+            raise ValueError(
+                "'n_times' of the covariance path is its number of channels "
+                f"({params['n_picks']}), got {params['n_times']}"
+            )
+        keys = ("sfreq", "n_window", "bands", "n_picks", "numtaps")
+        return cls(**{k: params[k] for k in keys})
+
+    @classmethod
+    def default_bands(cls) -> tuple[tuple[float, float], ...]:
+        """Return the mu and beta range, 8-30 Hz."""
+        return COVARIANCE_BANDS
+
+    def grid_index(self) -> np.ndarray:
+        """Return the centre of the window for every column (the columns are channels)."""
+        return np.full(self.n_times, (self.n_window - 1) / 2.0)
+
+    def features(self, windows: np.ndarray) -> np.ndarray:
+        """Return the log of the shrunk covariance ``(n_epochs, n_picks, n_picks)``."""
+        return log_covariance(windows)
+
+
+def log_covariance(windows: np.ndarray) -> np.ndarray:
+    """Return the matrix log of each window's OAS-shrunk covariance.
+
+    Parameters
+    ----------
+    windows : ndarray, shape (n_epochs, n_channels, n_times)
+        Band-passed windows.
+
+    Returns
+    -------
+    L : ndarray, shape (n_epochs, n_channels, n_channels)
+        Symmetric. A window whose covariance is zero (every channel flat) gives the log of
+        the smallest normal float on the diagonal: finite, and far from any real window.
+    """
+    X = windows - windows.mean(axis=-1, keepdims=True)
+    _, p, n = X.shape
+    S = X @ X.transpose(0, 2, 1) / n
+    mu = np.trace(S, axis1=1, axis2=2) / p
+    alpha = np.mean(S**2, axis=(1, 2))
+    num = alpha + mu**2
+    den = (n + 1.0) * (alpha - mu**2 / p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shrink = np.where(den > 0, np.minimum(num / den, 1.0), 1.0)
+    S *= (1.0 - shrink)[:, None, None]
+    S[:, np.arange(p), np.arange(p)] += (shrink * mu)[:, None]
+    w, Q = np.linalg.eigh(S)
+    logw = np.log(np.maximum(w, np.finfo(np.float64).tiny))
+    return (Q * logw[:, None, :]) @ Q.transpose(0, 2, 1)
+
+
 #: The feature paths by their ``features`` name.
 FEATURE_PATHS: dict[str, type[FeaturePath]] = {
     WaveformPath.name: WaveformPath,
     BandpowerPath.name: BandpowerPath,
     SpectralPath.name: SpectralPath,
+    CovariancePath.name: CovariancePath,
 }
 #: The feature path names.
 FEATURES = tuple(FEATURE_PATHS)

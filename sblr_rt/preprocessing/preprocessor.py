@@ -181,6 +181,7 @@ class Preprocessor:
             baseline=self.baseline,
             numtaps=numtaps,
             reference=self.reference,
+            n_picks=len(self.picks),
         )
 
     # ---------------------------------------------------------------- description

@@ -23,7 +23,9 @@ def _recording(ch_names, epoch_length=None):
 def test_candidates_follow_the_data():
     eeg = ["C3", "Cz", "C4", "CP3", "CP4"]
     every = auto_candidates([_recording(eeg)], eeg)
-    assert len(every) == 9 and ("spectral", "csd") in every and ("waveform", None) in every
+    assert len(every) == 10 and ("spectral", "csd") in every and ("waveform", None) in every
+    # the covariance path takes no spatial stage (a linear map of the channels)
+    assert [s for p, s in every if p == "covariance"] == [None]
     # trials without samples before them: no filter warm-up, so the waveform path only
     epoched = auto_candidates([_recording(eeg, epoch_length=50)], eeg)
     assert epoched == [("waveform", None), ("waveform", "car"), ("waveform", "csd")]
@@ -66,7 +68,7 @@ def test_auto_calibration_keeps_every_candidates_scores(physionet_dir, tmp_path,
     )
     auto = model.metadata["selection"]["auto"]
     names = [f"{c['features']}/{c['spatial'] or 'none'}" for c in auto["candidates"]]
-    assert len(names) == 9 and auto["chosen"] in names
+    assert len(names) == 10 and auto["chosen"] in names
     chosen = auto["candidates"][names.index(auto["chosen"])]
     pre = model.preprocessor
     assert (pre.features, pre.spatial) == (chosen["features"], chosen["spatial"])

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from sblr_rt.preprocessing import FEATURE_PATHS, FEATURES, BandpowerPath, WaveformPath
-from sblr_rt.preprocessing.features import SpectralPath
+from sblr_rt.preprocessing.features import CovariancePath, SpectralPath, log_covariance
 
 
 def test_registry_names_every_path():
-    assert FEATURES == ("waveform", "bandpower", "spectral")
+    assert FEATURES == ("waveform", "bandpower", "spectral", "covariance")
     assert all(FEATURE_PATHS[name].name == name for name in FEATURES)
 
 
@@ -86,4 +86,38 @@ def test_spectral_path_is_channels_by_bands_relative_to_each_channel():
         SpectralPath(
             sfreq=160.0, n_window=480, bands=path.bands, n_times=None, numtaps=None,
             reference="channels",
+        )  # fmt: skip
+
+
+def test_covariance_path_is_the_log_of_the_oas_covariance():
+    from scipy.linalg import logm
+    from sklearn.covariance import oas
+
+    rng = np.random.default_rng(3)
+    windows = rng.standard_normal((3, 4, 50)) * np.array([1.0, 2.0, 0.5, 3.0])[:, None]
+    Z = CovariancePath(
+        sfreq=100.0, n_window=50, bands=[(8.0, 30.0)], n_picks=4, numtaps=None
+    ).features(windows)
+    for w, z in zip(windows, Z, strict=True):
+        expected = logm(oas(w.T)[0]).real
+        np.testing.assert_allclose(z, expected, atol=1e-10)
+
+
+def test_covariance_path_keeps_flat_and_rank_deficient_windows_finite():
+    rng = np.random.default_rng(4)
+    flat = np.zeros((1, 3, 40))
+    deficient = np.repeat(rng.standard_normal((1, 1, 40)), 3, axis=1)  # one source, 3 copies
+    Z = log_covariance(np.concatenate([flat, deficient]))
+    assert np.isfinite(Z).all()
+    np.testing.assert_allclose(Z, Z.transpose(0, 2, 1), atol=1e-12)
+
+
+def test_covariance_path_checks_its_band_and_grid():
+    with pytest.raises(ValueError, match="one \\(low, high\\) band"):
+        CovariancePath(sfreq=100.0, n_window=50, bands=[(8, 12), (12, 30)], n_picks=3,
+                       numtaps=None)  # fmt: skip
+    with pytest.raises(ValueError, match="number of channels"):
+        CovariancePath.from_params(
+            sfreq=100.0, n_window=50, bands=[(8.0, 30.0)], n_picks=3, numtaps=None,
+            n_times=5, baseline=None,
         )  # fmt: skip

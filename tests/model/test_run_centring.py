@@ -1,0 +1,109 @@
+"""Unsupervised run centring: the score-level running mean equals centring the features."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sblr_rt.bci_model import BCIModel
+from sblr_rt.model import SparseBilinearLogisticRegression
+from sblr_rt.model.run_centring import RunCentring, centre_runs
+from sblr_rt.preprocessing import Preprocessor
+
+
+def _model(shift_test=0.0, seed=0):
+    """A run-centred model on two calibration runs with different offsets, and a test run."""
+    rng = np.random.default_rng(seed)
+    pre = Preprocessor(ch_names=["a", "b", "c"], sfreq=50.0, tmin=0.0, tmax=1.0, n_times=10)
+
+    def run(offset, n=40):
+        y = np.arange(n) % 2
+        raw = rng.standard_normal((n, 3, pre.n_times_raw))
+        raw[:, 1] += 0.8 * (2 * y[:, None] - 1)  # the class on channel b
+        raw[:, 1] += offset  # the run's own shift, as large as the class effect
+        return raw, y
+
+    runs = [run(+1.0), run(-1.0)]
+    test_raw, test_y = run(shift_test, n=30)
+    Z = np.concatenate([pre.features_from_filtered(pre.filter_epochs(r)) for r, _ in runs])
+    Zc, reference = centre_runs(Z, np.repeat([0, 1], 40))
+    pre.fit_scaling(Zc)
+    y = np.concatenate([y for _, y in runs])
+    est = SparseBilinearLogisticRegression(rank=1, mu2=0.01, nu2=0.01).fit(pre.scale(Zc), y)
+    centring = RunCentring.from_fit(lambda Z: est.decision_function(pre.scale(Z)), reference, 1.0)
+    model = BCIModel(preprocessor=pre, estimator=est, classes=["l", "r"], run_centring=centring)
+    return model, test_raw, test_y
+
+
+def test_run_scores_equal_features_centred_on_the_running_mean():
+    model, raw, _ = _model(shift_test=2.0)
+    pre, est = model.preprocessor, model.estimator
+    Z = pre.features_from_filtered(pre.filter_epochs(raw))
+    # The explicit recursion on the features: m_k = (m_cal + Z_1 + ... + Z_k) / (1 + k).
+    Zcal = _calibration_reference(model)
+    expected = []
+    for k in range(1, len(Z) + 1):
+        mean = (1.0 * Zcal + Z[:k].sum(axis=0)) / (1.0 + k)
+        Xc = pre.scale((Z[k - 1] - mean + Zcal)[None])  # centred, seen from the reference
+        expected.append(est.decision_function(Xc)[0] - model.run_centring.reference_score[0])
+    np.testing.assert_allclose(model.decision_function_run(raw), expected, atol=1e-9)
+
+
+def _calibration_reference(model):
+    """A feature matrix the model scores as its calibration reference.
+
+    The score is linear in the features, so every m with <W / scale, m> equal to the
+    stored reference score is scored as m_cal is: take the one along W / scale.
+    """
+    pre, est = model.preprocessor, model.estimator
+    W = np.einsum("sr,tr->st", est.spatial_, est.temporal_)
+    W = W / (pre.row_scale_[:, None] * pre.col_scale_)
+    return W * model.run_centring.reference_score[0] / np.sum(W * W)
+
+
+def test_run_centring_recovers_a_shifted_run():
+    model, raw, y = _model(shift_test=3.0)
+    static = np.mean(model.predict(raw) == np.array(["l", "r"])[y])
+    adapted = np.mean(model.predict_run(raw) == np.array(["l", "r"])[y])
+    assert static <= 0.6  # the shift alone decides every trial the same way
+    assert adapted >= 0.85
+    assert adapted - static >= 0.25
+
+
+def test_first_trials_are_pulled_towards_the_calibration_reference():
+    centring = RunCentring([0.0], [0.5], warmup=3.0)
+    state = centring.start()
+    out = [float(state.step(np.array([s]))[0]) for s in (4.5, 4.5)]
+    # (4.5 - 0.5) / (3 + 1) = 1 after one trial, 8 / 5 = 1.6 after two
+    np.testing.assert_allclose(out, [3.5, 2.9])
+    state.update(np.array([np.nan]))  # a window that cannot be decided does not move it
+    assert state.n_trials == 2
+
+
+def test_round_trip_and_bad_values():
+    centring = RunCentring([0.25, -1.0], [0.0, 0.5], warmup=2)
+    again = RunCentring.from_dict(centring.to_dict())
+    np.testing.assert_array_equal(again.reference_score, centring.reference_score)
+    assert again.warmup == 2.0
+    with pytest.raises(ValueError, match="positive number of trials"):
+        RunCentring([0.0], [0.0], warmup=0)
+    with pytest.raises(ValueError, match="finite"):
+        RunCentring([np.nan], [0.0])
+    with pytest.raises(ValueError, match="one length"):
+        RunCentring([0.0, 1.0], [0.0])
+    with pytest.raises(ValueError, match="lacks"):
+        RunCentring.from_dict({"warmup": 1.0})
+
+
+def test_model_file_keeps_the_reference(tmp_path):
+    from sblr_rt.io import load_model, save_model
+
+    model, raw, _ = _model()
+    again = load_model(save_model(model, tmp_path / "m.sblr.npz"))
+    np.testing.assert_allclose(again.decision_function_run(raw), model.decision_function_run(raw))
+    assert again.run_centring.warmup == model.run_centring.warmup
+
+
+def test_centre_runs_checks_its_runs():
+    with pytest.raises(ValueError, match="one run per epoch"):
+        centre_runs(np.zeros((3, 1, 1)), np.array([0, 1]))
