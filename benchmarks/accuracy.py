@@ -15,18 +15,32 @@ People and runs (../shared/data):
 - BCI Competition 2003 IV (one epoched file of 216 trials): stratified 5-fold CV,
   calibration nested in each training fold.
 
-Window: 0.5-3.5 s after the cue (PhysioNet), the whole 0.5 s trial (BCI IV). Baselines on
-the same cues and windows: CSP (4 components, log variance) + shrinkage LDA, and OAS
-covariances + tangent space + logistic regression, both on 8-30 Hz band-passed windows.
+- PhysioNet S002-S014: the same, people S010-S014 were never used to choose anything
+  before run centring and the covariance path were measured on all thirteen.
 
-    python benchmarks/accuracy.py [--paths waveform,bandpower,spectral,auto]
+The test run is classified as a session would classify it: trial by trial in time order,
+with unsupervised run centring (:meth:`BCIModel.predict_run`, what ``sblr-rt run`` does by
+default); ``--static`` scores each trial alone at the calibration reference instead.
+
+Window: 0.5-3.5 s after the cue (PhysioNet), the whole 0.5 s trial (BCI IV). Baselines on
+the same cues and windows: CSP (4 components, log variance) + shrinkage LDA; OAS
+covariances + tangent space + logistic regression (TS+LR); and TS+LR with Riemannian
+re-centring (TS+LR+RC, Zanini et al. 2018: each calibration run whitened by its own
+Riemannian mean, the test run by a running geodesic mean that starts at the calibration
+mean with the weight of one trial), all on 8-30 Hz band-passed windows.
+``--sensorimotor`` keeps the FC, C and CP channels only (no eye or visual channels), for
+every path and baseline: how much of the accuracy is motor imagery.
+
+    python benchmarks/accuracy.py [--paths waveform,bandpower,spectral,covariance,auto]
                                   [--people S001,S002,...] [--n-jobs 2] [--bci]
+                                  [--static] [--sensorimotor]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 import warnings
@@ -89,11 +103,17 @@ def raw_test_epochs(rec, pre, class_map):
     return np.stack(epochs), np.asarray(labels)
 
 
-def band_windows(rec, class_map, tmin, tmax):
+def sensorimotor(ch_names) -> list[str]:
+    """The FC, C and CP channels (C3, FCz, CP4, ...): no frontal, temporal or occipital."""
+    return [c for c in ch_names if re.fullmatch(r"(FC|C|CP)[z0-9]+\.*", c, re.IGNORECASE)]
+
+
+def band_windows(rec, class_map, tmin, tmax, picks=None):
     """8-30 Hz band-passed windows of every cue (the baselines' input)."""
     import mne
 
-    data = mne.filter.filter_data(rec.data, rec.sfreq, *BASELINE_BAND, verbose="error")
+    data = rec.data if picks is None else rec.data[[rec.ch_names.index(c) for c in picks]]
+    data = mne.filter.filter_data(data, rec.sfreq, *BASELINE_BAND, verbose="error")
     n = round((tmax - tmin) * rec.sfreq)
     out, labels = [], []
     for t, value in zip(rec.marker_times, rec.marker_values, strict=True):
@@ -127,20 +147,50 @@ def baselines():
     }
 
 
-def score_baselines(train_recs, test_rec, class_map, window):
+def recentred_ts_lr(train_parts, test_part):
+    """TS+LR with Riemannian re-centring; return the test run's accuracy."""
+    from pyriemann.estimation import Covariances
+    from pyriemann.tangentspace import TangentSpace
+    from pyriemann.utils.base import invsqrtm, powm, sqrtm
+    from pyriemann.utils.mean import mean_riemann
+    from sklearn.linear_model import LogisticRegression
+
+    cov = Covariances("oas")
+    train = [cov.fit_transform(X) for X, _ in train_parts]
+
+    def whiten(C, M):
+        W = invsqrtm(M)
+        return W @ C @ W
+
+    Ctr = np.concatenate([whiten(C, mean_riemann(C)) for C in train])
+    ytr = np.concatenate([y for _, y in train_parts])
+    M = mean_riemann(np.concatenate(train))
+    Cte, out = cov.fit_transform(test_part[0]), []
+    for k, C in enumerate(Cte, start=1):  # the running geodesic mean, then the trial
+        Ms, Mis = sqrtm(M), invsqrtm(M)
+        M = Ms @ powm(Mis @ C @ Mis, 1.0 / (k + 1)) @ Ms
+        out.append(whiten(C, M))
+    n = Ctr.shape[1]
+    ts = TangentSpace(metric="riemann").fit(np.eye(n)[None].repeat(2, axis=0))
+    clf = LogisticRegression(max_iter=1000).fit(ts.transform(Ctr), ytr)
+    return float(np.mean(clf.predict(ts.transform(np.array(out))) == test_part[1]))
+
+
+def score_baselines(train_recs, test_rec, class_map, window, picks=None):
     """Accuracy of each baseline trained on ``train_recs`` and tested on ``test_rec``."""
-    parts = [band_windows(r, class_map, *window) for r in train_recs]
+    parts = [band_windows(r, class_map, *window, picks) for r in train_recs]
     Xtr = np.concatenate([p[0] for p in parts])
     ytr = np.concatenate([p[1] for p in parts])
-    Xte, yte = band_windows(test_rec, class_map, *window)
+    Xte, yte = band_windows(test_rec, class_map, *window, picks)
     scores = {}
     for name, make in baselines().items():
         clf = make().fit(Xtr, ytr)
         scores[name] = float(np.mean(clf.predict(Xte) == yte))
+    scores["TS+LR+RC"] = recentred_ts_lr(parts, (Xte, yte))
     return scores
 
 
-def score_path(path, train_recs, test_rec, class_map, window, n_jobs):
+def score_path(path, train_recs, test_rec, class_map, window, n_jobs, *, static, picks):
     """Calibrate with ``features=path``; return (accuracy, seconds, model)."""
     from sblr_rt.calibration import calibrate
 
@@ -152,10 +202,12 @@ def score_path(path, train_recs, test_rec, class_map, window, n_jobs):
         tmax=window[1],
         features=path,
         n_jobs=n_jobs,
+        picks=picks,
     )
     seconds = time.perf_counter() - t0
     X, y = raw_test_epochs(test_rec, model.preprocessor, class_map)
-    return float(np.mean(model.predict(X) == y)), seconds, model
+    pred = model.predict(X) if static else model.predict_run(X)
+    return float(np.mean(pred == y)), seconds, model
 
 
 def chosen(model) -> str:
@@ -168,7 +220,7 @@ def cross_run(args):
     """Print the cross-run table; return the rows."""
     from sblr_rt.io import read_recording
 
-    names = [*args.paths, "CSP+LDA", "TS+LR"]
+    names = [*args.paths, "CSP+LDA", "TS+LR", "TS+LR+RC"]
     print(f"{'person':7} {'test':5} " + " ".join(f"{n:>10}" for n in names) + "   auto s  chose")
     rows = []
     for person, task, cal, test, class_map in cases(args.people):
@@ -177,27 +229,37 @@ def cross_run(args):
             print(f"{person} {task}: data absent ({files[0].parent}), skipped")
             continue
         recs = [read_recording(f) for f in files]
+        picks = sensorimotor(recs[0].ch_names) if args.sensorimotor else None
         row = {"person": person, "task": task}
         auto_seconds, pick = float("nan"), ""
         for path in args.paths:
             acc, seconds, model = score_path(
-                path, recs[:-1], recs[-1], class_map, WINDOW, args.n_jobs
+                path,
+                recs[:-1],
+                recs[-1],
+                class_map,
+                WINDOW,
+                args.n_jobs,
+                static=args.static,
+                picks=picks,
             )
             row[path] = acc
             if path == "auto":
                 auto_seconds, pick = seconds, chosen(model)
-        row.update(score_baselines(recs[:-1], recs[-1], class_map, WINDOW))
+        row.update(score_baselines(recs[:-1], recs[-1], class_map, WINDOW, picks))
         rows.append(row)
         cells = " ".join(f"{row[n]:10.3f}" for n in names)
         print(f"{person:7} {task:5} {cells} {auto_seconds:8.1f}  {pick}", flush=True)
     for label, keep in (
-        ("S002-S009", lambda r: r["person"] != "S001"),
+        ("S002-S014", lambda r: r["person"] != "S001"),
         ("S001", lambda r: r["person"] == "S001"),
     ):
         sel = [r for r in rows if keep(r)]
         if sel:
             means = " ".join(f"{np.mean([r[n] for r in sel]):10.3f}" for n in names)
+            worst = " ".join(f"{np.min([r[n] for r in sel]):10.3f}" for n in names)
             print(f"{'mean':7} {label:5} {means}   ({len(sel)} test runs)")
+            print(f"{'worst':7} {label:5} {worst}")
     return rows
 
 
@@ -240,7 +302,7 @@ def bci_competition(args):
                 print(f"  fold: {path} not applicable to epoched trials: {exc}"[:160])
                 continue
             seconds = time.perf_counter() - t0
-            pred = model.predict(trials[test])
+            pred = model.predict(trials[test]) if args.static else model.predict_run(trials[test])
             accs[path].append(float(np.mean(pred == labels[test])))
             print(f"  fold: {path} {accs[path][-1]:.3f} ({seconds:.1f} s, {chosen(model)})")
     print("BCI Competition 2003 IV, stratified 5-fold CV (216 trials):")
@@ -251,8 +313,12 @@ def bci_competition(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paths", default="waveform,bandpower,spectral,auto")
-    parser.add_argument("--people", default=",".join(f"S{i:03d}" for i in range(1, 10)))
+    parser.add_argument("--paths", default="waveform,bandpower,spectral,covariance,auto")
+    parser.add_argument("--people", default=",".join(f"S{i:03d}" for i in range(1, 15)))
+    parser.add_argument(
+        "--static", action="store_true", help="no run centring on the test run (each trial alone)"
+    )
+    parser.add_argument("--sensorimotor", action="store_true", help="FC, C and CP channels only")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--bci", action="store_true", help="BCI Competition 2003 IV only")
     args = parser.parse_args()
@@ -265,7 +331,8 @@ def main():
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     print(
         f"cross-run accuracy; OpenBLAS limited to 1 thread per process; n_jobs={args.n_jobs}; "
-        f"data from {DATA}"
+        f"test runs {'static' if args.static else 'run-centred'}; "
+        f"{'sensorimotor channels' if args.sensorimotor else 'all channels'}; data from {DATA}"
     )
     if not DATA.exists():
         print(f"{DATA} is absent: nothing to measure (the benchmark needs ../shared/data)")
