@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 VENV_MIN := .venv-min
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: demo test test-min check-wheel lint bench clean
+.PHONY: demo test test-min check-wheel docs lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ $(VENV)/.installed: pyproject.toml
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $@
 
 $(VENV_MIN)/.installed: pyproject.toml ci/minimum.txt
@@ -48,6 +52,13 @@ test-min: $(VENV_MIN)/.installed
 check-wheel: $(VENV)/.installed
 	$(PY) ci/check_wheel.py
 
+# The documentation site: user guide, API reference, the gallery (its examples run here,
+# a few seconds each) and the benchmark reports; any warning fails the build.
+docs: $(VENV)/.installed-docs
+	rm -rf docs/_build docs/generated docs/auto_examples
+	OPENBLAS_NUM_THREADS=1 $(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs/_build/html/index.html"
+
 bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/solver.py
 	$(PY) benchmarks/calibration.py
@@ -58,4 +69,4 @@ bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/feedback.py
 
 clean:
-	rm -rf $(VENV) $(VENV_MIN) build dist *.egg-info
+	rm -rf $(VENV) $(VENV_MIN) build dist *.egg-info docs/_build docs/generated docs/auto_examples

@@ -3,7 +3,7 @@
 Layers, lowest first. A module may import its own unit and any unit of a *lower* rank:
 nothing upward, nothing sideways (two units of the same rank never import each other).
 Units map to the repository's folders: ``sblr_rt.calibration`` lives in ``calibration/``,
-``sblr_rt.gui`` in ``gui/`` and ``sblr_rt.cli`` in ``cli/`` (see ``pyproject.toml``).
+``sblr_rt.gui`` in ``gui/`` and ``sblr_rt.cli`` in ``cli/`` (see ``setup.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Folder of each top unit, as ``pyproject.toml`` maps it.
+#: Folder of each top unit, as ``setup.py`` maps it.
 FOLDERS = {"sblr_rt": "sblr_rt", "sblr_rt.calibration": "calibration", "sblr_rt.gui": "gui"}
 FOLDERS["sblr_rt.cli"] = "cli"
 

@@ -153,7 +153,7 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         Haufe spatial patterns ``spatial_patterns_`` transposed (read-only).
     n_iter_ : int or ndarray of shape (n_classes,)
         Iterations run (per class for one-versus-rest with three or more classes).
-    objective_ : ndarray of shape (n_iter_ + 1,) or list of them
+    objective_ : ndarray of shape (``n_iter_ + 1``,) or list of them
         Objective :math:`F^0, \dots, F^k` (one array per class for one-versus-rest with
         three or more classes).
     n_features_in_ : int
