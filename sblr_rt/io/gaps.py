@@ -1,7 +1,8 @@
 """When consecutive timestamps of a stream mean lost samples: the one rule.
 
 A gap is a jump between consecutive sample timestamps larger than
-:func:`gap_threshold`, or a reconnection of the stream. The same rule reads the
+:func:`gap_threshold`, forward or back (a device's clock that steps back starts a new
+timeline), or a reconnection of the stream. The same rule reads the
 timestamps of a recorded file (:mod:`sblr_rt.io.readers`) and of a live stream: the LSL
 source detects gaps as samples arrive and counts them, and everything downstream (the
 online loop, the dashboard, the recorder's status) reads that count instead of detecting
@@ -60,7 +61,7 @@ def find_gaps(timestamps: np.ndarray, *, last: float | None, threshold: float) -
     Returns
     -------
     indices : ndarray of int
-        ``i`` such that ``timestamps[i] - timestamps[i - 1] > threshold`` (with
+        ``i`` such that ``|timestamps[i] - timestamps[i - 1]| > threshold`` (with
         ``timestamps[-1]`` read as ``last`` for ``i = 0``).
     """
     ts = np.asarray(timestamps, dtype=float)
@@ -69,4 +70,4 @@ def find_gaps(timestamps: np.ndarray, *, last: float | None, threshold: float) -
     prev = np.empty_like(ts)
     prev[1:] = ts[:-1]
     prev[0] = ts[0] if last is None else last
-    return np.flatnonzero(ts - prev > threshold)
+    return np.flatnonzero(np.abs(ts - prev) > threshold)

@@ -215,6 +215,13 @@ class Evidence:
         if self._recent:
             self._open_due(self._recent[-1][0])
 
+    def forget(self, t_cue: float, value) -> None:
+        """Drop a cue that gets no trial decision (the loop refused its time or window)."""
+        cue = (float(t_cue), value)
+        self._upcoming = [c for c in self._upcoming if c != cue]
+        if self.trial == cue:
+            self.trial = None
+
     def _open_due(self, t: float) -> None:
         while self._upcoming and self._upcoming[0][0] <= t:
             self.trial = self._upcoming.pop(0)

@@ -4,24 +4,46 @@
 finds the gaps (:mod:`sblr_rt.io.gaps`' rule), and decides the windows that are due:
 sliding hops and trial windows of cues. The loop's worker thread calls
 :meth:`Scheduler.step` over and over; tests call it on an in-memory source.
+
+A decision is only ever made on the samples its cue names. Each cue's time is checked
+against the EEG's clock: one stamped more than :data:`CUE_AHEAD` seconds after the newest
+sample (or not a finite time) is refused at once; one whose samples are not held (already
+overwritten, in a gap, before the stream's clock jumped back) is refused when it is
+placed; one still waiting :data:`CUE_EXPIRY` seconds after its window should have been
+complete expires. Each is counted (``Telemetry.refused_cues``) and logged. Samples that
+arrive in one large chunk are taken in pieces that the streaming state can hold, deciding
+the trial windows due after each piece, so that no trial window is overwritten before it is
+classified. Windows failing calibration's signal checks (flat, clipped, amplitude;
+:mod:`sblr_rt.online.quality`) get no decision, counted by reason, with one warning per
+stretch of such windows.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 from sblr_rt.io.gaps import find_gaps, gap_threshold
 from sblr_rt.online.classifier import public_decision
+from sblr_rt.online.quality import QUALITY_REASONS, WindowQuality
 from sblr_rt.online.streaming import count_nonfinite
 from sblr_rt.online.swap import SwapSlot
 
 logger = logging.getLogger("sblr_rt.online")
 
-__all__ = ["Scheduler"]
+__all__ = ["CUE_AHEAD", "CUE_EXPIRY", "Scheduler"]
 
 #: The ``Dropped`` field of a sliding window refused for a ``StreamingState.why_not`` reason.
 _SLIDING_REASONS = {"gap": "refilling", "unavailable": "gap"}
+#: Seconds after the newest EEG sample beyond which a cue's time is refused: a cue program
+#: stamps its cues when it shows them, and EEG arrives within a chunk or two of that.
+CUE_AHEAD = 30.0
+#: Seconds a cue may wait beyond the end of its trial window, in stream time or on the
+#: clock, before it expires.
+CUE_EXPIRY = 10.0
+#: Cues refused that are logged one by one; after these, every 100th.
+_CUES_LOGGED = 10
 
 
 class Scheduler:
@@ -112,6 +134,15 @@ class Scheduler:
         self.model_version = int(model_version)
         self.on_trial = on_trial
         self.swaps = SwapSlot()
+        clf = state.classifier
+        # Seconds from a cue to its trial window's last sample.
+        self.cue_span = (round(clf.tmin * clf.sfreq) + clf.n_window) / clf.sfreq
+        # Samples ingested at once: the state keeps a window and this much more.
+        self.piece = max(1, state.capacity - state.n_times)
+        self.quality = WindowQuality(clf, state.capacity)
+        self.quality_base = self.n_in  # raw index of the quality ring's sample 0
+        self._stretch: tuple[str, int] | None = None  # (reason, windows) of refusals
+        self._n_cue_refusals = 0
 
     # ------------------------------------------------------------------------------------
     def step(self, cues=()) -> int:
@@ -130,18 +161,59 @@ class Scheduler:
         prepared = self.swaps.take()
         if prepared is not None:
             self._adopt(prepared)
-        n_new = self.ingest()
-        cues = list(cues)
+        cues = self._admit(cues)
         if self.evidence is not None:
             for t, value in cues:
                 self.evidence.cue(t, value)
         self.pending_cues.extend(cues)
-        if self.pending_cues:
-            self.trial_decisions_due()
+        n_new = 0
+        while True:  # a large chunk in pieces, the trial windows decided between them
+            n = self.ingest(self.piece)
+            n_new += n
+            if self.pending_cues:
+                self.trial_decisions_due()
+            if n < self.piece:
+                break
         if self.hop_samples and n_new:
             self.slide()
         self.state.settle()  # the path's deferred work, now that the decisions are out
         return n_new
+
+    def _admit(self, cues) -> list[tuple[float, str]]:
+        """Return the cues whose time the stream can hold; refuse the others."""
+        buffer, out = self.buffer, []
+        newest = buffer.timestamp_at(buffer.n_pushed - 1) if buffer.n_pushed else None
+        for t, value in cues:
+            t = float(t)
+            if not math.isfinite(t):
+                self._refuse_cue(t, value, "far", "its time is not finite")
+            elif newest is not None and t > newest + CUE_AHEAD:
+                self._refuse_cue(
+                    t, value, "far",
+                    f"stamped {t - newest:.4g} s after the newest EEG sample (more than "
+                    f"{CUE_AHEAD:g} s: the cue's clock is not the stream's)",
+                )  # fmt: skip
+            else:
+                out.append((t, value))
+        return out
+
+    def _refuse_cue(self, t: float, value, reason: str, why: str) -> None:
+        self.telemetry.refuse_cue(reason)
+        if self.evidence is not None:
+            self.evidence.forget(t, value)
+        self.decided_early.pop((t, value), None)
+        self._n_cue_refusals += 1
+        n = self._n_cue_refusals
+        if n <= _CUES_LOGGED or n % 100 == 0:
+            logger.warning(
+                "No decision for the trial at cue %r (t = %.4f): %s.%s",
+                value,
+                t,
+                why,
+                f" {n} cues refused so far; every 100th is logged from now."
+                if n == _CUES_LOGGED
+                else "",
+            )
 
     def next_target(self) -> int:
         """Raw ``n_pushed`` worth waking up for (the next hop's last sample)."""
@@ -188,8 +260,8 @@ class Scheduler:
             )
 
     # ------------------------------------------------------------------------------------
-    def ingest(self) -> int:
-        """Move the samples that arrived since the last call into the state."""
+    def ingest(self, limit: int | None = None) -> int:
+        """Move the samples that arrived since the last call (at most ``limit``) into the state."""
         buffer, state = self.buffer, self.state
         n_pushed = buffer.n_pushed
         if n_pushed <= self.n_in:
@@ -199,9 +271,12 @@ class Scheduler:
             lost = first - self.n_in
             logger.warning("The online loop fell behind the stream: %d samples skipped.", lost)
             state.skip(lost)
+            self.quality.skip(lost)
             self.n_in = first
             self.last_ts = None
             self.telemetry.count("overruns")
+        if limit is not None:
+            n_pushed = min(n_pushed, self.n_in + int(limit))
         try:
             chunk, ts = buffer.get(self.n_in, n_pushed)
         except ValueError:  # overwritten between the two reads; catch up next cycle
@@ -221,6 +296,7 @@ class Scheduler:
         n_bad = count_nonfinite(picked)
         if n_bad:
             self.telemetry.count("nonfinite_samples", n_bad)
+        self.quality.push(picked)
         start = 0
         for g in gap_at:
             state.push(picked[start:g], ts[start:g])
@@ -237,12 +313,35 @@ class Scheduler:
         return n_pushed - first_index
 
     def trial_decisions_due(self) -> None:
-        """Decide the trial windows whose samples have all arrived."""
-        state, keep = self.state, []
+        """Decide the trial windows whose samples have all arrived; refuse the others.
+
+        A cue whose samples are not held is refused (``unavailable``); one still waiting
+        :data:`CUE_EXPIRY` seconds after its window should have ended, in the stream's
+        time or on the clock, expires.
+        """
+        state, keep, buffer = self.state, [], self.buffer
+        # Received, maybe not ingested yet (a large chunk is taken in pieces).
+        received = buffer.timestamp_at(buffer.n_pushed - 1) if buffer.n_pushed else -math.inf
+        now = max(received, self.clock())
         for t, value in self.pending_cues:
             stop = state.trial_stop(t)
             if stop is None or stop > state.n_pushed:  # not all samples arrived yet
-                keep.append((t, value))
+                waited = now - (t + self.cue_span)
+                if received < t + self.cue_span and waited > CUE_EXPIRY:
+                    self._refuse_cue(
+                        t, value, "expired",
+                        f"its window should have been complete {waited:.4g} s ago (more "
+                        f"than {CUE_EXPIRY:g} s); the stream never delivered it",
+                    )  # fmt: skip
+                else:
+                    keep.append((t, value))
+                continue
+            if stop < 0:
+                self._refuse_cue(
+                    t, value, "unavailable",
+                    "the samples it names are not held (overwritten already, before the "
+                    "stream, in a gap, or before the stream's clock jumped back)",
+                )  # fmt: skip
                 continue
             early = self.decided_early.pop((t, value), None)
             if early is not None:  # published early; the tap still gets the tmax window
@@ -287,6 +386,8 @@ class Scheduler:
         """Classify the window ending before ``stop`` and publish it, or count why not."""
         state = self.state
         reason = "halted" if self.halted else state.why_not(stop)
+        if reason is None:
+            reason = self._signal_check(stop)
         decision = None
         if reason is None:
             t0 = time.perf_counter()
@@ -324,8 +425,42 @@ class Scheduler:
         )
         self.telemetry.decision(decision, published, published - decision["window_end"])
 
+    def _signal_check(self, stop: int) -> str | None:
+        """Apply calibration's signal checks to the window; warn once per bad stretch."""
+        reason = self.quality.reason(stop + self.offset - self.quality_base)
+        stretch = self._stretch
+        if reason is None:
+            if stretch is not None:
+                self._stretch = None
+                logger.info(
+                    "%s: the model's channels are usable again; deciding again (%d windows "
+                    "refused as %s).",
+                    self.label,
+                    stretch[1],
+                    stretch[0],
+                )
+            return None
+        if stretch is None or stretch[0] != reason:
+            names = self.quality.channels(
+                stop + self.offset - self.quality_base, reason, self.state.classifier.ch_names
+            )
+            logger.warning(
+                "%s: no decisions while the window has %s channels (%s), as calibration "
+                "rejects such epochs; one message per stretch.",
+                self.label,
+                reason,
+                ", ".join(names[:10]) + (f" and {len(names) - 10} more" * (len(names) > 10)),
+            )
+            self._stretch = (reason, 1)
+        else:
+            self._stretch = (reason, stretch[1] + 1)
+        return reason
+
     def _refused(self, stop: int, reason: str, trial: bool, cue) -> None:
         state = self.state
+        if reason in QUALITY_REASONS:  # counted by reason, sliding and trial windows alike
+            self.telemetry.drop(reason)
+            return
         if not trial:  # a sliding window straddling a gap: refilling after it
             self.telemetry.drop(_SLIDING_REASONS.get(reason, reason))
             return

@@ -11,6 +11,7 @@ from collections import deque
 
 import numpy as np
 
+from sblr_rt.io.gaps import gap_threshold
 from sblr_rt.online.paths import StreamingPath, path_class
 from sblr_rt.stream.ring_buffer import RingBuffer
 
@@ -79,6 +80,13 @@ class StreamingState:
         self._bad_runs: deque[list[int]] = deque()
         self._skipped: deque[list[int]] = deque()
         self._breaks: deque[int] = deque()
+        # First sample of the current timeline: the stream's clock may jump back, and the
+        # held times are sorted from here on only.
+        self._timeline_start = 0
+        self._cue_tolerance = gap_threshold(clf.sfreq)
+        centring = getattr(clf, "run_centring", None)
+        # The stream's run: its running mean starts at the calibration reference.
+        self.run_centring = None if centring is None else centring.start()
 
     @property
     def feature_path(self) -> StreamingPath:
@@ -114,6 +122,7 @@ class StreamingState:
             chunk = np.where(bad[:, None], 0.0, chunk)
         self._path.push(chunk)
         timestamps = np.asarray(timestamps, dtype=np.float64)
+        self._note_timeline(timestamps)
         # The ring's one data column holds the timestamps too (a view, no allocation).
         self._times.push(timestamps[:, None], timestamps)
         self._prune()
@@ -128,6 +137,14 @@ class StreamingState:
                 runs[-1][1] = int(last)
             else:
                 runs.append([int(first), int(last)])
+
+    def _note_timeline(self, timestamps: np.ndarray) -> None:
+        """Start a new timeline where the timestamps step back (before they are pushed)."""
+        n = self.n_pushed
+        steps = np.diff(timestamps, prepend=self.timestamp(n - 1) if n else timestamps[0])
+        back = np.flatnonzero(steps < 0)
+        if back.size:
+            self._timeline_start = n + int(back[-1])
 
     def _prune(self) -> None:
         oldest = self.n_pushed - self.capacity
@@ -185,13 +202,15 @@ class StreamingState:
         Returns
         -------
         stop : int | None
-            None while no sample at or after ``t_cue`` has arrived; ``-1`` if the cue
-            precedes the samples held.
+            None while no sample at or after ``t_cue`` has arrived; ``-1`` if the samples
+            the cue names are not held: it precedes them (overwritten, or before the
+            stream, or on the timeline before the stream's clock jumped back), or it falls
+            in a gap (no sample within the gap threshold of it).
         """
         n = self.n_pushed
         if n == 0:
             return None
-        first = max(0, n - self.capacity)
+        first = max(0, n - self.capacity, self._timeline_start)
         _, times = self._times.get(first, n)
         if not t_cue <= times[-1]:
             return None
@@ -203,6 +222,8 @@ class StreamingState:
             onset = first
         else:
             onset = first + (k if times[k] - t_cue < t_cue - times[k - 1] else k - 1)
+        if abs(times[onset - first] - t_cue) > self._cue_tolerance:
+            return -1
         # Window [onset + round(tmin sfreq), + n_window); raw epoch n_pad earlier.
         return onset + round(clf.tmin * clf.sfreq) + clf.n_window
 
@@ -260,4 +281,6 @@ class StreamingState:
                 f"(check StreamingState.why_not first); got 'stop'={stop}"
             )
         scores = self._path.scores(stop)
+        if self.run_centring is not None:  # trials move the run's mean, then are scored
+            scores = self.run_centring.step(scores) if trial else self.run_centring.adjust(scores)
         return self.classifier.decision(scores, self.timestamp(stop - 1), trial, cue)

@@ -19,6 +19,7 @@ __all__ = [
     "Dropped",
     "RawTraces",
     "RecentValues",
+    "RefusedCues",
     "Stats",
     "StreamTelemetry",
     "Telemetry",
@@ -26,7 +27,12 @@ __all__ = [
 ]
 
 #: Why a window gave no decision (keys of :class:`Dropped`).
-DROP_REASONS = ("gap", "refilling", "nonfinite", "behind", "trials", "halted")
+DROP_REASONS = (
+    "gap", "refilling", "nonfinite", "behind", "trials", "halted", "flat", "clipped",
+    "amplitude",
+)  # fmt: skip
+#: Why a cue got no trial decision (keys of :class:`RefusedCues`).
+CUE_REFUSALS = ("far", "unavailable", "expired")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +56,11 @@ class Dropped:
     samples, or gave non-finite scores), ``behind`` (hops skipped: the samples of several
     hops arrived at once, only the latest window is classified), ``trials`` (trial windows
     that could not be classified), ``halted`` (hops skipped while deciding was halted, see
-    :attr:`Telemetry.halted`).
+    :attr:`Telemetry.halted`); then the signal checks of calibration's epoch rejection
+    (:mod:`sblr_rt.online.quality`), sliding and trial windows alike: ``flat`` (a used
+    channel's peak-to-peak at most ``flat``: a dead or railed electrode), ``clipped`` (a
+    used channel stuck at its extreme for ``clip_run`` samples), ``amplitude`` (beyond
+    ``reject`` peak-to-peak).
     """
 
     gap: int = 0
@@ -59,11 +69,35 @@ class Dropped:
     behind: int = 0
     trials: int = 0
     halted: int = 0
+    flat: int = 0
+    clipped: int = 0
+    amplitude: int = 0
 
     @property
     def total(self) -> int:
         """All windows given no decision."""
         return sum(getattr(self, reason) for reason in DROP_REASONS)
+
+
+@dataclasses.dataclass(frozen=True)
+class RefusedCues:
+    """Cues given no trial decision before their window was classified, by reason.
+
+    ``far`` (stamped further than ``CUE_AHEAD`` seconds after the stream's newest sample,
+    or not a finite time), ``unavailable`` (the samples it names are not held: overwritten
+    already, before the stream started, in a gap, or on the timeline before the stream's
+    clock jumped back), ``expired`` (still waiting ``CUE_EXPIRY`` seconds after its
+    window should have been complete). See :mod:`sblr_rt.online.scheduler`.
+    """
+
+    far: int = 0
+    unavailable: int = 0
+    expired: int = 0
+
+    @property
+    def total(self) -> int:
+        """All cues refused."""
+        return sum(getattr(self, reason) for reason in CUE_REFUSALS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,6 +229,8 @@ class Telemetry:
         Gaps since start: the one count (:mod:`sblr_rt.io.gaps`' rule).
     dropped : Dropped
         Windows given no decision, by reason.
+    refused_cues : RefusedCues
+        Cues given no trial decision, by reason.
     n_nonfinite_samples : int
         Samples received with NaN or inf in one of the model's channels.
     n_overruns : int
@@ -234,6 +270,7 @@ class Telemetry:
     gaps: tuple = ()
     n_gaps: int = 0
     dropped: Dropped = Dropped()
+    refused_cues: RefusedCues = RefusedCues()
     n_nonfinite_samples: int = 0
     n_overruns: int = 0
     halted: str | None = None
@@ -317,6 +354,7 @@ class TelemetryRecorder:
             0,
         )
         self.dropped = dict.fromkeys(DROP_REASONS, 0)
+        self.refused_cues = dict.fromkeys(CUE_REFUSALS, 0)
         self.halted: str | None = None
         self.model_version = 0
         self.adaptation: dict | None = None
@@ -330,6 +368,11 @@ class TelemetryRecorder:
         """Count ``n`` windows given no decision for ``reason`` (one of ``DROP_REASONS``)."""
         with self.lock:
             self.dropped[reason] += n
+
+    def refuse_cue(self, reason: str) -> None:
+        """Count a cue given no trial decision for ``reason`` (one of ``CUE_REFUSALS``)."""
+        with self.lock:
+            self.refused_cues[reason] += 1
 
     def set_halted(self, reason: str | None) -> None:
         """Say why the loop does not decide now (None: it decides)."""
@@ -410,6 +453,7 @@ class TelemetryRecorder:
                 gaps=tuple(self.gaps),
                 n_gaps=c["gaps"],
                 dropped=Dropped(**self.dropped),
+                refused_cues=RefusedCues(**self.refused_cues),
                 n_nonfinite_samples=c["nonfinite_samples"],
                 n_overruns=c["overruns"],
                 halted=self.halted,

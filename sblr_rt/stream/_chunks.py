@@ -17,8 +17,9 @@ import math
 import numpy as np
 import pylsl
 
-from sblr_rt.io.gaps import find_gaps
+from sblr_rt.io.gaps import GAP_PERIODS, find_gaps
 
+from ._base import close_inlet
 from .clock import local_clock
 
 __all__ = ["ChunkBookkeeping", "declared_speed", "pull_into"]
@@ -79,6 +80,21 @@ class ChunkBookkeeping:
     """
 
     def _handle_chunk(self, chunk, timestamps):
+        if getattr(self, "_chunk_inlet", None) is not self._inlet:
+            # The first chunk of a fresh inlet: its timestamps restart exactly (a gap in
+            # them is a gap, read by the rule below); later ones pass through dejitter.
+            self._chunk_inlet = self._inlet
+            self._flat_run = 0
+        else:
+            cut = self._first_jump(timestamps)
+            if cut is not None:
+                self._restart_after_jump()
+                chunk, timestamps = chunk[:cut], timestamps[:cut]
+                if not cut:
+                    with self._state_lock:  # data came: the stream is not stalled
+                        self._last_arrival = local_clock()
+                        self._stall_reopened = False
+                    return
         now = local_clock()
         n_nan = 0
         if self._dtype.kind == "f":
@@ -109,6 +125,51 @@ class ChunkBookkeeping:
             else:
                 callback(chunk, timestamps)
 
+    def _first_jump(self, timestamps) -> int | None:
+        """Return where the stream's clock jumped in a chunk of a running inlet, or None.
+
+        A jump forward is a step beyond the gap threshold; a jump back shows as
+        ``GAP_PERIODS`` samples in a row whose time does not advance (liblsl's monotonic
+        timestamps hold still until the new timeline passes the old one). Either way,
+        liblsl's dejitter would then spread the step over the next minutes of timestamps
+        (each chunk a new gap, the measured rate far off).
+        """
+        last = self._last_timestamp
+        if last is None:
+            return None
+        steps = np.diff(timestamps, prepend=last)
+        forward = np.flatnonzero(steps > self._gap_threshold)
+        still = steps <= 0.0
+        cut = int(forward[0]) if forward.size else None
+        run, start = self._flat_run, None
+        for i in np.flatnonzero(still) if still.any() else ():
+            if cut is not None and i >= cut:
+                break
+            run = run + 1 if i == 0 or still[i - 1] else 1
+            if run >= GAP_PERIODS:
+                start = max(0, int(i) - run + 1)
+                break
+        if start is not None:
+            cut = start if cut is None else min(cut, start)
+        self._flat_run = 0 if cut is not None else _trailing_run(still, self._flat_run)
+        return cut
+
+    def _restart_after_jump(self):
+        """Reopen the inlet, so that timestamps restart exactly on the new timeline.
+
+        The samples from the jump on are dropped (they carry the dejitter's smeared
+        times); the fresh inlet's first chunk is one gap, logged once.
+        """
+        old, self._inlet = self._inlet, None
+        close_inlet(old)
+        del old
+        with self._state_lock:
+            self._pending_gap = "jumped"
+        try:
+            self._inlet, _ = self._open_inlet(self._resolved_info, timeout=1.0)
+        except RuntimeError:  # pylsl's LostError, TimeoutError: the outlet is gone
+            self._on_lost()
+
     def _record_gaps(self, timestamps, first_index) -> np.ndarray:
         """Find the gaps before the samples of a chunk and record them (under the lock)."""
         last = self._last_timestamp
@@ -121,11 +182,12 @@ class ChunkBookkeeping:
             self._gaps.append((t_before, float(timestamps[i])))
             self._gap_indices.append(first_index + int(i))
             self._rate.reset()
+            lost = reconnected is True and i == 0
             logger.warning(
                 "Gap of %.3f s in LSL stream %r (%s).",
                 timestamps[i] - t_before,
                 self._name,
-                "stream was lost" if reconnected and i == 0 else "timestamps jumped",
+                "stream was lost" if lost else "timestamps jumped",
             )
         return gap_before
 
@@ -156,3 +218,9 @@ def declared_speed(full_info) -> float:
     except ValueError:
         return 1.0
     return speed if math.isfinite(speed) and speed > 0 else 1.0
+
+
+def _trailing_run(flags, before: int) -> int:
+    """Return the length of the run of True at the end of ``flags`` (``before`` carried in)."""
+    false = np.flatnonzero(~flags)
+    return before + len(flags) if not false.size else len(flags) - 1 - int(false[-1])

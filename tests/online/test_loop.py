@@ -279,7 +279,9 @@ def test_worker_errors_are_raised_on_the_next_call(make_model, source_id, caplog
             raise ZeroDivisionError("boom")
 
         loop._scheduler.state.decide = broken
-        pusher = _Pusher(eeg, np.zeros((3 * clf.n_times, 6)), clf.sfreq, speed=10.0)
+        # noise: zeros are a flat (dead) signal, which gets no decision at all
+        noise = np.random.default_rng(0).standard_normal((3 * clf.n_times, 6))
+        pusher = _Pusher(eeg, noise, clf.sfreq, speed=10.0)
         pusher.push_until(3 * clf.n_times)
         _wait(lambda: not loop.running, "the worker to stop")
         with pytest.raises(RuntimeError, match="worker thread failed: ZeroDivisionError: boom"):
