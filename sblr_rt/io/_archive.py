@@ -170,13 +170,15 @@ def _check_members(zf: zipfile.ZipFile, specs: dict, path: Path) -> None:
             )
 
 
-def read_archive(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+def read_archive(path: Path, file=None) -> tuple[dict, dict[str, np.ndarray]]:
     """Return the JSON header and the arrays of a model archive, every size checked first.
 
     Parameters
     ----------
     path : Path
-        The ``.npz`` file.
+        The ``.npz`` file (named in messages).
+    file : binary file | None
+        The file, already open (read instead of opening ``path``).
 
     Returns
     -------
@@ -191,7 +193,7 @@ def read_archive(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         For anything but a well-formed archive within the size limits.
     """
     try:
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(path if file is None else file) as zf:
             infos = zf.infolist()
             if len(infos) > MAX_MEMBERS:
                 raise ModelFileError(

@@ -36,6 +36,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import os
+import stat
 import tempfile
 import zipfile
 from pathlib import Path
@@ -43,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from sblr_rt.io._archive import MAX_LOAD_BYTES, ModelFileError, read_archive
+from sblr_rt.io._header_fields import check_header_fields
 from sblr_rt.io.jsonable import dumps
 
 __all__ = [
@@ -166,15 +168,57 @@ def save_model(model, path) -> Path:
     return path
 
 
-def _open(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
-    if not path.exists():
-        raise FileNotFoundError(f"model file not found: {path}")
-    if not zipfile.is_zipfile(path):
+def _open_regular(path: Path):
+    """Open ``path`` for reading if it is a regular file within :data:`MAX_LOAD_BYTES`.
+
+    A symbolic link to a device (``/dev/zero`` reads forever), a FIFO (opening it waits
+    for a writer) or a directory is refused before it is read; the check is made again on
+    the open file, so that nothing swapped in between is read either.
+    """
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"model file not found: {path}") from None
+    except OSError as exc:
+        raise ModelFileError(f"{path} cannot be read: {exc}") from exc
+    _check_regular(path, status)
+    try:  # non-blocking: a FIFO swapped in after the check does not hang the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ModelFileError(f"{path} cannot be read: {exc}") from exc
+    file = os.fdopen(fd, "rb")
+    try:
+        _check_regular(path, os.fstat(fd))
+    except BaseException:
+        file.close()
+        raise
+    return file
+
+
+def _check_regular(path: Path, status: os.stat_result) -> None:
+    if not stat.S_ISREG(status.st_mode):
+        kind = (
+            "directory" if stat.S_ISDIR(status.st_mode)
+            else "FIFO" if stat.S_ISFIFO(status.st_mode)
+            else "device" if stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode)
+            else "socket" if stat.S_ISSOCK(status.st_mode)
+            else "special file"
+        )  # fmt: skip
+        raise ModelFileError(f"{path} is a {kind}, not a regular file: not a model file")
+    if status.st_size > MAX_LOAD_BYTES:
         raise ModelFileError(
-            f"{path} is not an sblr-rt model file (not an .npz archive; truncated or another "
-            "format)"
+            f"{path} has {status.st_size} bytes; a model file has at most {MAX_LOAD_BYTES}"
         )
-    header, arrays = read_archive(path)
+
+
+def _open(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    with _open_regular(path) as file:
+        if not zipfile.is_zipfile(file):
+            raise ModelFileError(
+                f"{path} is not an sblr-rt model file (not an .npz archive; truncated or "
+                "another format)"
+            )
+        header, arrays = read_archive(path, file)
     if header.get("format") != FORMAT_NAME:
         raise ModelFileError(
             f"{path} is not an sblr-rt model file (header 'format' is "
@@ -189,6 +233,10 @@ def _open(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
             f"{str(header.get('software_version', '?'))[:40]}); this sblr-rt reads versions "
             f"up to {FORMAT_VERSION}: upgrade sblr-rt"
         )
+    try:
+        check_header_fields(header)
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
     for name, a in arrays.items():
         if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
             raise ModelFileError(

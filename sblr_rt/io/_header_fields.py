@@ -1,0 +1,226 @@
+"""Every field of a model file's header that sblr-rt reads, checked by type and range.
+
+A model file is data from anywhere: its JSON header may hold any value in any field. The
+preprocessor's and estimator's fields are checked by their own constructors; the rest (the
+top-level strings, ``metadata`` that the online loop, ``inspect`` and the dashboard read)
+are checked here, once, at load, so that a wrong field gives one
+:class:`~sblr_rt.io.ModelFileError` naming it rather than a traceback later (a ``config``
+that is a string in ``run``, ``excluded_channels`` a list in ``inspect``) or a silent
+misbehaviour (a model version beyond float32's integers made every numeric outlet sample
+non-finite). Fields sblr-rt does not read are left alone, so newer files still load.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sblr_rt.io._archive import ModelFileError
+
+__all__ = ["MAX_MODEL_VERSION", "check_header_fields"]
+
+#: Largest model version: the numeric outlet sends it as float32, exact up to 2**24.
+MAX_MODEL_VERSION = 2**24
+_BIG = 2**53  # counts and sizes: any integer a float64 holds exactly
+
+
+class _Spec:
+    """One field's rule: ``check(value, name)`` raises ``ModelFileError`` naming ``name``."""
+
+    def __init__(self, what: str, test, optional: bool = False) -> None:
+        self.what, self.test, self.optional = what, test, optional
+
+    def check(self, value, name: str) -> None:
+        if value is None and self.optional:
+            return
+        try:
+            ok = self.test(value, name)
+        except ModelFileError:
+            raise
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
+            raise ModelFileError(f"header field {name!r} must be {self.what}, got {_short(value)}")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_int(v, lo=-_BIG, hi=_BIG) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def _is_num(v, lo=-math.inf, hi=math.inf) -> bool:
+    ok = isinstance(v, int | float) and not isinstance(v, bool)
+    return ok and math.isfinite(v) and lo <= v <= hi
+
+
+def string(optional=False) -> _Spec:
+    return _Spec("a string", lambda v, _: isinstance(v, str) and len(v) <= 100_000, optional)
+
+
+def integer(lo=-_BIG, hi=_BIG, optional=False) -> _Spec:
+    return _Spec(f"an integer in [{lo}, {hi}]", lambda v, _: _is_int(v, lo, hi), optional)
+
+
+def number(lo=-math.inf, hi=math.inf, optional=False) -> _Spec:
+    what = f"a finite number in [{lo:g}, {hi:g}]"
+    return _Spec(what, lambda v, _: _is_num(v, lo, hi), optional)
+
+
+def boolean(optional=False) -> _Spec:
+    return _Spec("true or false", lambda v, _: isinstance(v, bool), optional)
+
+
+def any_of(*specs: _Spec, optional=False) -> _Spec:
+    def test(v, name):
+        for spec in specs:
+            try:
+                spec.check(v, name)
+            except ModelFileError:
+                continue
+            return True
+        return False
+
+    return _Spec(" or ".join(s.what for s in specs), test, optional)
+
+
+def list_of(item: _Spec, optional=False, max_len=1_000_000) -> _Spec:
+    def test(v, name):
+        if not isinstance(v, list) or len(v) > max_len:
+            return False
+        for i, x in enumerate(v):
+            item.check(x, f"{name}[{i}]")
+        return True
+
+    return _Spec(f"a list (of {item.what})", test, optional)
+
+
+def mapping(fields: dict | None = None, *, values: _Spec | None = None, optional=False):
+    """Return the rule of an object: its known ``fields`` by name, or every value."""
+
+    def test(v, name):
+        if not isinstance(v, dict):
+            return False
+        for key, spec in (fields or {}).items():
+            if key in v:
+                spec.check(v[key], f"{name}.{key}" if name else key)
+        if values is not None:
+            for key, x in v.items():
+                values.check(x, f"{name}.{key}" if name else str(key))
+        return True
+
+    what = "an object" + (f" (of {values.what})" if values is not None else "")
+    return _Spec(what, test, optional)
+
+
+_COUNT = integer(0)
+_PAIR = list_of(any_of(string(), integer()), max_len=2)
+_CONFIG = mapping(
+    {
+        "classes": any_of(
+            mapping(values=any_of(string(), integer())), list_of(_PAIR), optional=True
+        ),
+        "tmin": number(optional=True),
+        "tmax": number(optional=True),
+        "reject": number(0.0, optional=True),
+        "flat": number(0.0, optional=True),
+        "clip_run": integer(1, optional=True),
+        "smoothing": string(optional=True),
+        "tau": number(0.0, optional=True),
+        "early": number(0.0, 1.0, optional=True),
+        "early_after": number(0.0, optional=True),
+        "recentre": boolean(optional=True),
+        "recentre_warmup": number(0.0, optional=True),
+        "features": string(optional=True),
+        "n_jobs": integer(optional=True),
+    },
+    optional=True,
+)
+_SCORES = mapping({"mean": number(optional=True), "std": number(optional=True)}, optional=True)
+#: The metadata fields sblr-rt reads, and what each must be.
+METADATA = mapping(
+    {
+        "software_version": string(optional=True),
+        "created": string(optional=True),
+        "sources": list_of(string(), optional=True),
+        "unit": string(optional=True),
+        "excluded_channels": mapping(values=string(), optional=True),
+        "config": _CONFIG,
+        "epochs": mapping(
+            {
+                "found": _COUNT,
+                "used": _COUNT,
+                "per_class": mapping(values=_COUNT),
+                "rejected": mapping(values=_COUNT),
+            },
+            optional=True,
+        ),
+        "selection": mapping(
+            {
+                "cv": any_of(string(), integer(), optional=True),
+                "search": string(optional=True),
+                "best": _SCORES,
+                "grid": list_of(mapping(), optional=True),
+                "ranks": list_of(
+                    mapping(
+                        {
+                            "rank": integer(1),
+                            "mean": number(optional=True),
+                            "std": number(optional=True),
+                        }
+                    ),
+                    optional=True,
+                ),
+                "auto": mapping({"candidates": list_of(mapping(), optional=True)}, optional=True),
+            },
+            optional=True,
+        ),
+        "train_accuracy": number(0.0, 1.0, optional=True),
+        "objective": list_of(number(optional=True), optional=True),
+        "seconds": number(0.0, optional=True),
+        "adaptation": mapping(
+            {
+                "version": integer(0, MAX_MODEL_VERSION),
+                "parent": integer(0, MAX_MODEL_VERSION),
+                "reselected": boolean(),
+                "n_epochs": _COUNT,
+                "per_class": mapping(values=_COUNT),
+                "seconds": number(0.0),
+                "n_session_trials": _COUNT,
+                "n_calibration_runs": _COUNT,
+                "trials": list_of(_Spec("any value", lambda v, _: True)),
+            },
+            optional=True,
+        ),
+    }
+)
+#: Top-level fields beside those the loader checks itself.
+HEADER = mapping(
+    {
+        "software_version": string(optional=True),
+        "created": string(optional=True),
+        "metadata": mapping(optional=True),
+    }
+)
+
+
+def check_header_fields(header: dict) -> None:
+    """Check the header's top-level strings and its ``metadata``; raise naming the field.
+
+    Parameters
+    ----------
+    header : dict
+        The parsed JSON header.
+
+    Raises
+    ------
+    ModelFileError
+        ``header field 'metadata.adaptation.version' must be an integer in [0, 16777216],
+        got 1e+40``, and so on.
+    """
+    HEADER.check(header, "")
+    metadata = header.get("metadata")
+    if metadata is not None:
+        METADATA.check(metadata, "metadata")

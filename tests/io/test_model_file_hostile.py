@@ -1,0 +1,116 @@
+"""Model paths that are not regular files, and header fields of the wrong type or range."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sblr_rt.io._archive import MAX_LOAD_BYTES
+from sblr_rt.io._header_fields import MAX_MODEL_VERSION
+from sblr_rt.io.model_file import ModelFileError, load_model, read_header
+
+from .test_model_file import _rewrite, _saved
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+@pytest.mark.parametrize("target", ["/dev/zero", "/dev/urandom", "/dev/null"])
+def test_a_link_to_a_device_is_refused_unread(tmp_path, target):
+    link = tmp_path / "m.sblr.npz"
+    link.symlink_to(target)
+    for read in (load_model, read_header):
+        with pytest.raises(ModelFileError, match="is a device, not a regular file"):
+            read(link)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "m.sblr.npz"
+    os.mkfifo(fifo)
+    with pytest.raises(ModelFileError, match="is a FIFO"):
+        load_model(fifo)
+    (tmp_path / "link.npz").symlink_to(fifo)
+    with pytest.raises(ModelFileError, match="is a FIFO"):
+        read_header(tmp_path / "link.npz")
+
+
+def test_a_directory_and_a_huge_file_are_refused(tmp_path):
+    with pytest.raises(ModelFileError, match="is a directory"):
+        load_model(tmp_path)
+    huge = tmp_path / "huge.npz"
+    with open(huge, "wb") as f:  # sparse: no disk used
+        f.truncate(MAX_LOAD_BYTES + 1)
+    with pytest.raises(ModelFileError, match=f"at most {MAX_LOAD_BYTES}"):
+        load_model(huge)
+
+
+def test_inspect_on_a_fifo_ends_with_one_line(tmp_path):
+    fifo = tmp_path / "m.sblr.npz"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [sys.executable, "-m", "sblr_rt.cli", "inspect", str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert "is a FIFO" in done.stderr and "Traceback" not in done.stderr
+
+
+def _set(path, *keys, value):
+    def edit(header):
+        node = header
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("keys", "value", "field"),
+    [
+        (("metadata", "config"), "abc", "metadata.config"),
+        (("metadata", "config"), [1, 2], "metadata.config"),
+        (("metadata", "config", "classes"), "T1", "metadata.config.classes"),
+        (("metadata", "config", "flat"), -1.0, "metadata.config.flat"),
+        (("metadata", "config", "clip_run"), "5", "metadata.config.clip_run"),
+        (("metadata", "config", "early"), 2.0, "metadata.config.early"),
+        (("metadata", "excluded_channels"), ["Cz"], "metadata.excluded_channels"),
+        (("metadata", "excluded_channels"), {"Cz": 3}, "metadata.excluded_channels.Cz"),
+        (("metadata", "adaptation"), 7, "metadata.adaptation"),
+        (("metadata", "adaptation", "version"), 1e40, "metadata.adaptation.version"),
+        (("metadata", "adaptation", "version"), 10**40, "metadata.adaptation.version"),
+        (("metadata", "adaptation", "version"), MAX_MODEL_VERSION + 1,
+         "metadata.adaptation.version"),
+        (("metadata", "adaptation", "version"), -1, "metadata.adaptation.version"),
+        (("metadata", "adaptation", "version"), True, "metadata.adaptation.version"),
+        (("metadata", "epochs", "per_class"), [3, 4], "metadata.epochs.per_class"),
+        (("metadata", "selection", "ranks"), [{"rank": "x"}], "metadata.selection.ranks[0].rank"),
+        (("metadata", "selection"), "fast", "metadata.selection"),
+        (("metadata", "sources"), "a.edf", "metadata.sources"),
+        (("metadata", "unit"), 1, "metadata.unit"),
+        (("metadata", "train_accuracy"), 7, "metadata.train_accuracy"),
+        (("metadata",), "x", "metadata"),
+        (("software_version",), {"a": 1}, "software_version"),
+    ],
+)  # fmt: skip
+def test_header_fields_of_the_wrong_type_or_range_name_the_field(tmp_path, keys, value, field):
+    path, _, _ = _saved(tmp_path)
+    bad = tmp_path / "bad.npz"
+    _rewrite(path, bad, edit_header=_set(path, *keys, value=value))
+    for read in (load_model, read_header):
+        with pytest.raises(ModelFileError, match=re.escape(f"header field '{field}' must be")):
+            read(bad)
+
+
+def test_fields_sblr_rt_does_not_read_are_left_alone(tmp_path):
+    path, _, _ = _saved(tmp_path)
+    good = tmp_path / "good.npz"
+    _rewrite(path, good, edit_header=_set(path, "metadata", "future_field", value=[{"x": 1}]))
+    model = load_model(good)
+    assert model.metadata["future_field"] == [{"x": 1}]
