@@ -32,11 +32,13 @@ def _count_cues(marker_counts: dict, counted) -> int:
 
 
 def record_session(
-    stream: str,
+    stream: str | None,
     *,
     path,
+    stype: str | None = None,
     marker_stream: str | None = None,
     marker_source_id: str | None = None,
+    marker_stype: str | None = None,
     duration: float = 300.0,
     n_trials: int | None = None,
     classes=None,
@@ -48,15 +50,20 @@ def record_session(
 
     Parameters
     ----------
-    stream : str
-        Name of the EEG stream.
+    stream : str | None
+        Name of the EEG stream (taken whatever its type); None: the only stream of type
+        ``stype``.
     path : str | Path
         Output FIF file (``<path>_raw.fif`` when ``path`` does not end in ``.fif``).
+    stype : str | None
+        Type of the EEG stream, any case (None: ``EEG`` unless ``stream`` names it).
     marker_stream : str | None
         Name of the marker stream (None: ``<stream>-Markers`` or the only marker stream,
         as :class:`sblr_rt.recording.recorder.Recorder` chooses).
     marker_source_id : str | None
         ``source_id`` of the marker stream.
+    marker_stype : str | None
+        Type of the marker stream, any case (None: ``Markers`` unless named).
     duration : float
         Maximum seconds to record.
     n_trials : int | None
@@ -83,8 +90,10 @@ def record_session(
     recorder = Recorder(
         out,
         name=stream,
+        stype=stype,
         marker_name=marker_stream,
         marker_source_id=marker_source_id,
+        marker_stype=marker_stype,
         timeout=timeout,
         overwrite=True,
     ).start()

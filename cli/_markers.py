@@ -1,9 +1,10 @@
 """The marker stream options, spelled one way for every sub-command.
 
-``--marker-stream NAME`` and ``--marker-source-id ID`` (like the EEG stream's ``--stream``
-and ``--source-id``). Earlier spellings (``record --markers``, ``record
---markers-source-id``, ``gui --markers``) still work, hidden from ``--help``: they warn
-and name the new option.
+``--marker-stream NAME``, ``--marker-type TYPE`` and ``--marker-source-id ID`` (like the
+EEG stream's ``--stream``, ``--stream-type`` and ``--source-id``). A stream given by name
+is taken whatever its type; types match in any case. Earlier spellings
+(``record --markers``, ``record --markers-source-id``, ``gui --markers``) still work,
+hidden from ``--help``: they warn and name the new option.
 """
 
 from __future__ import annotations
@@ -31,8 +32,20 @@ class _Renamed(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def add_stream_type_option(parser) -> None:
+    """Add ``--stream-type`` (the EEG stream's type, any case) to a parser or group."""
+    parser.add_argument(
+        "--stream-type",
+        default=None,
+        metavar="TYPE",
+        dest="stream_type",
+        help="EEG stream type, any case (default: EEG, or any type when --stream names the "
+        "stream; mne-lsl's player says eeg, OpenViBE signal)",
+    )
+
+
 def add_marker_options(parser, *, stream_help: str, source_id: bool = True, old=()) -> None:
-    """Add ``--marker-stream`` (and ``--marker-source-id``) to a parser or group.
+    """Add ``--marker-stream``, ``--marker-type`` (and ``--marker-source-id``) to a parser.
 
     Parameters
     ----------
@@ -48,6 +61,15 @@ def add_marker_options(parser, *, stream_help: str, source_id: bool = True, old=
     """
     parser.add_argument(
         "--marker-stream", default=None, metavar="NAME", dest="marker_stream", help=stream_help
+    )
+    parser.add_argument(
+        "--marker-type",
+        default=None,
+        metavar="TYPE",
+        dest="marker_type",
+        help="marker stream type, any case (default: Markers, or any type when "
+        "--marker-stream names the stream; mne-lsl's player says annotations, OpenViBE "
+        "marker)",
     )
     if source_id:
         parser.add_argument(

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sblr_rt.cli._markers import add_marker_options
+from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 
 
 def _cv(value: str):
@@ -64,8 +64,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "channel types and bad channels."
         ),
     )
-    src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--stream", metavar="NAME", help="LSL EEG stream to record from")
+    # not required: --stream-type alone also names a live stream (checked in run)
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument(
+        "--stream", metavar="NAME", help="LSL EEG stream to record from (whatever its type)"
+    )
     src.add_argument(
         "--recording",
         metavar="FILE",
@@ -137,10 +140,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--datatype", choices=("eeg", "ieeg", "meg"), default="eeg", help="BIDS data type"
     )
     live = parser.add_argument_group("live stream")
+    add_stream_type_option(live)
     add_marker_options(
         live,
-        stream_help="marker stream name (default: STREAM-Markers, else the only Markers "
-        "stream that is not a decision outlet of sblr-rt)",
+        stream_help="marker stream name (default: STREAM-Markers, else the only stream of "
+        "type Markers (--marker-type) that is not a decision outlet of sblr-rt)",
     )
     live.add_argument("--duration", type=float, default=300.0, help="seconds to record")
     live.add_argument("--n-trials", type=int, help="stop after this many class cues")
@@ -163,6 +167,20 @@ def _report_prefix(out: Path) -> Path:
 
 
 _BIDS_ENTITIES = ("subject", "task", "session", "run", "acquisition")
+
+
+def _check_source_options(args: argparse.Namespace) -> None:
+    """Require one source: a live stream (by name or type), recordings or a BIDS root."""
+    live = bool(args.stream or args.stream_type)
+    given = (("--recording", args.recording), ("--bids-root", args.bids_root))
+    offline = [option for option, value in given if value]
+    if not live and not offline:
+        raise ValueError(
+            "calibrate needs a source: --stream NAME or --stream-type TYPE (live), "
+            "--recording FILE or --bids-root ROOT; got none"
+        )
+    if live and offline:
+        raise ValueError(f"--stream-type selects a live stream: not with {offline[0]}")
 
 
 def _check_bids_options(args: argparse.Namespace) -> None:
@@ -209,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.calibration.report import report_text, write_report
 
     out = Path(args.out)
+    _check_source_options(args)
     _check_bids_options(args)
     if not out.parent.is_dir():
         raise FileNotFoundError(f"--out: folder {out.parent} does not exist")
@@ -223,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         "n_jobs": args.n_jobs,
     }
     progress = None if args.no_progress else TerminalProgress(sys.stderr)
-    if args.stream:
+    if args.stream or args.stream_type:
         from sblr_rt.calibration.live import record_session
 
         record_to = (
@@ -234,8 +253,10 @@ def run(args: argparse.Namespace) -> int:
         recordings = [
             record_session(
                 args.stream,
+                stype=args.stream_type,
                 marker_stream=args.marker_stream,
                 marker_source_id=args.marker_source_id,
+                marker_stype=args.marker_type,
                 duration=args.duration,
                 n_trials=args.n_trials,
                 classes=args.classes,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
-from sblr_rt.cli._markers import add_marker_options
+from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -42,6 +42,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--stream", default=None, help="EEG stream name to connect to when LSL shows it"
     )
+    add_stream_type_option(parser)
     add_marker_options(
         parser,
         stream_help="marker stream name: trial mode, a decision at each cue as well (with "
@@ -96,14 +97,17 @@ def main(args: argparse.Namespace) -> int:
             )
         # render without a display unless the user chose a platform
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    if args.marker_stream is not None and args.stream is None:
-        raise ValueError("--marker-stream needs --stream (the EEG stream the cues belong to)")
+    if (args.marker_stream or args.marker_type) and not (args.stream or args.stream_type):
+        raise ValueError(
+            "--marker-stream needs --stream or --stream-type (the EEG stream the cues "
+            "belong to), and so does --marker-type"
+        )
     if not args.hop > 0:
         raise ValueError(f"--hop must be > 0 seconds, got {args.hop}")
     check_adapt_options(args)
     adapt = None
     if args.adapt:
-        if args.model is None or args.marker_stream is None:
+        if args.model is None or not (args.marker_stream or args.marker_type):
             raise ValueError(
                 "'--adapt' needs --model and --marker-stream (labelled trials come from the "
                 "cues of the marker stream)"
@@ -118,6 +122,8 @@ def main(args: argparse.Namespace) -> int:
         stream=args.stream,
         markers=args.marker_stream,
         markers_source_id=args.marker_source_id,
+        stream_type=args.stream_type,
+        marker_type=args.marker_type,
         screenshot=args.screenshot,
         hop=args.hop,
         settle=args.settle,

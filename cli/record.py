@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sblr_rt.cli._markers import add_marker_options
+from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -32,8 +32,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--out", help="output .fif file")
-    parser.add_argument("--stream", default=None, help="EEG stream name (default: any EEG)")
+    parser.add_argument(
+        "--stream", default=None, help="EEG stream name (default: the only stream of type EEG)"
+    )
     parser.add_argument("--source-id", default=None, help="EEG stream source_id")
+    add_stream_type_option(parser)
     add_marker_options(
         parser,
         stream_help="marker stream name (default: STREAM-Markers, else the only Markers "
@@ -127,9 +130,11 @@ def _recorder(args):
     return Recorder(
         args.out,
         name=args.stream,
+        stype=args.stream_type,
         source_id=args.source_id,
         marker_name=args.marker_stream,
         marker_source_id=args.marker_source_id,
+        marker_stype=args.marker_type,
         markers=not args.no_markers,
         timeout=args.timeout,
         overwrite=args.overwrite,

@@ -6,7 +6,7 @@ import argparse
 import math
 
 from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
-from sblr_rt.cli._markers import add_marker_options
+from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 
 #: Values of ``--smoothing`` (those of :data:`sblr_rt.online.evidence.SMOOTHING`; not
 #: imported, so that ``--help`` stays fast).
@@ -56,6 +56,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--stream", default=None, help="EEG stream name (default: the only stream of type EEG)"
     )
     parser.add_argument("--source-id", default=None, help="EEG stream source_id")
+    add_stream_type_option(parser)
     parser.add_argument(
         "--hop",
         type=float,
@@ -73,8 +74,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_marker_options(
         parser,
         stream_help="marker stream name in trial mode (default: STREAM-Markers when "
-        "--stream is given, else the only stream of type Markers that is not a decision "
-        "outlet of sblr-rt)",
+        "--stream is given and no --marker-type, else the only stream of type Markers "
+        "(--marker-type) that is not a decision outlet of sblr-rt)",
     )
     parser.add_argument(
         "--cues",
@@ -241,17 +242,25 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"'--duration' must be > 0 seconds, got {args.duration}")
     model = load_model(model_file)
     marker_stream = args.marker_stream
-    if args.mode == "trial" and marker_stream is None and args.stream is not None:
+    if (
+        args.mode == "trial"
+        and marker_stream is None
+        and args.marker_source_id is None
+        and args.marker_type is None
+        and args.stream is not None
+    ):
         marker_stream = f"{args.stream}-Markers"
     clf = OnlineClassifier(model, fast=not args.plain)
     smoothing = smoothing_of(args, model)
     loop = OnlineLoop.from_lsl(
         clf,
         stream=args.stream,
+        stype=args.stream_type,
         source_id=args.source_id,
         mode=args.mode,
         hop=args.hop,
         marker_stream=marker_stream,
+        marker_stype=args.marker_type,
         marker_source_id=args.marker_source_id,
         cues=args.cues,
         outlet_name=args.outlet_name,

@@ -200,13 +200,14 @@ class CalibrateTab(QtWidgets.QWidget):
         streams : list of StreamDescription
             What LSL sees.
         """
+        from sblr_rt.stream import is_marker_stream
+
         self.streams = list(streams)
         for box, want in ((self.eeg_box, False), (self.marker_box, True)):
             current = box.currentText()
             box.clear()
             for desc in self.streams:
-                is_marker = desc.channel_format == "string" or desc.stype.lower() == "markers"
-                if is_marker == want:
+                if is_marker_stream(desc) == want:
                     box.addItem(_stream_label(desc), desc)
             index = box.findText(current)
             if index >= 0:

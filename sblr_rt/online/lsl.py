@@ -71,11 +71,11 @@ def lsl_collaborators(
     classifier,
     *,
     stream=None,
-    stype="EEG",
+    stype=None,
     source_id=None,
     trial=False,
     marker_stream=None,
-    marker_stype="Markers",
+    marker_stype=None,
     marker_source_id=None,
     outlet=True,
     outlet_name="SBLR-Predictions",
@@ -86,6 +86,9 @@ def lsl_collaborators(
     """Build the LSL source, marker source, sink and clock of an online loop (not started).
 
     Parameters are those of :meth:`OnlineLoop.from_lsl`; ``trial`` asks for a marker source.
+    A stream chosen by name is taken whatever its type; ``stype`` and ``marker_stype``
+    (any case) choose by type, and default to ``EEG`` and ``Markers`` when no name is
+    given.
 
     Returns
     -------

@@ -45,11 +45,14 @@ class Recorder:
     out : str | Path
         Output ``.fif`` file (written by :meth:`stop`).
     name, stype, source_id : str | None
-        How to find the EEG stream (as :class:`sblr_rt.stream.LSLSource`).
-    marker_name, marker_source_id : str | None
-        How to find the marker stream. With neither given, the recorder takes the stream
-        named ``<EEG name>-Markers`` if there is one, else the only stream of type
-        ``Markers`` other than sblr-rt's decision outlets
+        How to find the EEG stream (as :class:`sblr_rt.stream.LSLSource`: a stream named
+        by ``name`` whatever its type, else one of type ``stype``, default ``EEG``, any
+        case).
+    marker_name, marker_source_id, marker_stype : str | None
+        How to find the marker stream (named: whatever its type). With neither name nor
+        source_id given, the recorder takes the stream named ``<EEG name>-Markers`` if
+        there is one, else the only stream of type ``marker_stype`` (default ``Markers``,
+        any case) other than sblr-rt's decision outlets
         (:func:`~sblr_rt.stream.is_decision_stream`); with none it records without markers
         (warning), with several it refuses and lists them.
     markers : bool
@@ -88,10 +91,11 @@ class Recorder:
         out,
         *,
         name: str | None = None,
-        stype: str | None = "EEG",
+        stype: str | None = None,
         source_id: str | None = None,
         marker_name: str | None = None,
         marker_source_id: str | None = None,
+        marker_stype: str | None = None,
         markers: bool = True,
         timeout: float = 10.0,
         flush_seconds: float = 1.0,
@@ -110,7 +114,7 @@ class Recorder:
                 f"`sblr-rt record --recover {self.sidecar}` or delete it"
             )
         self._criteria = {"name": name, "stype": stype, "source_id": source_id}
-        self._marker_criteria = (marker_name, marker_source_id)
+        self._marker_criteria = (marker_name, marker_source_id, marker_stype)
         self.record_markers = bool(markers)
         self.timeout = float(timeout)
         self.flush_seconds = float(flush_seconds)
@@ -201,9 +205,9 @@ class Recorder:
     def _open_markers(self, marker_source_cls, eeg_name: str):
         from sblr_rt.stream import is_decision_stream, resolve_streams
 
-        name, source_id = self._marker_criteria
+        name, source_id, stype = self._marker_criteria
         if name is None and source_id is None:
-            visible = resolve_streams(stype="Markers", timeout=min(self.timeout, 1.0))
+            visible = resolve_streams(stype=stype or "Markers", timeout=min(self.timeout, 1.0))
             preferred = [s for s in visible if s.name == f"{eeg_name}-Markers"]
             others = [s for s in visible if not is_decision_stream(s)]
             candidates = preferred or others
@@ -218,7 +222,9 @@ class Recorder:
                 )
             source_id = candidates[0].source_id or None
             name = candidates[0].name
-        markers = marker_source_cls(name=name, source_id=source_id, timeout=self.timeout)
+        markers = marker_source_cls(
+            name=name, stype=stype, source_id=source_id, timeout=self.timeout
+        )
         markers.start()
         return markers
 

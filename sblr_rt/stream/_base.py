@@ -79,8 +79,17 @@ class BaseSource:
     # stream that is there); resolve_bypred returns as soon as the stream answers anyway.
     _resolve_timeout = 1.0
 
+    #: Type looked for when neither a name nor a type is given.
+    _default_type = None
+
     def __init__(self, *, name, stype, source_id, timeout):
-        self._name, self._stype, self._source_id = check_identifiers(name, stype, source_id)
+        name, stype, source_id = check_identifiers(name, stype, source_id)
+        # A stream chosen by name is taken whatever its type (mne-lsl's player says
+        # "eeg"/"annotations", OpenViBE "signal"/"marker"). A source_id alone keeps the
+        # default type: mne-lsl's player gives its EEG and annotations the same one.
+        if stype is None and name is None:
+            stype = self._default_type
+        self._name, self._stype, self._source_id = name, stype, source_id
         self._timeout = check_timeout(timeout)
         self._state_lock = threading.Lock()
         self._thread = None

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pylsl
 
-__all__ = ["StreamDescription", "is_decision_stream", "resolve_streams"]
+__all__ = ["StreamDescription", "is_decision_stream", "is_marker_stream", "resolve_streams"]
 
 #: Default name of the decision outlets (the JSON one; the numeric one adds ``-Numeric``).
 DECISION_NAME = "SBLR-Predictions"
@@ -105,7 +105,8 @@ def resolve_streams(*, name=None, stype=None, source_id=None, timeout=1.0):
     Parameters
     ----------
     name, stype, source_id : str | None
-        Keep only streams with this name / type / source_id; ``None`` keeps all.
+        Keep only streams with this name / type (any case) / source_id; ``None`` keeps
+        all.
     timeout : float
         How long to listen for answers, in seconds (LSL needs about 0.5 s to hear from
         every outlet on a network).
@@ -185,10 +186,24 @@ def channel_field(info, field) -> list[str]:
     return values + [""] * (info.channel_count() - len(values))
 
 
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#: The stream type as the resolve predicate compares it: ASCII letters in lower case.
+_TYPE_LOWER = f"translate(type,'{_UPPER}','{_UPPER.lower()}')"
+
+
 def resolve_predicate(name, stype, source_id) -> str:
-    """Return the XPath predicate of :func:`pylsl.resolve_bypred` for these criteria."""
+    """Return the XPath predicate of :func:`pylsl.resolve_bypred` for these criteria.
+
+    The type is compared without regard to case (``eeg`` finds ``EEG``), as
+    :func:`matches` does.
+    """
     parts = []
-    for key, value in (("name", name), ("type", stype), ("source_id", source_id)):
+    criteria = (
+        ("name", name),
+        (_TYPE_LOWER, None if stype is None else stype.lower()),
+        ("source_id", source_id),
+    )
+    for key, value in criteria:
         if value is None:
             continue
         if "'" not in value:
@@ -200,11 +215,43 @@ def resolve_predicate(name, stype, source_id) -> str:
 
 
 def matches(description, name, stype, source_id) -> bool:
-    """Return whether a :class:`StreamDescription` meets the criteria (None: any)."""
+    """Return whether a :class:`StreamDescription` meets the criteria (None: any).
+
+    Names and ``source_id`` match exactly, the type without regard to case (mne-lsl's
+    player says ``eeg``, most amplifiers ``EEG``).
+    """
     return (
         (name is None or description.name == name)
-        and (stype is None or description.stype == stype)
+        and (stype is None or description.stype.lower() == stype.lower())
         and (source_id is None or description.source_id == source_id)
+    )
+
+
+#: Stream types (lower case) that carry events rather than signals: LSL's ``Markers``,
+#: OpenViBE's ``marker``, mne-lsl's ``annotations``.
+MARKER_TYPES = frozenset({"markers", "marker", "annotations", "events", "stimulus"})
+
+
+def is_marker_stream(description) -> bool:
+    """Return whether a stream looks like events rather than a signal.
+
+    A string stream, an irregular one (nominal rate 0), or one whose type is a marker type
+    (:data:`MARKER_TYPES`, any case). The dashboard sorts the streams it lists by this
+    rule; the sources take any stream they are told to by name or type.
+
+    Parameters
+    ----------
+    description : StreamDescription
+        The stream.
+
+    Returns
+    -------
+    events : bool
+    """
+    return (
+        description.channel_format == "string"
+        or not description.sfreq > 0
+        or description.stype.lower() in MARKER_TYPES
     )
 
 

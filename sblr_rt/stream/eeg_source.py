@@ -89,7 +89,9 @@ class LSLSource(ChunkBookkeeping, BaseSource):
     name : str | None
         Stream name to match.
     stype : str | None
-        Stream type to match (default ``"EEG"``).
+        Stream type to match, in any case (``"eeg"`` finds ``EEG``). None: ``"EEG"``
+        unless ``name`` is given, then any type (a stream named by the user is taken
+        whatever its type).
     source_id : str | None
         ``source_id`` to match. Without it, two matching streams are refused.
     timeout : float
@@ -136,12 +138,13 @@ class LSLSource(ChunkBookkeeping, BaseSource):
     """
 
     _kind = "EEG stream"
+    _default_type = "EEG"
 
     def __init__(
         self,
         *,
         name=None,
-        stype="EEG",
+        stype=None,
         source_id=None,
         timeout=5.0,
         buffer_seconds=30.0,

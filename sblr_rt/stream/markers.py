@@ -18,11 +18,12 @@ import dataclasses
 import logging
 
 import numpy as np
+import pylsl
 
 from ._base import MARKER_PROCESSING_FLAGS, BaseSource
-from ._info import FORMAT_NAMES, StreamDescription, is_decision_stream
+from ._info import FORMAT_NAMES, StreamDescription, channel_labels, is_decision_stream
 
-__all__ = ["AlignedMarker", "MarkerSource", "align_markers"]
+__all__ = ["AlignedMarker", "MarkerSource", "align_markers", "marker_value"]
 
 logger = logging.getLogger("sblr_rt.stream")
 
@@ -62,7 +63,8 @@ class MarkerSource(BaseSource):
     name : str | None
         Stream name to match.
     stype : str | None
-        Stream type to match (default ``"Markers"``).
+        Stream type to match, in any case. None: ``"Markers"`` unless ``name`` is
+        given, then any type (mne-lsl's ``annotations``, OpenViBE's ``marker``).
     source_id : str | None
         ``source_id`` to match. Without it, two matching streams are refused.
     timeout : float
@@ -83,14 +85,16 @@ class MarkerSource(BaseSource):
 
     _kind = "marker stream"
     _processing_flags = MARKER_PROCESSING_FLAGS
+    _default_type = "Markers"
 
-    def __init__(self, *, name=None, stype="Markers", source_id=None, timeout=5.0):
+    def __init__(self, *, name=None, stype=None, source_id=None, timeout=5.0):
         super().__init__(name=name, stype=stype, source_id=source_id, timeout=timeout)
         self._queue = collections.deque()
         self._n_markers = 0
         self._n_undecodable = 0  # markers skipped: not valid UTF-8
         self._format = None
         self._n_channels = None
+        self._labels = None
 
     def __repr__(self) -> str:
         state = "connected" if self._connected else ("lost" if self._started else "not started")
@@ -153,6 +157,9 @@ class MarkerSource(BaseSource):
     def _configure(self, full_info):
         self._format = full_info.channel_format()
         self._n_channels = full_info.channel_count()
+        self._labels = None
+        if self._n_channels > 1 and self._format != pylsl.cf_string:
+            self._labels = channel_labels(full_info)  # one-hot events: see marker_value
 
     def _layout_change(self, full_info) -> str | None:
         if (
@@ -179,9 +186,7 @@ class MarkerSource(BaseSource):
             if sample is None:
                 return
             timeout = 0.0
-            value = sample[0] if len(sample) == 1 else tuple(sample)
-            if isinstance(value, np.generic):
-                value = value.item()
+            value = marker_value(sample, self._labels)
             for callback in self._listeners:
                 callback(timestamp, value)
             self._queue.append((timestamp, value))
@@ -202,6 +207,48 @@ class MarkerSource(BaseSource):
                 n,
                 ", logged every 100th from now" if n == _UNDECODABLE_LOGGED else "",
             )
+
+
+def marker_value(sample, labels=None):
+    """Return the value of one marker sample, numbers as plain Python numbers.
+
+    A one-channel sample gives its value: a string as it is, an integral number as an
+    ``int`` (an int32 ``3`` and a float ``3.0`` are both the marker ``3``, so that they map
+    to the class ``"3"`` as the string ``"3"`` does), any other number as a ``float``. A
+    numeric sample of several channels whose channel ``labels`` are known and where exactly
+    one channel is non-zero is that channel's label: mne-lsl's player sends each
+    annotation that way (one channel per description, the value its duration, ``-1`` for
+    none). Any other sample gives the tuple of its values.
+
+    Parameters
+    ----------
+    sample : sequence
+        One sample as pulled from the inlet.
+    labels : list of str | None
+        Channel labels of a numeric stream of several channels.
+
+    Returns
+    -------
+    value : str | int | float | tuple
+
+    Examples
+    --------
+    >>> marker_value([3.0]), marker_value(["left"]), marker_value([0.0, -1.0], ["T1", "T2"])
+    (3, 'left', 'T2')
+    """
+    if len(sample) == 1:
+        value = sample[0]
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+    values = tuple(v.item() if isinstance(v, np.generic) else v for v in sample)
+    if labels is not None and len(labels) == len(values):
+        hot = [k for k, v in enumerate(values) if not isinstance(v, str) and v != 0 and v == v]
+        if len(hot) == 1:
+            return labels[hot[0]]
+    return values
 
 
 def align_markers(markers, buffer):

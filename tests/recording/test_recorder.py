@@ -184,7 +184,7 @@ def test_the_default_marker_stream_is_never_our_decision_outlet(tmp_path, monkey
     opened = []
 
     class FakeMarkers:
-        def __init__(self, *, name, source_id, timeout):
+        def __init__(self, *, name, source_id, timeout, stype=None):
             opened.append((name, source_id))
 
         def start(self):
