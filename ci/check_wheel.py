@@ -115,6 +115,12 @@ def check_wheel_contents(wheel: Path, root: Path) -> int:
             f"missing {missing}, extra {extra}, top-level names {tops}"
         )
     print(f"    the wheel holds all {len(in_wheel)} modules of the source tree, under sblr_rt/")
+    with zipfile.ZipFile(wheel) as zf:
+        info = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        metadata = zf.read(info).decode("utf-8")
+    licence = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+    if not licence or "Project-URL: Documentation" not in metadata:
+        raise SystemExit(f"check-wheel: {wheel.name} lacks the LICENSE file or project URLs")
     return len(in_wheel)
 
 

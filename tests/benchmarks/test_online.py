@@ -8,7 +8,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "online.py"
 
 
-def test_online_benchmark_smoke(capsys):
+def test_online_benchmark_smoke(capsys, tmp_path):
     spec = importlib.util.spec_from_file_location("bench_online", BENCH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -20,3 +20,5 @@ def test_online_benchmark_smoke(capsys):
     assert out.count("target step p99 < 200 us") == 3
     table = out.split("Cost against channels and rate")[1]
     assert sum(line.strip().startswith("spectral") for line in table.splitlines()) == 5
+    report = (tmp_path / "reports" / "online.md").read_text(encoding="utf-8")  # conftest
+    assert report.count("| waveform r=1 |") == 1 and "| spectral r=1 |" in report
