@@ -136,6 +136,14 @@ def configure_logging(args: argparse.Namespace) -> None:
     )
 
 
+def _command_parser(parser: argparse.ArgumentParser, command: str):
+    """Return the parser of sub-command ``command``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[command]
+    raise ValueError(f"no sub-command {command!r}")  # pragma: no cover
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``sblr-rt`` command line.
 
@@ -157,10 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    from sblr_rt.cli._numbers import check_bounds
+
     watch_parent_from_env()  # a source process started by ``sblr-rt demo``
     # SIGTERM stops a command as Ctrl-C does: its workers and streams are closed.
     previous = sigterm_as_interrupt()
     try:
+        check_bounds(_command_parser(parser, args.command), args)
         return int(args.func(args) or 0)
     except Terminated:
         return 128 + signal.SIGTERM

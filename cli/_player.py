@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from sblr_rt.cli._numbers import bounded
+
 __all__ = ["add_player_options", "check_player_options"]
 
 
@@ -17,10 +19,12 @@ def add_player_options(parser: argparse.ArgumentParser, *, end: str) -> None:
     end : str
         What ends the stream, for the help of ``--hold`` ("the last sample", ...).
     """
-    parser.add_argument("--chunk-ms", type=float, default=10.0, help="push period in ms")
+    parser.add_argument(
+        "--chunk-ms", type=bounded("chunk_ms"), default=10.0, help="push period in ms"
+    )
     parser.add_argument(
         "--wait-for-consumers",
-        type=float,
+        type=bounded("seconds", low_open=False),
         nargs="?",
         const=30.0,
         default=0.0,
@@ -29,7 +33,7 @@ def add_player_options(parser: argparse.ArgumentParser, *, end: str) -> None:
     )
     parser.add_argument(
         "--hold",
-        type=float,
+        type=bounded("seconds", low_open=False),
         default=0.0,
         metavar="S",
         help=f"after {end}, keep the streams open up to S seconds (until stopped), so that "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from sblr_rt.cli._numbers import bounded
 from sblr_rt.cli._player import add_player_options, check_player_options
 
 
@@ -33,12 +34,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("file", help="the recording")
-    parser.add_argument("--speed", type=float, default=1.0, help="playback speed factor")
+    parser.add_argument(
+        "--speed", type=bounded("speed"), default=1.0, help="playback speed factor"
+    )
     parser.add_argument("--loop", action="store_true", help="start again after the end")
     parser.add_argument("--name", default=None, help="EEG stream name (default: file stem)")
     parser.add_argument("--source-id", default="sblr-replay", help="EEG stream source_id")
     parser.add_argument(
-        "--duration", type=float, default=None, help="stop after this many seconds of data"
+        "--duration",
+        type=bounded("seconds"),
+        default=None,
+        help="stop after this many seconds of data",
     )
     parser.add_argument(
         "--dtype", choices=("float32", "float64"), default="float32", help="sample format"

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from sblr_rt.cli._numbers import bounded
 from sblr_rt.cli._player import add_player_options, check_player_options
+
+#: Values the simulator computes per second at most (channels x rate).
+MAX_VALUES_PER_SECOND = 1e7
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -32,22 +36,40 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--name", default="SBLR-Sim", help="EEG stream name")
     parser.add_argument("--source-id", default="sblr-sim", help="EEG stream source_id")
-    parser.add_argument("--sfreq", type=float, default=1000.0, help="sampling rate in Hz")
-    parser.add_argument("--n-channels", type=int, default=118, help="number of channels")
+    parser.add_argument(
+        "--sfreq", type=bounded("sfreq"), default=1000.0, help="sampling rate in Hz"
+    )
+    parser.add_argument(
+        "--n-channels",
+        type=bounded("channels", integer=True, low_open=False),
+        default=118,
+        help="number of channels",
+    )
     parser.add_argument(
         "--classes", nargs="+", default=["left", "right"], help="class names (2 or more)"
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed")
     parser.add_argument(
-        "--duration", type=float, default=None, help="seconds to stream (default: forever)"
+        "--duration",
+        type=bounded("seconds"),
+        default=None,
+        help="seconds to stream (default: forever)",
     )
-    parser.add_argument("--first-cue", type=float, default=2.0, help="time of the first cue (s)")
     parser.add_argument(
-        "--trial-duration", type=float, default=4.0, help="imagery period after a cue (s)"
+        "--first-cue",
+        type=bounded("seconds", low_open=False),
+        default=2.0,
+        help="time of the first cue (s)",
+    )
+    parser.add_argument(
+        "--trial-duration",
+        type=bounded("seconds"),
+        default=4.0,
+        help="imagery period after a cue (s)",
     )
     parser.add_argument(
         "--iti",
-        type=float,
+        type=bounded("seconds", low_open=False),
         nargs=2,
         default=(2.0, 3.0),
         metavar=("MIN", "MAX"),
@@ -75,6 +97,13 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.playback.simulator import run_simulator
 
     check_player_options(args)
+    rate = args.sfreq * args.n_channels
+    if rate > MAX_VALUES_PER_SECOND:
+        raise ValueError(
+            f"'--sfreq' x '--n-channels' is {rate:.4g} values per second; the simulator "
+            f"computes at most {MAX_VALUES_PER_SECOND:.0e} in real time (e.g. 256 channels "
+            "at 20 kHz, 4096 at 2 kHz)"
+        )
     print(
         f"simulating {args.n_channels} channels at {args.sfreq:g} Hz on LSL stream "
         f"{args.name!r} (source_id {args.source_id!r}), cues on {args.name + '-Markers'!r}; "

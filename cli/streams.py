@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from sblr_rt.cli._numbers import bounded
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``streams`` sub-command.
@@ -28,7 +30,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--type", dest="stype", default=None, help="only streams of this type")
-    parser.add_argument("--timeout", type=float, default=1.0, help="seconds to listen for streams")
+    parser.add_argument(
+        "--timeout", type=bounded("seconds"), default=1.0, help="seconds to listen for streams"
+    )
     parser.set_defaults(func=run)
     return parser
 

@@ -1,0 +1,34 @@
+"""Numbers from the command line: refused before any work when the machine cannot hold them."""
+
+from __future__ import annotations
+
+import pytest
+from sblr_rt.cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "limit"),
+    [
+        (["simulate", "--sfreq", "1e9"], "<= 100000 Hz"),
+        (["simulate", "--sfreq", "nan"], "<= 100000 Hz"),
+        (["simulate", "--sfreq", "0"], "> 0"),
+        (["simulate", "--n-channels", "100000"], "<= 4096 channels"),
+        (["simulate", "--n-channels", "0"], ">= 1"),
+        (["simulate", "--duration", "inf"], "<= 1e+07 seconds"),
+        (["simulate", "--chunk-ms", "1e9"], "<= 10000 ms"),
+        (["replay", "x.fif", "--chunk-ms", "1e9"], "<= 10000 ms"),
+        (["replay", "x.fif", "--chunk-ms", "-5"], "> 0"),
+        (["replay", "x.fif", "--speed", "1e12"], "<= 1000 x"),
+        (["streams", "--timeout", "nan"], "<= 1e+07 seconds"),
+    ],
+)
+def test_numbers_out_of_range_are_refused_naming_the_limit(capsys, one_line_error, argv, limit):
+    assert main(argv) == 1
+    line = one_line_error(capsys.readouterr().err, argv[0])
+    assert f"'{argv[-2]}' must be" in line and limit in line
+
+
+def test_simulated_values_per_second_are_bounded(capsys, one_line_error):
+    assert main(["simulate", "--sfreq", "20000", "--n-channels", "4096"]) == 1
+    line = one_line_error(capsys.readouterr().err, "simulate")
+    assert "values per second" in line and "at most 1e+07" in line
