@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -20,6 +21,7 @@ from .conftest import RECORDINGS, ROOT
 
 DOCS = ROOT / "docs"
 _FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+_INDENTED = re.compile(r"^[ \t]+```python", re.M)
 
 
 def _pages():
@@ -41,6 +43,17 @@ def workdir(tmp_path_factory):
 def test_pages_have_snippets():
     names = {p.name for p in _pages()}
     assert {"README.md", "calibration.md", "mne-moabb-dask.md"} <= names
+
+
+def test_no_snippet_hides_from_the_test():
+    # An indented fence (inside a list item) would not be collected: keep them at column 0.
+    pages = [ROOT / "README.md", *DOCS.rglob("*.md")]
+    hidden = [
+        str(p.relative_to(ROOT))
+        for p in pages
+        if "_build" not in p.parts and _INDENTED.search(p.read_text(encoding="utf-8"))
+    ]
+    assert not hidden
 
 
 @pytest.mark.slow
@@ -65,3 +78,35 @@ def test_snippets_run(page, workdir):
         check=False,
     )
     assert proc.returncode == 0, f"{page.name}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+
+
+def _commands(page, program="sblr-rt "):
+    """Return the shell commands of ``page`` that start with ``program`` (continuations joined)."""
+    text = page.read_text(encoding="utf-8").replace("\\\n", " ")
+    return [ln.strip() for ln in text.splitlines() if ln.strip().startswith(program)]
+
+
+@pytest.mark.slow
+def test_readme_calibrate_and_inspect_commands_run(workdir):
+    # The README's first command as written (it reads the shipped recordings), then inspect.
+    calibrate = next(c for c in _commands(ROOT / "README.md") if "--recording" in c)
+    out = calibrate.split("--out ")[1].split()[0]
+    for command in (calibrate, f"sblr-rt inspect {out}"):
+        argv = shlex.split(command)[1:]
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "sblr_rt.cli",
+                *argv,
+                *(["--no-progress"] if "calibrate" in argv else []),
+            ],
+            cwd=workdir,
+            env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "agg"},
+            capture_output=True,
+            text=True,
+            timeout=280,
+            check=False,
+        )
+        assert proc.returncode == 0, f"{command}:\n{proc.stderr[-3000:]}"
+    assert (workdir / out).is_file()
