@@ -8,13 +8,20 @@ timeline scaled to ``--minutes``, misbehaves:
 - a kill and return: the sender process is terminated, and 2 s later a new one starts with
   the same ``source_id`` (the loop's source reconnects by itself);
 - a pause: the sender pushes nothing for 3 s, then goes on in real time (a gap);
-- a rate drift: for 20 s the sender runs at 80 % of its declared rate.
+- a rate drift: for 20 s the sender runs at 80 % of its declared rate;
+- a flat stretch: for 3 s every EEG channel is railed at 0.4 V (a dead cap);
+- clock jumps: the sender's timestamps jump an hour ahead, and later back by an hour and
+  5 s (so the rest of the run is stamped 5 s behind);
+- hostile markers: beside a cue every 2 s (``left``/``right``, on a marker stream of the
+  same sender), a marker that is not UTF-8, a cue stamped 10^6 s ahead and one 10^5 s
+  back, at a few times.
 
 Two :class:`~sblr_rt.online.OnlineLoop` (a waveform and a band-power model on the 117
-EEG channels, built as in ``benchmarks/online.py``) decide in sliding mode all along and
-publish on their ``SBLR-Predictions`` outlets; every decision pushed is checked on its way
-to the outlet. Printed: decisions made, windows refused and why (the Telemetry's
-``dropped``), gaps, non-finite samples received, the stream states the loop reported,
+EEG channels, built as in ``benchmarks/online.py``) decide in trial mode (a sliding
+decision every hop and one at each cue) all along and publish on their
+``SBLR-Predictions`` outlets; every decision pushed is checked on its way to the outlet.
+Printed: decisions made, windows refused and why (the Telemetry's ``dropped``), cues
+refused and why, gaps, non-finite samples received, the stream states the loop reported,
 non-finite decisions published (must be 0), and the process memory at start and end. Not
 part of CI; figures are printed, not asserted (the exit code is 1 if a non-finite decision
 was published). Run ``python benchmarks/fault_soak.py --help``.
@@ -60,12 +67,26 @@ SENDER = textwrap.dedent(
         chan.append_child_value("label", "INDEX" if k == 0 else f"E{k - 1}")
         chan.append_child_value("unit", "volts")
     outlet = pylsl.StreamOutlet(info, 0)
+    cue_info = pylsl.StreamInfo(
+        "fault-soak-Markers", "Markers", 1, 0, "string", source_id + "-markers"
+    )
+    cues = pylsl.StreamOutlet(cue_info)
+    next_cue, n_cues = pylsl.local_clock() + 2.0, 0
 
     def phase(t):
         for start, stop, kind in plan:
-            if start <= t - t_origin < stop:
+            if start <= t - t_origin < stop and not kind.startswith("clock"):
                 return kind
         return None
+
+    def clock_offset(t):  # the amplifier's clock: an hour ahead, then 5 s behind
+        offset = 0.0
+        for start, _, kind in plan:
+            if kind == "clock_ahead" and t - t_origin >= start:
+                offset = 3600.0
+            if kind == "clock_back" and t - t_origin >= start:
+                offset = -5.0
+        return offset
 
     rng = np.random.default_rng(int(t_origin * 1e3) % 2**31)
     noise = (1e-5 * rng.standard_normal((int(sfreq) * 3 + 7, n_channels))).astype(np.float32)
@@ -75,6 +96,15 @@ SENDER = textwrap.dedent(
     t_next = now
     while now < t_stop:
         kind = phase(now)
+        if now >= next_cue:
+            cues.push_sample(["left" if n_cues % 2 else "right"], next_cue)
+            n_cues += 1
+            next_cue += 2.0
+        if kind == "markers":
+            cues.push_sample([b"\\xff\\xfe cue"], now)  # not UTF-8
+            cues.push_sample(["left"], now + 1e6)
+            cues.push_sample(["right"], now - 1e5)
+            plan = [p for p in plan if p[2] != "markers" or not p[0] <= now - t_origin < p[1]]
         rate = 0.8 * sfreq if kind == "drift" else sfreq
         if kind == "pause":
             t_next = now  # nothing sent; the samples of the pause never exist
@@ -89,7 +119,9 @@ SENDER = textwrap.dedent(
                 elif kind == "inf":
                     chunk[:, 1::2] = np.inf
                     chunk[:, 2::2] = -np.inf
-                outlet.push_chunk(chunk, stamps.tolist())
+                elif kind == "flat":
+                    chunk[:, 1:] = 0.4
+                outlet.push_chunk(chunk, (stamps + clock_offset(now)).tolist())
                 index += due
                 t_next = stamps[-1] + 1.0 / rate
         time.sleep(period)
@@ -103,9 +135,14 @@ def timeline(seconds: float) -> tuple[list, float]:
     T = float(seconds)
     plan = [
         (0.10 * T, 0.10 * T + 0.2, "nan"),
+        (0.15 * T, 0.15 * T + 1.0, "markers"),
         (0.20 * T, 0.20 * T + 0.2, "inf"),
+        (0.25 * T, 0.25 * T + 3.0, "flat"),
         (0.50 * T, 0.50 * T + 3.0, "pause"),
         (0.60 * T, 0.60 * T + 20.0, "drift"),
+        (0.72 * T, 0.72 * T, "clock_ahead"),
+        (0.80 * T, 0.80 * T, "clock_back"),
+        (0.85 * T, 0.85 * T + 1.0, "markers"),
         (0.88 * T, 0.88 * T + 0.2, "nan"),
         (0.90 * T, 0.90 * T + 0.2, "inf"),
     ]
@@ -181,7 +218,8 @@ def main(argv=None) -> int:
     source_id = f"fault-soak-{tag}"
     print(
         f"fault soak: {args.channels} ch ({args.channels - 1} EEG + index) at {args.sfreq:g} "
-        f"Hz for {args.minutes:g} min; sliding, hop {args.hop:g} s; faults (s from start): "
+        f"Hz for {args.minutes:g} min; trial mode (a cue every 2 s), hop {args.hop:g} s; "
+        "faults (s from start): "
         + ", ".join(f"{kind} {a:.1f}-{b:.1f}" for a, b, kind in plan)
         + f", kill at {t_kill:.1f} and return 2 s later",
         flush=True,
@@ -198,12 +236,15 @@ def main(argv=None) -> int:
     loops, sinks = {}, {}
     states = {f: [] for f in models}
     late = {f: [] for f in models}  # (stream seconds, latency) of decisions > 100 ms late
+    undecodable = dict.fromkeys(models, 0)
     try:
         for features, model in models.items():
             loop = OnlineLoop.from_lsl(
                 model,
                 source_id=source_id,
                 hop=args.hop,
+                mode="trial",
+                marker_source_id=f"{source_id}-markers",
                 outlet_name=f"fault-soak-{features}",
                 outlet_source_id=f"{source_id}-{features}",
                 timeout=30.0,
@@ -237,6 +278,7 @@ def main(argv=None) -> int:
                             (d["window_end"] - t_origin, d["published"] - d["window_end"])
                         )
                 snap = loop.snapshot(n_decisions=0)
+                undecodable[features] = loop.markers.status()["n_undecodable"]
                 stream = snap.stream
                 summary = "rate far off" if stream.rate_far_off else stream.state
                 summary += " + halted" if snap.halted else ""
@@ -253,14 +295,17 @@ def main(argv=None) -> int:
     for features, snap in snaps.items():
         sink = sinks[features]
         bad += sink.n_nonfinite
-        d = snap.dropped
+        d, r = snap.dropped, snap.refused_cues
         print(
-            f"\n{features} ({snap.path} path): {snap.n_decisions} decisions made, "
+            f"\n{features} ({snap.path} path): {snap.n_decisions} decisions made "
+            f"({snap.n_trial_decisions} at cues, of {snap.n_cues} markers), "
             f"{sink.n_pushed} published ({dict(sink.labels)}); non-finite decisions "
             f"published: {sink.n_nonfinite}\n"
             f"  windows refused: {d.total} (gap {d.gap}, refilling {d.refilling}, "
             f"nonfinite {d.nonfinite}, behind {d.behind}, trials {d.trials}, halted "
-            f"{d.halted})\n"
+            f"{d.halted}, flat {d.flat}, clipped {d.clipped}, amplitude {d.amplitude})\n"
+            f"  cues refused: {r.total} (far {r.far}, unavailable {r.unavailable}, expired "
+            f"{r.expired}); markers not UTF-8 skipped: {undecodable[features]}\n"
             f"  gaps {snap.n_gaps}, non-finite samples {snap.n_nonfinite_samples}, "
             f"overruns {snap.n_overruns}, reconnects {snap.stream.n_reconnects}, "
             f"{snap.stream.n_samples} samples received; step p99 "
