@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
+from sblr_rt.cli._numbers import bounded
 
 
 def _cv(value: str):
@@ -91,12 +92,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--tmin",
-        type=float,
+        type=bounded("epoch", low_open=False),
         help="window start after the cue (s; default 0, or the trial's start for epoched files)",
     )
     parser.add_argument(
         "--tmax",
-        type=float,
+        type=bounded("epoch", low_open=False),
         help="window end after the cue (s; default 3.5, or the trial's end for epoched files)",
     )
     parser.add_argument(
@@ -146,14 +147,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         stream_help="marker stream name (default: STREAM-Markers, else the only stream of "
         "type Markers (--marker-type) that is not a decision outlet of sblr-rt)",
     )
-    live.add_argument("--duration", type=float, default=300.0, help="seconds to record")
-    live.add_argument("--n-trials", type=int, help="stop after this many class cues")
+    live.add_argument(
+        "--duration", type=bounded("seconds"), default=300.0, help="seconds to record"
+    )
+    live.add_argument(
+        "--n-trials",
+        type=bounded("count", integer=True, low_open=False),
+        help="stop after this many class cues",
+    )
     live.add_argument(
         "--record-to",
         metavar="FILE.fif",
         help="where to save the recording (default: <MODEL stem>_raw.fif next to MODEL)",
     )
-    live.add_argument("--timeout", type=float, default=10.0, help="seconds to find the streams")
+    live.add_argument(
+        "--timeout", type=bounded("seconds"), default=10.0, help="seconds to find the streams"
+    )
     parser.set_defaults(func=run)
     return parser
 

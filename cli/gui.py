@@ -7,6 +7,7 @@ from pathlib import Path
 
 from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
+from sblr_rt.cli._numbers import bounded
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -51,7 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--hop",
-        type=float,
+        type=bounded("seconds"),
         default=0.05,
         help="seconds between sliding-window decisions",
     )
@@ -64,7 +65,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--settle",
-        type=float,
+        type=bounded("seconds", low_open=False),
         default=4.0,
         help="with --screenshot and --stream: seconds of live data before the shot",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
+from sblr_rt.cli._numbers import bounded
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -44,8 +45,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         old=("--markers", "--markers-source-id"),
     )
     parser.add_argument("--no-markers", action="store_true", help="record EEG only")
-    parser.add_argument("--duration", type=float, default=None, help="seconds to record")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to find streams")
+    parser.add_argument(
+        "--duration", type=bounded("seconds"), default=None, help="seconds to record"
+    )
+    parser.add_argument(
+        "--timeout", type=bounded("seconds"), default=10.0, help="seconds to find streams"
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
     parser.add_argument(
         "--recover",

@@ -7,6 +7,7 @@ import math
 
 from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
+from sblr_rt.cli._numbers import bounded
 
 #: Values of ``--smoothing`` (those of :data:`sblr_rt.online.evidence.SMOOTHING`; not
 #: imported, so that ``--help`` stays fast).
@@ -59,7 +60,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_stream_type_option(parser)
     parser.add_argument(
         "--hop",
-        type=float,
+        type=bounded("seconds", low_open=False),
         default=0.05,
         help="seconds of stream time between sliding decisions (default 0.05; 0 in trial "
         "mode: trial decisions only)",
@@ -83,9 +84,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="comma-separated marker values that start a trial (default: the model's classes)",
     )
     parser.add_argument("--outlet-name", default="SBLR-Predictions", help="prediction stream")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to find streams")
     parser.add_argument(
-        "--duration", type=float, default=None, help="stop after this many seconds"
+        "--timeout", type=bounded("seconds"), default=10.0, help="seconds to find streams"
+    )
+    parser.add_argument(
+        "--duration", type=bounded("seconds"), default=None, help="stop after this many seconds"
     )
     parser.add_argument(
         "--plain",
@@ -101,7 +104,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "or refuse to start",
     )
     parser.add_argument(
-        "--status-every", type=float, default=5.0, help="seconds between status lines (0: off)"
+        "--status-every",
+        type=bounded("seconds", low_open=False),
+        default=5.0,
+        help="seconds between status lines (0: off)",
     )
     evidence = parser.add_argument_group(
         "smoothed evidence and early decisions",
@@ -119,7 +125,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     evidence.add_argument(
         "--tau",
-        type=float,
+        type=bounded("seconds"),
         default=None,
         metavar="SECONDS",
         help="time constant of --smoothing ema, in seconds of stream time (model's, else 1)",
@@ -136,7 +142,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     evidence.add_argument(
         "--early-after",
-        type=float,
+        type=bounded("seconds", low_open=False),
         default=None,
         metavar="SECONDS",
         help="no early decision before this many seconds after the cue: the windows that "
