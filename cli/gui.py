@@ -52,7 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--hop",
-        type=bounded("seconds"),
+        type=bounded("seconds", low_open=False),
         default=0.05,
         help="seconds between sliding-window decisions",
     )

@@ -20,12 +20,20 @@ from sblr_rt.cli import main
         (["replay", "x.fif", "--chunk-ms", "-5"], "> 0"),
         (["replay", "x.fif", "--speed", "1e12"], "<= 1000 x"),
         (["streams", "--timeout", "nan"], "<= 1e+07 seconds"),
+        (["run", "--model", "m.npz", "--status-every", "nan"], "<= 1e+07 seconds"),
+        (["run", "--model", "m.npz", "--hop", "-1"], ">= 0 seconds"),
+        (["record", "--out", "x.fif", "--duration", "inf"], "<= 1e+07 seconds"),
+        (["calibrate", "--out", "m.npz", "--recording", "x.fif", "--tmax", "1e9"], "<= 60 s"),
+        (["calibrate", "--out", "m.npz", "--recording", "x.fif", "--tmin=-1e9"], ">= -60"),
+        (["calibrate", "--out", "m.npz", "--stream", "S", "--n-trials", "-1"], ">= 1"),
+        (["calibrate", "--out", "m.npz", "--stream", "S", "--n-trials", "100000000"], "<= 1e+07"),
     ],
 )
 def test_numbers_out_of_range_are_refused_naming_the_limit(capsys, one_line_error, argv, limit):
     assert main(argv) == 1
     line = one_line_error(capsys.readouterr().err, argv[0])
-    assert f"'{argv[-2]}' must be" in line and limit in line
+    option = argv[-1].split("=")[0] if "=" in argv[-1] else argv[-2]
+    assert f"'{option}' must be" in line and limit in line
 
 
 def test_simulated_values_per_second_are_bounded(capsys, one_line_error):
