@@ -236,6 +236,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 if current is not None and box.itemData(i) == current:
                     box.setCurrentIndex(i)
         self.calibrate_tab.set_streams(self.streams)
+        if self.connected_stream is not None:
+            self.calibrate_tab.follow_connection(self.connected_stream, self._current_marker())
         n_eeg = sum(not _is_marker(d) for d in self.streams)
         self.statusBar().showMessage(
             f"LSL shows {n_eeg} signal stream(s) and {len(self.streams) - n_eeg} marker stream(s)",
@@ -305,6 +307,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """
         self.disconnect_stream()
         self.connected_stream = desc
+        self.calibrate_tab.follow_connection(desc, markers)  # record what is shown
         self.connect_button.setText("Disconnect")
         self.statusBar().showMessage(f"Connecting to {desc.name}…")
         self._tasks.append(

@@ -217,6 +217,31 @@ class CalibrateTab(QtWidgets.QWidget):
                 if index >= 0:
                     box.setCurrentIndex(index)
 
+    def follow_connection(self, eeg, markers=None) -> None:
+        """Choose the streams the window is connected to (the Live tab's), if listed.
+
+        Recording for a calibration then takes the stream the person sees, not the first
+        one LSL happens to list; the lists can still be changed by hand.
+
+        Parameters
+        ----------
+        eeg : StreamDescription
+            The connected EEG stream.
+        markers : StreamDescription | None
+            The connected marker stream, if any.
+        """
+        for box, desc in ((self.eeg_box, eeg), (self.marker_box, markers)):
+            if desc is None:
+                continue
+            for i in range(box.count()):
+                item = box.itemData(i)
+                if item is not None and (item.name, item.source_id) == (
+                    desc.name,
+                    desc.source_id,
+                ):
+                    box.setCurrentIndex(i)
+                    break
+
     # -------------------------------------------------------------------------- recording
     def _toggle_recording(self) -> None:
         if self.recorder is None:

@@ -236,3 +236,35 @@ def test_an_adapting_session_shows_its_model_version_and_a_failed_refit(
     finally:
         window.close()
         player.stop()
+
+
+def test_the_calibrate_tab_records_the_stream_the_window_is_connected_to(qtbot, monkeypatch):
+    import sblr_rt.gui.app as app_module
+    from sblr_rt.gui.app import MainWindow
+
+    from sblr_rt.stream import StreamDescription
+
+    def desc(name, stype, source_id, fmt, sfreq, n=1):
+        return StreamDescription(name, stype, source_id, n, sfreq, fmt, "host", name)
+
+    streams = [
+        desc("First-EEG", "EEG", "amp-1", "float32", 250.0, 8),
+        desc("Second-EEG", "EEG", "amp-2", "float32", 500.0, 16),
+        desc("Cues-A", "Markers", "cues-a", "string", 0.0),
+        desc("Cues-B", "Markers", "cues-b", "string", 0.0),
+    ]
+    monkeypatch.setattr(app_module, "notify", lambda *args: None)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    monkeypatch.setattr(window, "_make_provider", lambda *args: (_ for _ in ()).throw(
+        RuntimeError("no stream in this test")))  # fmt: skip
+    window._streams_resolved(streams)
+    tab = window.calibrate_tab
+    assert tab.eeg_box.currentData().name == "First-EEG"  # LSL's first, before any choice
+    window.connect_to(streams[1], streams[3])
+    assert tab.eeg_box.currentData().name == "Second-EEG"
+    assert tab.marker_box.currentData().name == "Cues-B"
+    qtbot.waitUntil(lambda: window.connected_stream is None, timeout=10_000)  # failed
+    window.connected_stream = streams[1]
+    window._streams_resolved(list(reversed(streams)))  # a refresh lists them otherwise
+    assert tab.eeg_box.currentData().name == "Second-EEG"
