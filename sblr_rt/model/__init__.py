@@ -3,17 +3,12 @@
 Imports numpy, scipy and scikit-learn only (no LSL, no Qt).
 """
 
-from .estimator import (
-    DataScaleWarning,
-    SparseBilinearLogisticRegression,
-    ZeroTrapWarning,
-)
+from .estimator import SparseBilinearLogisticRegression, ZeroTrapWarning
 from .factors import canonical_factors, spatial_patterns
 from .penalties import ElasticNet, soft_threshold
 from .thresholds import l1_penalty_max, lambda_max
 
 __all__ = [
-    "DataScaleWarning",
     "ElasticNet",
     "SparseBilinearLogisticRegression",
     "ZeroTrapWarning",

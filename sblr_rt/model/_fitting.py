@@ -8,19 +8,17 @@ factors, so the two agree by construction.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import validate_data
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .datafit import Logistic, Multinomial
 from .products import x_times_v
 from .solver import svd_init
 
 __all__ = [
-    "DataScaleWarning",
     "assemble",
     "check_X",
     "class_problems",
@@ -31,11 +29,9 @@ __all__ = [
     "null_intercepts",
     "ray_scale",
     "ray_scaled",
-    "rescale_for_fit",
+    "sample_weights",
+    "standardise",
 ]
-
-#: Data whose RMS exceeds this are fitted rescaled (initial scores would saturate).
-MAX_FIT_SCALE = 1e4
 
 
 def check_X(X, *, estimator=None, y=None, reset=True):
@@ -58,17 +54,18 @@ def check_X(X, *, estimator=None, y=None, reset=True):
     return X, y
 
 
-class DataScaleWarning(UserWarning):
-    """The data are far from unit scale; the fit ran on rescaled data (same objective)."""
-
-
-def data_scale(X) -> float:
+def data_scale(X, sample_weight=None) -> float:
     """Return the RMS of every entry of X, computed without overflow or underflow.
 
     One pass without temporaries (a float64 sum of squares) when that sum is safely
     representable, which is all data but values beyond about 1e145 or below 1e-145;
-    otherwise the entries are divided by the largest one first.
+    otherwise the entries are divided by the largest one first. With ``sample_weight``
+    (n_epochs,) each epoch's squares count with its weight (a weight of 2 is the epoch
+    given twice).
     """
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=np.float64)
+        return _weighted_scale(X, w / w.mean())
     if X.size:
         flat = X.reshape(-1)
         ss = float(np.einsum("i,i->", flat, flat, dtype=np.float64))
@@ -80,13 +77,28 @@ def data_scale(X) -> float:
     return top * float(np.sqrt(np.mean(np.square(X / top, dtype=np.float64))))
 
 
+def _weighted_scale(X, w):
+    # w: mean 1. Epochs of zero weight do not count (as if they were left out).
+    keep = w > 0
+    Xk, wk = (X, w) if keep.all() else (X[keep], w[keep])
+    if not Xk.size:
+        return 0.0
+    top = float(np.max(np.abs(Xk)))
+    if not top > 0 or not np.isfinite(top):
+        return top
+    flat = (Xk / top).reshape(Xk.shape[0], -1)
+    ss = np.einsum("ij,ij->i", flat, flat, dtype=np.float64)
+    return top * float(np.sqrt(np.dot(wk, ss) / (X.shape[0] * flat.shape[1])))
+
+
 def fast_data_scale(X, X32):
     """Return the RMS of X from its float32 copy X32 when that is safe, else ``data_scale(X)``.
 
     A float32 dot product reads half the bytes of the float64 sum of squares (7x faster
-    at 20 MB); its relative error (about 1e-6) only moves the rescaling factor, and any
-    factor gives the same objective. Values beyond the float32 range, or sums that could
-    overflow or underflow, take the exact route.
+    at 20 MB); its relative error (about 1e-6) only moves the standardising factor, which
+    any value fits (the fit is then that of a scale a millionth away).
+    Values beyond the float32 range, or sums that could overflow or underflow, take the
+    exact route.
     """
     flat = X32.reshape(-1)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -96,68 +108,98 @@ def fast_data_scale(X, X32):
     return data_scale(X)
 
 
-def rescale_for_fit(X, L_min, *, stacklevel=2, rms=None):
-    """Return ``(X / scale, scale)``, rescaling only data far from unit scale.
+#: Data whose RMS is within this relative distance of 1 are fitted as given (no copy): a
+#: scale a millionth away changes the penalties by two millionths.
+UNIT_TOLERANCE = 1e-6
 
-    The step parameters start at and never fall below ``L_min``, which assumes data of
-    roughly unit scale: with an RMS of ``r`` the block Lipschitz constants scale as
-    ``r**2``, so for ``r**2 < L_min`` (raw volts: ``r`` ~ 1e-5) every step is far too
-    short and the fit stops at its start; for large ``r`` the initial scores saturate.
-    Outside ``[sqrt(L_min), MAX_FIT_SCALE]`` the data are divided by their RMS and a
-    :class:`DataScaleWarning` says so; the caller rescales the penalties on U to keep
-    the objective (see ``SparseBilinearLogisticRegression._penalties``).
+
+def standardise(X, *, rms=None, sample_weight=None):
+    """Return ``(X / scale, scale)`` with ``scale`` the RMS of X: the data the fit sees.
+
+    The estimator fits standardised data, so that its penalties (and the step-size floor
+    ``L_min``) mean the same whatever the unit of X: data in volts, microvolts or unit
+    variance give the same model, with the factor U mapped back to the caller's unit
+    (``U / scale``). Data already at unit RMS (within :data:`UNIT_TOLERANCE`, as
+    calibration's scaled features) are used as given, with ``scale = 1``, and all-zero
+    data too.
 
     Parameters
     ----------
     X : ndarray, shape (n_epochs, n_channels, n_times)
         Training epochs, float32 or float64.
-    L_min : float
-        The solver's step-parameter floor.
-    stacklevel : int
-        For the warning.
     rms : float | None
         The RMS of X if already known (see :func:`fast_data_scale`).
+    sample_weight : ndarray, shape (n_epochs,) | None
+        Epoch weights: the RMS is the weighted one (see :func:`data_scale`).
 
     Returns
     -------
     X_fit : ndarray, same shape and dtype as X
     scale : float
-        1.0 when X is used as given.
     """
     if rms is None:
-        rms = data_scale(X)
-    if not rms > 0 or np.sqrt(L_min) <= rms <= MAX_FIT_SCALE:
+        rms = data_scale(X, sample_weight)
+    if not (rms > 0 and np.isfinite(rms)) or abs(rms - 1.0) <= UNIT_TOLERANCE:
         return X, 1.0
-    warnings.warn(
-        f"the training data have an RMS of {rms:.3g}, far from the unit scale the "
-        f"step-size floor L_min={L_min:g} assumes (data in volts?): fitting on X / "
-        f"{rms:.3g} with the penalties on U rescaled to match. Scale the data to "
-        "microvolts or to unit variance before fitting to silence this warning.",
-        DataScaleWarning,
-        stacklevel=stacklevel + 1,
-    )
-    return (X / X.dtype.type(rms)).astype(X.dtype, copy=False), rms
+    return (X / X.dtype.type(rms)).astype(X.dtype, copy=False), float(rms)
 
 
-def class_problems(y_enc, n_classes, multi_class):
+def sample_weights(y, sample_weight, class_weight, n_epochs):
+    """Return the epochs' weights from ``sample_weight`` and ``class_weight``, or None.
+
+    Parameters
+    ----------
+    y : ndarray, shape (n_epochs,)
+        Labels as given (``class_weight`` keys are labels).
+    sample_weight : array-like, shape (n_epochs,) | None
+        Non-negative weights, not all zero.
+    class_weight : dict | "balanced" | None
+        Weight per class; ``"balanced"`` is ``n_epochs / (n_classes * count(class))``, as
+        scikit-learn computes it. Multiplies ``sample_weight``.
+    n_epochs : int
+        Number of epochs.
+
+    Returns
+    -------
+    weights : ndarray, shape (n_epochs,) | None
+        None when both are None.
+    """
+    weights = None
+    if sample_weight is not None:
+        weights = _check_sample_weight(
+            sample_weight, np.empty((n_epochs, 0)), dtype=np.float64, ensure_non_negative=True
+        )
+        if not np.any(weights > 0):
+            raise ValueError("'sample_weight' must contain at least one non-zero weight.")
+    if class_weight is not None:
+        per_class = compute_sample_weight(class_weight, y)
+        weights = per_class if weights is None else weights * per_class
+        if not np.any(weights > 0):
+            raise ValueError("the sample weights (with 'class_weight') are all zero.")
+    return weights
+
+
+def class_problems(y_enc, n_classes, multi_class, sample_weight=None):
     """Return the list of (datafit, labels) problems to solve."""
+    w = sample_weight
     if n_classes == 2:
-        return [Logistic(np.where(y_enc == 1, 1.0, -1.0))]
+        return [Logistic(np.where(y_enc == 1, 1.0, -1.0), w)]
     if multi_class == "ovr":
-        return [Logistic(np.where(y_enc == c, 1.0, -1.0)) for c in range(n_classes)]
+        return [Logistic(np.where(y_enc == c, 1.0, -1.0), w) for c in range(n_classes)]
     onehot = np.zeros((y_enc.shape[0], n_classes - 1))
     mask = y_enc > 0
     onehot[np.flatnonzero(mask), y_enc[mask] - 1] = 1.0
-    return [Multinomial(onehot)]
+    return [Multinomial(onehot, w)]
 
 
 def null_intercepts(datafit):
     """Return the intercept-only optimum and the loss gradient w.r.t. the scores there."""
+    w = 1.0 if datafit.w is None else datafit.w[:, None]  # mean 1
     if isinstance(datafit, Logistic):
-        p = np.clip((datafit.y > 0).mean(), 1e-12, 1 - 1e-12)
+        p = np.clip(np.mean(w * (datafit.y > 0)), 1e-12, 1 - 1e-12)
         b = np.array([np.log(p / (1 - p))])
     else:
-        counts = datafit.y.sum(axis=0)
+        counts = (w * datafit.y).sum(axis=0)
         n_ref = datafit.n - counts.sum()
         b = np.log(np.clip(counts, 1e-12, None) / max(n_ref, 1e-12))
     _, gs, _ = datafit.loss_grad(np.broadcast_to(b, (datafit.n, b.size)))
@@ -173,7 +215,9 @@ def moments(X, problems):
     """
     n, s, t = X.shape
     gss = [null_intercepts(df)[1] for df in problems]
-    weights = np.concatenate([np.full((n, 1), 1.0 / n), *gss], axis=1)
+    # the (weighted) mean epoch, w_i / n: every problem has the same weights
+    mean_weights = np.broadcast_to(problems[0].wn, (n, 1))
+    weights = np.concatenate([mean_weights, *gss], axis=1)
     prod = (weights.T.astype(X.dtype) @ X.reshape(n, s * t)).astype(np.float64)
     prod = prod.reshape(-1, s, t)
     out, j = [], 1

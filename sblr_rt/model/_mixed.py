@@ -112,6 +112,8 @@ def _curvature_along_gradient(A, Z, b, datafit):
     gb = gs.sum(axis=0)
     Ad = np.matmul(A, G[..., None])[:, :, 0].T + gb  # (n, 1)
     h = sig * (1.0 - sig) / datafit.n  # d2 loss / d score2, per sample
+    if datafit.w is not None:
+        h = h * datafit.w[..., None]
     denom = np.vdot(G, G) + np.vdot(gb, gb)
     return float(np.vdot(h, Ad * Ad) / denom) if denom > 0 else None
 

@@ -290,7 +290,8 @@ class BilinearLogisticRegression(SparseBilinearLogisticRegression):
     ----------
     rank : int, default=1
         Number of components.
-    multi_class, tol, max_iter, eta, L_min, init, random_state, warm_start, solver
+    multi_class, tol, max_iter, eta, L_min, init, random_state, warm_start, solver, \
+class_weight
         As in :class:`~sblr_rt.model.SparseBilinearLogisticRegression`.
     """
 
@@ -313,6 +314,7 @@ class BilinearLogisticRegression(SparseBilinearLogisticRegression):
         random_state=None,
         warm_start=False,
         solver="paper",
+        class_weight=None,
     ):
         self.rank = rank
         self.multi_class = multi_class
@@ -324,6 +326,7 @@ class BilinearLogisticRegression(SparseBilinearLogisticRegression):
         self.random_state = random_state
         self.warm_start = warm_start
         self.solver = solver
+        self.class_weight = class_weight
 
-    def _penalties(self, scale=1.0):
+    def _penalties(self):
         return ElasticNet(0.0, 0.0), ElasticNet(0.0, 0.0)

@@ -23,7 +23,6 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ._bilinear import BilinearClassifierMixin
 from ._fitting import (
-    DataScaleWarning,
     assemble,
     check_X,
     class_problems,
@@ -32,7 +31,8 @@ from ._fitting import (
     l1_max,
     moments,
     ray_scaled,
-    rescale_for_fit,
+    sample_weights,
+    standardise,
 )
 from ._mixed import as_float32, bcpd_mixed
 from ._mne import epochs_array
@@ -42,7 +42,6 @@ from .solver import bcpd, single_threaded_blas
 from .thresholds import l1_penalty_max, lambda_max
 
 __all__ = [
-    "DataScaleWarning",
     "SparseBilinearLogisticRegression",
     "ZeroTrapWarning",
     "l1_penalty_max",
@@ -64,15 +63,21 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
     r"""Sparse bilinear logistic regression (Shi, Xu and Baraniuk).
 
     For an epoch :math:`X_i` (n_channels x n_times) the score is
-    :math:`f_i = \mathrm{tr}(U^\top X_i V) + b`, and the model solves
+    :math:`f_i = \mathrm{tr}(U^\top X_i V) + b`. With :math:`s` the RMS of the training
+    data and :math:`\tilde U = s U` the spatial factor of the standardised data
+    :math:`X_i / s`, the model solves
 
     .. math::
 
-        \min_{U, V, b} \frac{1}{n} \sum_{i=1}^n \log(1 + e^{-y_i f_i})
-        + \mu_1 \|U\|_1 + \frac{\mu_2}{2} \|U\|_F^2
+        \min_{U, V, b} \frac{1}{\sum_i w_i} \sum_{i=1}^n w_i \log(1 + e^{-y_i f_i})
+        + \mu_1 \|\tilde U\|_1 + \frac{\mu_2}{2} \|\tilde U\|_F^2
         + \nu_1 \|V\|_1 + \frac{\nu_2}{2} \|V\|_F^2
 
-    with labels mapped to :math:`y_i \in \{-1, +1\}` (``classes_[1]`` is +1) by block
+    so that the same data in volts, microvolts or unit variance give the same model (the
+    penalties are relative to the data's scale; the paper's objective on standardised
+    data). The weights :math:`w_i` are 1 unless ``sample_weight`` or ``class_weight`` say
+    otherwise. Labels are mapped to :math:`y_i \in \{-1, +1\}` (``classes_[1]`` is +1); the
+    problem is solved by block
     coordinate proximal descent (the paper's Algorithm 2): closed-form soft-threshold
     updates of U then V, the intercept updated in both blocks, the adaptive step
     :math:`L = \max(L_{min}, L_{prev} \eta^{n})` with :math:`n \ge -1` the smallest integer
@@ -100,8 +105,7 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
     eta : float, default=2.0
         Step-size factor :math:`\eta > 1`.
     L_min : float, default=1e-4
-        Lower bound of the step parameters. It assumes data of roughly unit scale: scale
-        raw volts to microvolts or standardise before fitting.
+        Lower bound of the step parameters (of the standardised problem).
     init : {"svd", "svd_gradient", "random"}, default="svd"
         ``"svd"``: U0 = minus the first ``rank`` left singular vectors and V0 the first
         right ones of the mean epoch, b0 = 0 (the paper, section 5.1). ``"svd_gradient"``:
@@ -115,8 +119,8 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
     random_state : int, RandomState instance or None, default=None
         Seed for ``init="random"``.
     warm_start : bool, default=False
-        Start from the previous fit's factors, intercept and step sizes when the data
-        shape and classes are unchanged.
+        Start from the previous fit's factors (of its standardised problem), intercept
+        and step sizes when the data shape and classes are unchanged.
     solver : {"paper", "fast"}, default="paper"
         ``"paper"``: Algorithm 2 on the data as given (float32 products for float32
         input, float64 otherwise). ``"fast"``: float64 input is solved first with
@@ -130,6 +134,11 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         than ``"paper"`` on the cases tested, but the objective is non-convex and the two
         routes may end at different stationary points. For float32 input both are the
         same. :func:`~sblr_rt.model.path.fit_penalty_paths` always runs the paper's route.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes in the loss, ``{label: weight}``; ``"balanced"`` weighs
+        each class by ``n_epochs / (n_classes * count)`` (scikit-learn's rule), so that
+        a 1:5 imbalanced ERP data set counts both classes equally. Multiplies
+        ``sample_weight``.
 
     Attributes
     ----------
@@ -162,7 +171,8 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         Number of time samples seen in fit.
     l1_penalty_max_ : ndarray, shape (n_problems, 2)
         ``(mu1_max, nu1_max)`` at the start of each binary problem (one row for two classes
-        or multinomial), see :func:`l1_penalty_max`.
+        or multinomial), see :func:`l1_penalty_max`; like the penalties, those of the
+        standardised data.
 
     Notes
     -----
@@ -208,6 +218,7 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
         "solver": [StrOptions({"paper", "fast"})],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -227,6 +238,7 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         random_state=None,
         warm_start=False,
         solver="paper",
+        class_weight=None,
     ):
         self.rank = rank
         self.mu1 = mu1
@@ -242,6 +254,7 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         self.random_state = random_state
         self.warm_start = warm_start
         self.solver = solver
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         """Declare 3-D input support."""
@@ -249,21 +262,21 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         tags.input_tags.three_d_array = True
         return tags
 
-    def _penalties(self, scale=1.0):
-        # On X / scale the factor U * scale meets the same losses; these penalties make
-        # it the same objective (l1 and l2 of U rescaled), so the minimisers match.
+    def _penalties(self):
+        # The penalties of the standardised problem (X / scale, U * scale): see the
+        # objective in the class docstring.
         return (
-            ElasticNet(float(self.mu1) / scale, float(self.mu2) / scale / scale),
+            ElasticNet(float(self.mu1), float(self.mu2)),
             ElasticNet(float(self.nu1), float(self.nu2)),
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model.
 
-        Data far from unit scale (RMS below ``sqrt(L_min)`` or above 1e4, e.g. raw volts)
-        are fitted as ``X / rms`` with the penalties on U rescaled to match, which is the
-        same objective, and a :class:`DataScaleWarning` says so.
+        The data are standardised by their RMS inside the fit and the spatial factor
+        mapped back (see the objective above): the model is the same for ``X`` and
+        ``1e-6 * X``.
 
         Parameters
         ----------
@@ -273,6 +286,9 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
             one-epoch Epochs that scikit-learn's cross-validation makes of it.
         y : array-like, shape (n_epochs,)
             Labels, two or more distinct values.
+        sample_weight : array-like, shape (n_epochs,), default=None
+            Non-negative weight of each epoch in the loss (and in the data scale and the
+            start): a weight of 2 fits as the epoch given twice, 0 as the epoch left out.
 
         Returns
         -------
@@ -280,11 +296,7 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
             The fitted estimator.
         """
         warm = self.warm_start and hasattr(self, "_solutions")
-        prev = (
-            (self.classes_, self.n_features_in_, self.n_times_in_, self._fit_scale)
-            if warm
-            else None
-        )
+        prev = (self.classes_, self.n_features_in_, self.n_times_in_) if warm else None
         X = epochs_array(X)
         # np.asarray, not np.ndim: array-likes may refuse __array_function__
         self._input_2d = (X.ndim if hasattr(X, "ndim") else np.asarray(X).ndim) == 2
@@ -304,22 +316,24 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
                 f"'rank' must be at most min(n_channels, n_times) = {min(s, t)}; got {self.rank}."
             )
         self.n_times_in_ = t
+        weights = sample_weights(y, sample_weight, self.class_weight, X.shape[0])
         # The fast route reads a float32 copy wherever float32 rounding is harmless (see
         # the 'solver' parameter); X32 is X itself for float32 input.
         X32 = as_float32(X) if self.solver == "fast" else None
-        rms = None if X32 is None or X32 is X else fast_data_scale(X, X32)
-        X_fit, scale = rescale_for_fit(X, self.L_min, stacklevel=4, rms=rms)
+        fast_rms = X32 is not None and X32 is not X and weights is None
+        rms = fast_data_scale(X, X32) if fast_rms else None
+        X_fit, scale = standardise(X, rms=rms, sample_weight=weights)
         if X32 is not None and scale != 1.0:
             X32 = as_float32(X_fit)
-        if warm and not (np.array_equal(prev[0], classes) and prev[1:] == (s, t, scale)):
+        if warm and not (np.array_equal(prev[0], classes) and prev[1:] == (s, t)):
             warm = False
-        problems = class_problems(y_enc, classes.size, self.multi_class)
-        pen = self._penalties()
-        pen_u, pen_v = self._penalties(scale)
+        problems = class_problems(y_enc, classes.size, self.multi_class, weights)
+        pen_u, pen_v = pen = self._penalties()
         with single_threaded_blas():
+            # A warm start is the last fit's solution of its standardised problem, so a
+            # refit on the same data in other units starts (and ends) where it ended.
             solutions, l1max = self._solve(X_fit, problems, pen_u, pen_v, warm, X32)
-            # Thresholds of U's l1 penalty in the caller's units (see _penalties).
-            l1max = np.asarray(l1max) * np.array([scale, 1.0])
+            l1max = np.asarray(l1max)
             self._warn_zero_trap(l1max, classes, pen[0].l1, pen[1].l1)
             self._fit_scale = scale
             if X32 is None:

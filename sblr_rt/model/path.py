@@ -33,7 +33,15 @@ import numpy as np
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_array
 
-from ._fitting import assemble, class_problems, cold_start, moments, ray_scaled, rescale_for_fit
+from ._fitting import (
+    assemble,
+    class_problems,
+    cold_start,
+    moments,
+    ray_scaled,
+    sample_weights,
+    standardise,
+)
 from .datafit import Logistic, Multinomial
 from .estimator import SparseBilinearLogisticRegression
 from .penalties import ElasticNet
@@ -55,24 +63,21 @@ def _point_penalties(point, where):
     return values
 
 
-def _scaled(penalties, scale):
-    """Return the penalties of the X / scale problem (as the estimator's ``_penalties``)."""
-    mu1, mu2, nu1, nu2 = penalties
-    return (mu1 / scale, mu2 / scale / scale, nu1, nu2)
-
-
 def _split(product, sizes):
     """Split a product over concatenated runs back into parts of ``sizes`` rows."""
     return np.split(product, np.cumsum(sizes)[:-1])
 
 
 def _stack(fits):
-    """Return one datafit with a row of labels per run from the runs' own datafits."""
+    """Return one datafit with a row of labels (and weights) per run from the runs' own."""
     if len(fits) == 1 or all(f is fits[0] for f in fits):
         return fits[0]
+    w = None
+    if any(f.w is not None for f in fits):
+        w = np.stack([np.ones(f.n) if f.w is None else f.w for f in fits])
     if isinstance(fits[0], Logistic):
-        return Logistic(np.stack([f.y[:, 0] for f in fits]))
-    return Multinomial(np.stack([f.y for f in fits]))
+        return Logistic(np.stack([f.y[:, 0] for f in fits]), w)
+    return Multinomial(np.stack([f.y for f in fits]), w)
 
 
 def fit_penalty_paths(
@@ -89,6 +94,8 @@ def fit_penalty_paths(
     init: str = "svd",
     random_state=None,
     callback: Callable | None = None,
+    sample_weight=None,
+    class_weight=None,
 ):
     """Fit warm-started penalty paths in lockstep on the same epochs.
 
@@ -108,6 +115,10 @@ def fit_penalty_paths(
         ``callback(path_index, point_index, estimator)`` as soon as a point is fitted;
         what it returns is stored in place of the estimator (so a caller that only
         scores each point keeps no models).
+    sample_weight : array-like, shape (n_epochs,) | None
+        Weight of each epoch, as in the estimator's ``fit``.
+    class_weight : dict | "balanced" | None
+        As in the estimator.
 
     Returns
     -------
@@ -129,8 +140,9 @@ def fit_penalty_paths(
     """
     cb = None if callback is None else (lambda _f, p, k, est: callback(p, k, est))
     return fit_fold_paths(
-        [(X, y, paths)], rank=rank, multi_class=multi_class, tol=tol, max_iter=max_iter,
-        eta=eta, L_min=L_min, init=init, random_state=random_state, callback=cb,
+        [(X, y, paths, sample_weight)], rank=rank, multi_class=multi_class, tol=tol,
+        max_iter=max_iter, eta=eta, L_min=L_min, init=init, random_state=random_state,
+        callback=cb, class_weight=class_weight,
     )[0]  # fmt: skip
 
 
@@ -146,6 +158,7 @@ def fit_fold_paths(
     init: str = "svd",
     random_state=None,
     callback: Callable | None = None,
+    class_weight=None,
 ):
     """Fit the warm-started penalty paths of several training sets in one lockstep.
 
@@ -155,14 +168,17 @@ def fit_fold_paths(
 
     Parameters
     ----------
-    folds : sequence of (X, y, paths)
+    folds : sequence of (X, y, paths) or (X, y, paths, sample_weight)
         One training set per fold: epochs (n_epochs, n_channels, n_times), labels
-        (n_epochs,) and its paths, as in :func:`fit_penalty_paths`.
+        (n_epochs,), its paths, as in :func:`fit_penalty_paths`, and optionally the
+        epochs' weights (n_epochs,) or None.
     rank, multi_class, tol, max_iter, eta, L_min, init, random_state
         As in :class:`~sblr_rt.model.SparseBilinearLogisticRegression`.
     callback : callable | None
         ``callback(fold_index, path_index, point_index, estimator)`` as soon as a point
         is fitted; what it returns is stored in place of the estimator.
+    class_weight : dict | "balanced" | None
+        As in the estimator; ``"balanced"`` is computed on each training set.
 
     Returns
     -------
@@ -175,19 +191,17 @@ def fit_fold_paths(
         L_min=L_min, init=init, random_state=random_state,
     )  # fmt: skip
     sets, same = [], {}
-    for f, (X, y, paths) in enumerate(folds):
+    for f, (X, y, paths, *weight) in enumerate(folds):
         X, y_enc, classes = _check_inputs(X, y, rank, max_iter)
-        # Data far from unit scale are fitted as the estimator fits them (rescale_for_fit).
-        X, scale = rescale_for_fit(X, L_min, stacklevel=3)
+        w = sample_weights(np.asarray(y), (weight or [None])[0], class_weight, X.shape[0])
+        # Standardised as the estimator standardises (the penalties are relative to it).
+        X, scale = standardise(X, sample_weight=w)
         points = [list(path) for path in paths]
         pens = [
-            [
-                _scaled(_point_penalties(pt, f"fold {f}, path {p}, point {k}"), scale)
-                for k, pt in enumerate(path)
-            ]
+            [_point_penalties(pt, f"fold {f}, path {p}, point {k}") for k, pt in enumerate(path)]
             for p, path in enumerate(points)
         ]
-        problems = class_problems(y_enc, classes.size, multi_class)
+        problems = class_problems(y_enc, classes.size, multi_class, w)
         sets.append(_TrainingSet(X, problems, classes, points, pens, scale))
         same.setdefault((X.shape, X.dtype.str, tuple(classes.tolist())), []).append(f)
     results = [None] * len(sets)
@@ -221,9 +235,9 @@ def _check_inputs(X, y, rank, max_iter):
 
 @dataclass
 class _TrainingSet:
-    """One training set of :func:`fit_fold_paths`, checked and rescaled.
+    """One training set of :func:`fit_fold_paths`, checked and standardised.
 
-    ``pens`` are the penalties of the (possibly rescaled) problem, ``points`` the caller's.
+    ``points`` are the caller's path points, ``pens`` their penalties as tuples.
     """
 
     X: np.ndarray

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.preprocessing import LabelEncoder
 
-from ._fitting import check_X, class_problems, cold_start, l1_max, moments
+from ._fitting import check_X, class_problems, cold_start, l1_max, moments, standardise
 from .solver import single_threaded_blas
 
 __all__ = ["l1_penalty_max", "lambda_max"]
@@ -21,7 +21,9 @@ def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=
     at its starting value and the intercept at its class-prior optimum; it is the smallest
     ``mu1`` for which ``U = 0`` solves the (convex) U-block at the start, after which the
     solver cannot leave zero (the zero trap). ``nu1_max`` is the same for V with U at its
-    start. Grids of ``mu1``/``nu1`` are best placed as fractions of these values.
+    start. Grids of ``mu1``/``nu1`` are best placed as fractions of these values. Like the
+    estimator's penalties they are those of the standardised data (X divided by its RMS),
+    the same for X in volts or in microvolts.
 
     Parameters
     ----------
@@ -66,6 +68,7 @@ def l1_penalty_max(X, y, *, rank=1, multi_class="ovr", init="svd", random_state=
     if n_classes < 2:
         raise ValueError(f"'y' must contain at least 2 classes; got 1 class: {np.unique(y)}.")
     problems = class_problems(y_enc, n_classes, multi_class)
+    X, _ = standardise(X)
     with single_threaded_blas():
         x_mean, Ds = moments(X, problems)
     starts = [cold_start(x_mean, D, rank, init, random_state) for D in Ds]

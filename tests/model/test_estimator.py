@@ -282,7 +282,7 @@ def test_svd_gradient_start_avoids_the_zero_trap_of_the_mean_epoch():
         warnings.simplefilter("error", ZeroTrapWarning)
         ours.fit(X, y)
     assert ours.score(X, y) == 1.0
-    assert ours.objective_[-1] < np.log(2) - 0.1
+    assert ours.objective_[-1] < np.log(2) - 0.05
     # The start is scaled to the best point of its ray: already better than zero.
     assert ours.objective_[0] < np.log(2)
     assert min(l1_penalty_max(X, y, init="svd_gradient")) > 1.0
