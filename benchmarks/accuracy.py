@@ -52,6 +52,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._report import Table, write_report  # noqa: E402
+
 DATA = ROOT.parent / "shared" / "data"
 PHYSIONET_S001 = DATA / "physionet-eegmmidb-S001"
 PHYSIONET_MORE = DATA / "physionet-eegmmidb-more"
@@ -86,7 +90,7 @@ def cases(people):
             yield person, "R12", (4, 8), 12, LEFT_RIGHT
 
 
-def raw_test_epochs(rec, pre, class_map):
+def raw_test_epochs(rec, pre, class_map):  # pre: a BCIModel or its Preprocessor
     """Raw epochs (n_pad + window samples) of the test run in the model's channel order."""
     order = [rec.ch_names.index(c) for c in pre.ch_names]
     data = rec.data[order]
@@ -205,7 +209,7 @@ def score_path(path, train_recs, test_rec, class_map, window, n_jobs, *, static,
         picks=picks,
     )
     seconds = time.perf_counter() - t0
-    X, y = raw_test_epochs(test_rec, model.preprocessor, class_map)
+    X, y = raw_test_epochs(test_rec, model, class_map)
     pred = model.predict(X) if static else model.predict_run(X)
     return float(np.mean(pred == y)), seconds, model
 
@@ -213,6 +217,9 @@ def score_path(path, train_recs, test_rec, class_map, window, n_jobs, *, static,
 def chosen(model) -> str:
     """What auto chose, for the table."""
     auto = model.metadata.get("selection", {}).get("auto") or {}
+    ensemble = auto.get("ensemble") or []
+    if len(ensemble) > 1:  # the mean of these candidates' scores, the first chosen by CV
+        return " + ".join(ensemble)
     return str(auto.get("chosen", model.preprocessor.features))
 
 
@@ -230,7 +237,7 @@ def cross_run(args):
             continue
         recs = [read_recording(f) for f in files]
         picks = sensorimotor(recs[0].ch_names) if args.sensorimotor else None
-        row = {"person": person, "task": task}
+        row = {"person": person, "task": task, "chose": ""}
         auto_seconds, pick = float("nan"), ""
         for path in args.paths:
             acc, seconds, model = score_path(
@@ -246,6 +253,7 @@ def cross_run(args):
             row[path] = acc
             if path == "auto":
                 auto_seconds, pick = seconds, chosen(model)
+                row["chose"] = pick
         row.update(score_baselines(recs[:-1], recs[-1], class_map, WINDOW, picks))
         rows.append(row)
         cells = " ".join(f"{row[n]:10.3f}" for n in names)
@@ -273,7 +281,7 @@ def bci_competition(args):
 
     if not BCI_IV.exists():
         print(f"{BCI_IV} is absent: BCI Competition 2003 IV skipped")
-        return
+        return {}
     rec = read_recording(BCI_IV)
     n = rec.epoch_length
     trials = rec.data.reshape(rec.n_channels, -1, n).transpose(1, 0, 2)
@@ -309,6 +317,7 @@ def bci_competition(args):
     for path, a in accs.items():
         if a:
             print(f"  {path:10} {np.mean(a):.3f} +/- {np.std(a):.3f}")
+    return {p: a for p, a in accs.items() if a}
 
 
 def main():
@@ -321,6 +330,7 @@ def main():
     parser.add_argument("--sensorimotor", action="store_true", help="FC, C and CP channels only")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--bci", action="store_true", help="BCI Competition 2003 IV only")
+    parser.add_argument("--no-report", action="store_true", help="do not write docs/benchmarks")
     args = parser.parse_args()
     args.paths = [p for p in args.paths.split(",") if p]
     args.people = [p for p in args.people.split(",") if p]
@@ -337,11 +347,52 @@ def main():
     if not DATA.exists():
         print(f"{DATA} is absent: nothing to measure (the benchmark needs ../shared/data)")
         return 0
+    rows, bci = [], {}
     with threadpool_limits(1):
         if not args.bci:
-            cross_run(args)
-        bci_competition(args)
+            rows = cross_run(args)
+        bci = bci_competition(args)
+    if not args.no_report and (rows or bci):
+        write_report("accuracy" + ("-sensorimotor" if args.sensorimotor else ""),
+                     *report_tables(args, rows, bci), blas="1 thread per process (threadpoolctl)",
+                     notes=f"{'Static' if args.static else 'Run-centred'} test runs; "
+                     f"{'FC, C and CP channels only' if args.sensorimotor else 'all channels'}; "
+                     f"{args.n_jobs} workers.")  # fmt: skip
     return 0
+
+
+def report_tables(args, rows, bci) -> list:
+    """The cross-run table (every test run, mean and worst) and the BCI IV table."""
+    names = [*args.paths, "CSP+LDA", "TS+LR", "TS+LR+RC"]
+    tables = []
+    if rows:
+        body = [
+            [f"{r['person']} {r['task']}", *(f"{r[n]:.3f}" for n in names), r["chose"]]
+            for r in rows
+        ]
+        for label, keep in (
+            ("S002-S014", lambda r: r["person"] != "S001"),
+            ("S001", lambda r: r["person"] == "S001"),
+        ):
+            sel = [r for r in rows if keep(r)]
+            if sel:
+                body.append(
+                    [
+                        f"**mean {label}**",
+                        *(f"{np.mean([r[n] for r in sel]):.3f}" for n in names),
+                        "",
+                    ]
+                )
+                body.append(
+                    [f"worst {label}", *(f"{np.min([r[n] for r in sel]):.3f}" for n in names), ""]
+                )
+        tables.append(Table(["test run", *names, "auto's models"], body,
+                            caption="Cross-run accuracy (15 test cues per run)"))  # fmt: skip
+    if bci:
+        tables.append(Table(["path", "accuracy (mean ± SD of 5 folds)"],
+                            [[p, f"{np.mean(a):.3f} ± {np.std(a):.3f}"] for p, a in bci.items()],
+                            caption="BCI Competition 2003 IV, calibration nested"))  # fmt: skip
+    return tables
 
 
 if __name__ == "__main__":

@@ -344,7 +344,10 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         The chosen candidate's unscaled features and labels.
     report : dict
         JSON-serialisable selection report with ``report["auto"]``: every candidate's
-        best point and scores, the criterion and the choice.
+        best point and scores, the criterion, the choice and the ensemble.
+    members : list of (Preprocessor, SparseBilinearLogisticRegression, ndarray | None)
+        The ``auto_ensemble`` best candidates (the chosen one first), each fitted on all
+        epochs, with its calibration reference (None without run centring).
     """
     t0 = time.perf_counter()
     probe = build_preprocessor(config.replace(features="waveform"))
@@ -366,21 +369,13 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     best = {c: min(rows, key=lambda r: r["log_loss"]) for c, rows in table.items() if rows}
     if not best:
         raise RuntimeError("auto: no candidate could be cross-validated; check the epochs")
-    chosen = min(finalists, key=lambda c: best[c]["log_loss"])
+    ranked = sorted((c for c in finalists if c in best), key=lambda c: best[c]["log_loss"])
+    chosen = ranked[0]
+    ensemble = ranked[: config.auto_ensemble]
+    fits = {c: _final_fit(pres[c], feats[c], raw.y, best[c]["point"], config) for c in ensemble}
     rank, l2, fraction = best[chosen]["point"]
-    pre = pres[chosen]
+    pre, est = pres[chosen], fits[chosen]
     Z = feats[chosen]
-    off, row, col = fit_scaling(Z, config.scaling, center=not pre.is_linear)
-    pre.row_offset_, pre.row_scale_, pre.col_scale_ = off, row, col
-    X = pre.scale(Z)
-    l1path = [(f, f) for f in config.auto_l1]
-    stop = list(config.auto_l1).index(fraction)
-    est_params = {
-        "multi_class": config.multi_class,
-        "max_iter": config.max_iter,
-        "tol": config.tol,
-    }
-    est, _ = run_path(X, raw.y, rank, (l2, l2), l1path, est_params, stop=stop)
     epochs = EpochSet(
         Z=Z,
         y=raw.y,
@@ -418,6 +413,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         len(best),
         seconds,
     )
+    members = [(pres[c], fits[c], feats.references.get(c)) for c in ensemble]
     report = {
         "cv": f"{config.cv}-fold x {repeats} repeats",
         "search": "auto",
@@ -444,8 +440,25 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
             "grid": {"ranks": list(config.auto_ranks), "l2": list(config.auto_l2)}
             | {"l1_fractions": list(config.auto_l1)},
             "chosen": _name(chosen),
+            "ensemble": [_name(c) for c in ensemble],
             "candidates": candidates_report,
         },
         "seconds": {"features": t_features, "total": seconds},
     }
-    return pre, est, epochs, report
+    return pre, est, epochs, report, members
+
+
+def _final_fit(pre, Z, y, point, config):
+    """Fit the scaling of ``pre`` on all epochs and the estimator at the CV's chosen point."""
+    rank, l2, fraction = point
+    off, row, col = fit_scaling(Z, config.scaling, center=not pre.is_linear)
+    pre.row_offset_, pre.row_scale_, pre.col_scale_ = off, row, col
+    l1path = [(f, f) for f in config.auto_l1]
+    stop = list(config.auto_l1).index(fraction)
+    est_params = {
+        "multi_class": config.multi_class,
+        "max_iter": config.max_iter,
+        "tol": config.tol,
+    }
+    est, _ = run_path(pre.scale(Z), y, rank, (l2, l2), l1path, est_params, stop=stop)
+    return est

@@ -111,6 +111,11 @@ class CalibrationConfig:
         model uses ``max_iter``).
     auto_keep : int
         Candidates that ``"auto"`` carries from the first CV repetition to the others.
+    auto_ensemble : int
+        How many of those (at most ``auto_keep``), best first by CV log-loss, the model
+        averages (their run-centred scores; :meth:`BCIModel.ensemble
+        <sblr_rt.bci_model.BCIModel.ensemble>`); 1: the best candidate alone. Averaging beat picking one for every size from 2 to 10
+        measured cross-run on PhysioNet S002-S014 (``benchmarks/accuracy.py``).
     search : {"fast", "paper", "none"}
         ``"paper"``: rank with zero penalties, then the full 6 x 5 x 6 x 5 grid over
         (mu1, mu2, nu1, nu2). ``"fast"`` (default): the same rank step, then 6 x 6 x 5
@@ -186,6 +191,7 @@ class CalibrationConfig:
     auto_l1: tuple[float, ...] = (0.05, 0.0)
     auto_max_iter: int = 60
     auto_keep: int = 4
+    auto_ensemble: int = 4
     search: str = "fast"
     ranks: tuple[int, ...] = (1, 2, 3)
     l1_fractions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.4)
@@ -242,6 +248,12 @@ class CalibrationConfig:
             raise ValueError(
                 "'recentre_warmup' must be a positive number of trials, got "
                 f"{self.recentre_warmup}"
+            )
+        if isinstance(self.auto_ensemble, bool) or not isinstance(self.auto_ensemble, int):
+            raise TypeError(f"'auto_ensemble' must be an integer, got {self.auto_ensemble!r}")
+        if self.auto_ensemble < 1:
+            raise ValueError(
+                f"'auto_ensemble' must be a positive integer, got {self.auto_ensemble}"
             )
         if self.auto_keep < 1:
             raise ValueError(f"'auto_keep' must be a positive integer, got {self.auto_keep}")

@@ -218,8 +218,9 @@ def calibrate(
         config = load_config(config, **overrides)
     start_workers(config.n_jobs)  # they start while the epochs are read and cut
     recs = _as_recordings(recordings)
+    members = []
     if config.features == "auto":
-        pre, est, epochs, report = select_auto(
+        pre, est, epochs, report, members = select_auto(
             recs,
             config,
             build_preprocessor=lambda c: build_preprocessor(c, recs[0]),
@@ -268,15 +269,24 @@ def calibrate(
         "objective": _objective_list(est),
         "seconds": time.perf_counter() - t0,
     }
+    if len(members) > 1:
+        return BCIModel.ensemble(
+            [_single(p, e, epochs.classes, ref, config) for p, e, ref in members], metadata
+        )
+    return _single(pre, est, epochs.classes, epochs.reference, config, metadata)
+
+
+def _single(pre, est, classes, reference, config, metadata=None) -> BCIModel:
+    """One fitted model, run-centred when its epochs were (``reference`` not None)."""
     centring = None
-    if epochs.reference is not None:
+    if reference is not None:
         centring = RunCentring.from_fit(
-            lambda Z: est.decision_function(pre.scale(Z)), epochs.reference, config.recentre_warmup
+            lambda Z: est.decision_function(pre.scale(Z)), reference, config.recentre_warmup
         )
     model = BCIModel(
         preprocessor=pre,
         estimator=est,
-        classes=epochs.classes,
+        classes=classes,
         metadata=metadata,
         run_centring=centring,
     )

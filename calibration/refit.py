@@ -175,6 +175,11 @@ def _count_check(y, classes, min_per_class) -> dict:
 
 
 def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
+    if model.members:  # an ensemble: every member refitted warm, averaged again
+        members = [_warm(m, recordings, config, classes, min_per_class) for m in model.members]
+        metadata = copy.deepcopy(dict(model.metadata or {}))
+        metadata.update({k: members[0].metadata[k] for k in ("epochs", "train_accuracy")})
+        return BCIModel.ensemble(members, metadata)
     pre = copy.deepcopy(model.preprocessor)
     epochs = extract_epochs(
         recordings,

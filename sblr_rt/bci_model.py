@@ -95,6 +95,7 @@ class BCIModel:
         classes: Sequence[str],
         metadata: dict | None = None,
         run_centring: RunCentring | None = None,
+        members: Sequence[BCIModel] | None = None,
     ):
         if not isinstance(preprocessor, Preprocessor):
             raise TypeError(
@@ -133,6 +134,52 @@ class BCIModel:
                     f"{run_centring.reference_score.size}"
                 )
         self.run_centring = run_centring
+        self.members = _check_members(members, self)
+
+    @classmethod
+    def ensemble(cls, members: Sequence[BCIModel], metadata: dict | None = None) -> BCIModel:
+        """Return the model whose score is the mean of ``members``' scores.
+
+        Every member reads the same raw channels, rate and window and has the same
+        classes; each keeps its own feature path, scaling, estimator and run centring.
+        The first member leads: its preprocessing and factors are what :attr:`preprocessor`
+        and :attr:`estimator` show (the dashboard, ``inspect``). Run centring of the mean
+        score is the mean of the members' run centring, exactly (each is linear in the
+        run's running mean), so the ensemble adapts to a run as its members would.
+
+        Parameters
+        ----------
+        members : sequence of BCIModel
+            At least two single models.
+        metadata : dict | None
+            As for :class:`BCIModel`.
+
+        Returns
+        -------
+        model : BCIModel
+            With :attr:`members`.
+        """
+        members = list(members)
+        if len(members) < 2 or not all(isinstance(m, BCIModel) for m in members):
+            raise ValueError(
+                f"'members' must be two or more BCIModel, got {len(members)} "
+                f"({sorted({type(m).__name__ for m in members})})"
+            )
+        first = members[0]
+        centring = None
+        if all(m.run_centring is not None for m in members):
+            centre = np.mean([m.run_centring.centre_score for m in members], axis=0)
+            warmup = float(np.mean([m.run_centring.warmup for m in members]))
+            # The members' scores are already measured from their own references.
+            centring = RunCentring(np.zeros_like(centre), centre, warmup)
+        return cls(
+            preprocessor=first.preprocessor,
+            estimator=first.estimator,
+            classes=first.classes,
+            metadata=metadata,
+            run_centring=centring,
+            members=members,
+        )
 
     # ------------------------------------------------------------------ description
 
@@ -140,10 +187,27 @@ class BCIModel:
     sfreq = property(lambda self: self.preprocessor.sfreq, doc="Raw sampling rate (Hz).")
     tmin = property(lambda self: self.preprocessor.tmin, doc="Window start (s).")
     tmax = property(lambda self: self.preprocessor.tmax, doc="Window end (s).")
-    n_pad = property(lambda self: self.preprocessor.n_pad, doc="Filter warm-up samples.")
     n_window = property(lambda self: self.preprocessor.n_window, doc="Window samples.")
-    n_times_raw = property(lambda self: self.preprocessor.n_times_raw, doc="Raw epoch length.")
-    features = property(lambda self: self.preprocessor.features, doc="Feature path.")
+
+    @property
+    def n_pad(self) -> int:
+        """Filter warm-up samples before the window (an ensemble's: its longest)."""
+        return max(m.preprocessor.n_pad for m in self.members or [self])
+
+    @property
+    def n_times_raw(self) -> int:
+        """Samples of a raw epoch: ``n_pad`` of warm-up, then the window."""
+        return self.n_pad + self.n_window
+
+    @property
+    def features(self) -> str:
+        """The feature path; ``"ensemble"`` for an ensemble (:attr:`members`)."""
+        return "ensemble" if self.members else self.preprocessor.features
+
+    @property
+    def is_ensemble(self) -> bool:
+        """Whether the score is the mean of :attr:`members`' scores."""
+        return bool(self.members)
 
     @property
     def info(self):
@@ -214,7 +278,10 @@ class BCIModel:
         ``epochs`` (n_epochs, n_channels, n_times_raw) are in the recording's channel
         order, units and rate, with ``n_pad`` samples of filter warm-up per epoch.
         """
-        return self.preprocessor.transform(epochs)
+        epochs = np.asarray(epochs)
+        return self.preprocessor.transform(
+            epochs[..., epochs.shape[-1] - self.preprocessor.n_times_raw :]
+        )
 
     def decision_function(self, epochs: np.ndarray) -> np.ndarray:
         """Return the scores ``tr(U^T X V) + b`` of raw ``epochs`` (see :meth:`transform`).
@@ -223,10 +290,27 @@ class BCIModel:
         (n_epochs, n_classes). A run-centred model's scores are measured from its
         calibration reference (:attr:`run_centring`); each epoch is scored alone.
         """
+        if self.members:
+            epochs = np.asarray(epochs)
+            if epochs.ndim != 3 or epochs.shape[-1] != self.n_times_raw:
+                raise ValueError(
+                    "'epochs' must have shape (n_epochs, n_channels, n_times_raw = "
+                    f"{self.n_times_raw}), got {epochs.shape}"
+                )
+            return np.mean(
+                [m.decision_function(epochs[..., self.n_times_raw - m.n_times_raw :])
+                 for m in self.members],
+                axis=0,
+            )  # fmt: skip
         return self.decision_function_features(self.transform(epochs))
 
     def decision_function_features(self, X: np.ndarray) -> np.ndarray:
         """Scores from already preprocessed input (:meth:`transform`'s output)."""
+        if self.members:
+            raise ValueError(
+                "an ensemble has no single model input: score raw epochs with "
+                "decision_function(), got features of its first member"
+            )
         scores = self.estimator.decision_function(X)
         if self.run_centring is None:
             return scores
@@ -318,6 +402,8 @@ class BCIModel:
         V_n : ndarray, shape (n_times_raw, rank) or (n_classes, n_times_raw, rank)
         b : ndarray, shape (1,) or (n_classes,)
         """
+        if self.members:
+            raise ValueError("an ensemble does not fold into one pair of factors")
         S, T = self.preprocessor.linear_operators(include_filter=True)
         U, V = self.estimator.spatial_, self.estimator.temporal_
         return S.T @ U, T @ V, self.intercept
@@ -337,11 +423,16 @@ class BCIModel:
         model : BCIModel
             Same estimator and metadata; only the channel pick changes.
         """
+        if self.members:
+            return BCIModel.ensemble(
+                [m.for_channels(ch_names) for m in self.members], copy.deepcopy(self.metadata)
+            )
         return BCIModel(
             preprocessor=self.preprocessor.for_channels(ch_names),
             estimator=self.estimator,
             classes=self.classes,
             metadata=copy.deepcopy(self.metadata),
+            run_centring=self.run_centring,
         )
 
     def summary(self) -> str:
@@ -353,6 +444,19 @@ class BCIModel:
             f"sblr-rt model ({md.get('software_version', '?')}, format "
             f"{md.get('format_version', '?')}), created {md.get('created', '?')}",
             f"classes: {self.classes}",
+        ]
+        if self.members:
+            names = [f"{m.features}/{spatial_label(m.preprocessor.spatial)}" for m in self.members]
+            lines.append(
+                f"ensemble: the mean score of {len(names)} models ({', '.join(names)}); "
+                "the first is described below"
+            )
+        if self.run_centring is not None:
+            lines.append(
+                "run centring: on (each new run's mean re-estimated from its trials, warm-up "
+                f"{self.run_centring.warmup:g} trial(s))"
+            )
+        lines += [
             f"features: {pre.features}; window [{pre.tmin:g}, {pre.tmax:g}) s at "
             f"{pre.sfreq:g} Hz = {pre.n_window} samples (+{pre.n_pad} filter warm-up)",
             f"channels: {len(pre.picks)} used of {len(pre.ch_names)} raw",
@@ -395,6 +499,27 @@ class BCIModel:
         if ep:
             lines.append(f"epochs: {ep.get('per_class')} used; rejected {ep.get('rejected')}")
         return "\n".join(lines)
+
+
+def _check_members(members, model) -> list:
+    """Return the ensemble's members as a list (empty: a single model), checked."""
+    if members is None:
+        return []
+    members = list(members)
+    for m in members:
+        if not isinstance(m, BCIModel) or m.members:
+            raise TypeError(
+                f"'members' must be single BCIModel (not ensembles), got {type(m).__name__}"
+            )
+        same = (m.ch_names, m.sfreq, m.tmin, m.tmax, m.classes)
+        if same != (model.ch_names, model.sfreq, model.tmin, model.tmax, model.classes):
+            raise ValueError(
+                "every member must read the same channels, rate and window and have the same "
+                f"classes: expected {model.ch_names[:3]}..., {model.sfreq}, "
+                f"[{model.tmin}, {model.tmax}), {model.classes}; got {m.ch_names[:3]}..., "
+                f"{m.sfreq}, [{m.tmin}, {m.tmax}), {m.classes}"
+            )
+    return members
 
 
 def _auto_lines(auto: dict | None) -> list[str]:

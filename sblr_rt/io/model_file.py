@@ -121,8 +121,11 @@ def save_model(model, path) -> Path:
     if not path.parent.is_dir():
         raise FileNotFoundError(f"the folder of 'path' does not exist: {path.parent}")
     est = model.estimator
-    arrays = {f"pre/{k}": np.asarray(v) for k, v in model.preprocessor.get_arrays().items()}
-    arrays.update({f"est/{k}": v for k, v in _estimator_arrays(est).items()})
+    arrays = _model_arrays(model, "")
+    members = []
+    for k, member in enumerate(model.members):  # an ensemble: every member, its own arrays
+        arrays.update(_model_arrays(member, f"m{k}/"))
+        members.append(_model_header(member))
     metadata = dict(model.metadata)
     header = {
         "format": FORMAT_NAME,
@@ -147,6 +150,7 @@ def save_model(model, path) -> Path:
             "params": {k: getattr(est, k) for k in _EST_PARAMS if hasattr(est, k)},
         },
         "run_centring": None if model.run_centring is None else model.run_centring.to_dict(),
+        "members": members,
         "metadata": metadata,
         "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
     }
@@ -166,6 +170,28 @@ def save_model(model, path) -> Path:
     model.metadata.setdefault("software_version", __version__)
     model.metadata.setdefault("created", header["created"])
     return path
+
+
+def _model_arrays(model, prefix: str) -> dict[str, np.ndarray]:
+    """Return one single model's arrays, named ``<prefix>pre/...`` and ``<prefix>est/...``."""
+    arrays = {
+        f"{prefix}pre/{k}": np.asarray(v) for k, v in model.preprocessor.get_arrays().items()
+    }
+    arrays.update({f"{prefix}est/{k}": v for k, v in _estimator_arrays(model.estimator).items()})
+    return arrays
+
+
+def _model_header(model) -> dict:
+    """Return the header part of one ensemble member (its arrays are ``m<k>/...``)."""
+    est = model.estimator
+    return {
+        "preprocessor": model.preprocessor.get_config(),
+        "estimator": {
+            "class": type(est).__name__,
+            "params": {k: getattr(est, k) for k in _EST_PARAMS if hasattr(est, k)},
+        },
+        "run_centring": None if model.run_centring is None else model.run_centring.to_dict(),
+    }
 
 
 def _open_regular(path: Path):
@@ -309,14 +335,38 @@ def _check_preprocessor_size(config: dict) -> None:
 def _rebuild(header: dict, arrays: dict[str, np.ndarray]):
     """Rebuild the BCIModel; any inconsistency raises a ValueError or TypeError."""
     from sblr_rt.bci_model import BCIModel
+
+    metadata = dict(header.get("metadata") or {})
+    for key in ("format_version", "software_version", "created"):
+        metadata[key] = header.get(key)
+    members = header.get("members") or []  # absent from files written before ensembles
+    if not isinstance(members, list):
+        raise ModelFileError(f"'members' must be a list, got {type(members).__name__}")
+    if members:
+        if len(members) < 2:
+            raise ModelFileError(f"'members' must list two or more models, got {len(members)}")
+        models = []
+        for k, part in enumerate(members):
+            if not isinstance(part, dict):
+                raise ModelFileError(f"'members[{k}]' must be a mapping")
+            models.append(_rebuild_single({**part, "classes": header.get("classes")}, arrays,
+                                          f"m{k}/", {}))  # fmt: skip
+        return BCIModel.ensemble(models, metadata)
+    return _rebuild_single(header, arrays, "", metadata)
+
+
+def _rebuild_single(header: dict, arrays: dict[str, np.ndarray], prefix: str, metadata: dict):
+    """Rebuild one single model from its header part and its ``<prefix>`` arrays."""
+    from sblr_rt.bci_model import BCIModel
     from sblr_rt.model import SparseBilinearLogisticRegression
     from sblr_rt.model.run_centring import RunCentring
     from sblr_rt.preprocessing import Preprocessor
 
     config = _field(header, "preprocessor", dict, "")
     _check_preprocessor_size(config)
-    pre_arrays = {k[4:]: v for k, v in arrays.items() if k.startswith("pre/")}
-    est_arrays = {k[4:]: v for k, v in arrays.items() if k.startswith("est/")}
+    n = len(prefix)
+    pre_arrays = {k[n + 4 :]: v for k, v in arrays.items() if k.startswith(f"{prefix}pre/")}
+    est_arrays = {k[n + 4 :]: v for k, v in arrays.items() if k.startswith(f"{prefix}est/")}
     for name in ("row_scale", "col_scale"):
         if name in pre_arrays and not np.all(pre_arrays[name] > 0):
             raise ModelFileError(f"preprocessing array {name!r} must be positive")
@@ -337,9 +387,6 @@ def _rebuild(header: dict, arrays: dict[str, np.ndarray]):
     )
     est._validate_params()  # scikit-learn's check of every constructor parameter
     _restore_fit_info(est, est_arrays, n_classes=len(classes))
-    metadata = dict(header.get("metadata") or {})
-    for key in ("format_version", "software_version", "created"):
-        metadata[key] = header.get(key)
     centring = header.get("run_centring")  # absent from files written before it existed
     if centring is not None:
         try:

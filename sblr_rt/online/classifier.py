@@ -175,13 +175,14 @@ class OnlineClassifier:
         pre = model.preprocessor
         self.ch_names = list(pre.ch_names)
         self.sfreq = float(pre.sfreq)
-        self.n_times = int(pre.n_times_raw)
-        self.n_pad = int(pre.n_pad)
+        self.n_times = int(model.n_times_raw)
+        self.n_pad = int(model.n_pad)
         self.n_window = int(pre.n_window)
         self.tmin = float(pre.tmin)
         self.tmax = float(pre.tmax)
         self.classes = [str(c) for c in model.classes]
-        self.features = pre.features
+        self.features = model.features
+        self._ensemble = bool(getattr(model, "members", None))
         self.fast = bool(fast)
         self.recentre = bool(recentre)
         self.recentre_warmup = recentre_warmup
@@ -203,9 +204,10 @@ class OnlineClassifier:
         ).reshape(-1)
         self.rank = self._U.shape[2]
         self._n_out = self._U.shape[0]
-        self.path = "folded" if (self.fast and pre.is_linear) else "plain"
+        linear = pre.is_linear and not self._ensemble
+        self.path = "folded" if (self.fast and linear) else "plain"
         self._native: tuple[np.ndarray, np.ndarray] | None = None
-        if pre.is_linear:
+        if linear:
             Un, Vn, _ = model.native_factors()
             Un = Un[None] if Un.ndim == 2 else Un
             Vn = Vn[None] if Vn.ndim == 2 else Vn
@@ -276,6 +278,8 @@ class OnlineClassifier:
                 "ct,tj,cj->j", window, self.native_temporal, self.native_spatial, optimize=True
             )
             return self.scores_from_columns(cols)
+        if self._ensemble:  # the mean of the members' scores
+            return np.atleast_1d(self.model.decision_function(window[None])[0])
         X = self.model.transform(window[None])[0]
         return self.scores_from_features(X)
 
@@ -441,4 +445,6 @@ class OnlineClassifier:
         """
         if path == "auto":
             path = fast_path_for(self.features).name if self.fast else "plain"
+        if self._ensemble and path != "plain":
+            raise ValueError(f"an ensemble streams on the plain path only, got path={path!r}")
         return StreamingState(self, capacity=capacity, path=path)

@@ -107,3 +107,31 @@ def test_model_file_keeps_the_reference(tmp_path):
 def test_centre_runs_checks_its_runs():
     with pytest.raises(ValueError, match="one run per epoch"):
         centre_runs(np.zeros((3, 1, 1)), np.array([0, 1]))
+
+
+def test_an_ensemble_averages_its_members_and_their_run_centring(tmp_path):
+    from sblr_rt.io import load_model, save_model
+    from sblr_rt.online import OnlineClassifier
+
+    a, raw, _ = _model(shift_test=2.0, seed=0)
+    b, _, _ = _model(shift_test=2.0, seed=1)
+    ens = BCIModel.ensemble([a, b])
+    assert ens.is_ensemble and ens.features == "ensemble"
+    np.testing.assert_allclose(
+        ens.decision_function(raw), (a.decision_function(raw) + b.decision_function(raw)) / 2
+    )
+    # run centring of the mean score is the mean of the members' run centring, exactly
+    np.testing.assert_allclose(
+        ens.decision_function_run(raw),
+        (a.decision_function_run(raw) + b.decision_function_run(raw)) / 2,
+        atol=1e-12,
+    )
+    again = load_model(save_model(ens, tmp_path / "e.sblr.npz"))
+    assert len(again.members) == 2
+    np.testing.assert_allclose(again.decision_function_run(raw), ens.decision_function_run(raw))
+    # online: the plain path, and one window scores as offline
+    clf = OnlineClassifier(again)
+    assert clf.path == "plain" and clf.n_times == again.n_times_raw
+    np.testing.assert_allclose(clf.decision_function(raw[0])[0], ens.decision_function(raw[:1])[0])
+    with pytest.raises(ValueError, match="two or more"):
+        BCIModel.ensemble([a])
