@@ -192,6 +192,15 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
     raised at the start when ``mu1`` or ``nu1`` is at least the sup-norm of the matching
     gradient (:func:`l1_penalty_max`), and after the fit when the factors collapsed.
 
+    With MNE: :class:`mne.Epochs` in volts go in as they are (no scaling step is needed,
+    the fit standardises). Behind MNE's :class:`~mne.decoding.Scaler`,
+    ``get_coef(pipe, "patterns_", inverse_transform=True)`` and ``"filters_"`` give
+    ``(rank, n_channels)`` back in the data's units; ``coef_`` is 2-D
+    ``(n_channels, n_times)``, which the Scaler would read as epochs of one time point,
+    so take it as ``pipe[0].inverse_transform(pipe[-1].coef_[np.newaxis])[0]``
+    (MNE's pattern convention), or fit without the Scaler and read
+    ``get_coef(pipe, "coef_")``.
+
     Examples
     --------
     >>> import numpy as np
