@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         return 130
-    except (ValueError, TypeError, RuntimeError, FileNotFoundError, TimeoutError) as exc:
+    except (ValueError, TypeError, RuntimeError, OSError, TimeoutError) as exc:
         print(f"sblr-rt {args.command}: error: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -176,6 +176,8 @@ def _report_prefix(out: Path) -> Path:
 
 
 _BIDS_ENTITIES = ("subject", "task", "session", "run", "acquisition")
+#: Free space a model file needs at least (a 118-channel rank-3 model takes under 1 MiB).
+MODEL_BYTES = 8 << 20
 
 
 def _check_source_options(args: argparse.Namespace) -> None:
@@ -235,11 +237,19 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.calibration.progress import TerminalProgress
     from sblr_rt.calibration.report import report_text, write_report
 
+    from sblr_rt.io.outputs import check_output, write_or_rescue
+
     out = Path(args.out)
     _check_source_options(args)
     _check_bids_options(args)
     if not out.parent.is_dir():
         raise FileNotFoundError(f"--out: folder {out.parent} does not exist")
+    # Every output checked before the search (a directory, a folder that cannot be written,
+    # a full disk); a write that still fails afterwards is rescued, not lost.
+    check_output(out, what="'--out'", need_bytes=MODEL_BYTES)
+    prefix = Path(args.report) if args.report else _report_prefix(out)
+    if not args.no_report:
+        check_output(prefix.with_name(prefix.name + ".txt"), what="'--report'")
     overrides = {
         "classes": args.classes,
         "tmin": args.tmin,
@@ -284,13 +294,15 @@ def run(args: argparse.Namespace) -> int:
     model = calibrate(recordings, config=args.config, progress=progress, **overrides)
     from sblr_rt.io.model_file import save_model
 
-    save_model(model, out)
-    print(f"model written to {out}")
+    written = write_or_rescue(lambda path: save_model(model, path), out, what="the model")
+    if written != out:
+        print(f"could not write {out}: the model is in {written} instead", file=sys.stderr)
+    print(f"model written to {written}")
     if not args.no_report:
-        prefix = Path(args.report) if args.report else _report_prefix(out)
-        text_path, png_path = write_report(model, prefix)
+        paths = []
+        write_or_rescue(lambda p: paths.extend(write_report(model, p)), prefix, what="the report")
         print(report_text(model))
-        print(f"report written to {text_path} and {png_path}")
+        print(f"report written to {paths[-2]} and {paths[-1]}")
     else:
         print(model.summary())
     return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io.outputs import check_output
 from sblr_rt.recording.sidecar import volts_per_unit
 
 logger = logging.getLogger("sblr_rt.recording.export")
@@ -43,7 +44,8 @@ def check_out(out) -> Path:
         raise ValueError(f"'out' must be a .fif file name, got '{out}'")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"folder '{out.parent}' of 'out' does not exist")
-    return out
+    # a directory named *.fif, a folder that cannot be written: refused before recording
+    return check_output(out, what="'out'")
 
 
 def _description(header, ts, units) -> str:

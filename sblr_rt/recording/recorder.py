@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io.outputs import OutputLock
 from sblr_rt.recording.export import check_out
 from sblr_rt.recording.recovery import recover
 from sblr_rt.recording.sidecar import (
@@ -107,12 +108,16 @@ class Recorder:
         if not flush_seconds > 0:
             raise ValueError(f"'flush_seconds' must be > 0, got {flush_seconds!r}")
         self.sidecar = sidecar_path(self.out)
-        self.note = clear_leftovers(self.sidecar)
-        if self.sidecar.exists():
-            raise RuntimeError(
-                f"'{self.sidecar}' exists (an interrupted recording?): convert it with "
-                f"`sblr-rt record --recover {self.sidecar}` or delete it"
-            )
+        # First: a recorder must not touch the sidecar of another one writing this file
+        # (taken for good by start(); the operating system drops it if the process dies).
+        self._lock = OutputLock(self.out, what="recording")
+        with self._lock:
+            self.note = clear_leftovers(self.sidecar)
+            if self.sidecar.exists():
+                raise RuntimeError(
+                    f"'{self.sidecar}' exists (an interrupted recording?): convert it with "
+                    f"`sblr-rt record --recover {self.sidecar}` or delete it"
+                )
         self._criteria = {"name": name, "stype": stype, "source_id": source_id}
         self._marker_criteria = (marker_name, marker_source_id, marker_stype)
         self.record_markers = bool(markers)
@@ -146,8 +151,13 @@ class Recorder:
 
         if self._thread is not None:
             raise RuntimeError("Recorder already started; create a new one to record again")
-        eeg = LSLSource(**self._criteria, timeout=self.timeout, buffer_seconds=5.0)
-        eeg.start()
+        self._lock.acquire()
+        try:
+            eeg = LSLSource(**self._criteria, timeout=self.timeout, buffer_seconds=5.0)
+            eeg.start()
+        except BaseException:
+            self._lock.release()
+            raise
         self._eeg = eeg
         try:
             self.units = self._stream_units(eeg)
@@ -163,6 +173,7 @@ class Recorder:
             self._shutdown_sources()
             if self._sink is not None:
                 self._sink.close()
+            self._lock.release()
             raise
         logger.info("recording %s to %s", eeg.description, self.sidecar)
         return self
@@ -238,18 +249,28 @@ class Recorder:
         """
         if self._thread is None:
             raise RuntimeError("Recorder not started; call start() first")
-        self._shutdown_sources()
-        self._stop.set()
-        self._thread.join(10.0)
-        self._sink.close()
-        if self._error is not None:
-            raise RuntimeError(
-                f"recording failed ({self._error}); the sidecar '{self.sidecar}' holds "
-                f"what was received: `sblr-rt record --recover {self.sidecar}`"
-            ) from self._error
-        out = recover(self.sidecar, self.out, overwrite=True)
-        retire_sidecar(self.sidecar)
-        return out
+        try:
+            self._shutdown_sources()
+            self._stop.set()
+            self._thread.join(10.0)
+            self._sink.close()
+            if self._error is not None:
+                raise RuntimeError(
+                    f"recording failed ({self._error}); the sidecar '{self.sidecar}' holds "
+                    f"what was received: `sblr-rt record --recover {self.sidecar}`"
+                ) from self._error
+            try:
+                out = recover(self.sidecar, self.out, overwrite=True)
+            except OSError as exc:  # the disk filled, the folder went: the sidecar stays
+                raise RuntimeError(
+                    f"could not write '{self.out}' ({exc.strerror or exc}); the sidecar "
+                    f"'{self.sidecar}' holds the whole recording: `sblr-rt record --recover "
+                    f"{self.sidecar} --out OTHER.fif`"
+                ) from exc
+            retire_sidecar(self.sidecar)
+            return out
+        finally:
+            self._lock.release()
 
     def __enter__(self) -> Recorder:
         return self.start()

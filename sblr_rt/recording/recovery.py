@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sblr_rt.io.outputs import check_output
 from sblr_rt.recording.export import write_fif
 from sblr_rt.recording.sidecar import read_sidecar
 
@@ -56,6 +57,7 @@ def recover(sidecar, out=None, *, overwrite: bool = False) -> Path:
     """
     contents = read_sidecar(sidecar)
     out = Path(out) if out is not None else default_out(sidecar)
+    check_output(out, what=f"'{out}'", overwrite=overwrite)  # names the file if it exists
     if len(contents["timestamps"]) == 0:
         raise ValueError(f"'{sidecar}' holds no EEG sample; nothing to write, got 0 samples")
     return write_fif(contents, out, overwrite=overwrite)
