@@ -200,6 +200,13 @@ def _status_line(snap) -> str:
     def ms(x):
         return "-" if x is None or not math.isfinite(x) else f"{1e3 * x:.2f}"
 
+    refused = snap.refused_cues
+    cues = (
+        f"; cues refused {refused.total} (far {refused.far}, unavailable "
+        f"{refused.unavailable}, expired {refused.expired})"
+        if refused.total
+        else ""
+    )
     adaptation = ""
     if snap.adaptation is not None:
         a = snap.adaptation
@@ -212,8 +219,9 @@ def _status_line(snap) -> str:
         f"{snap.n_trial_decisions} trials); latency p50 {ms(lat.p50)} ms p99 "
         f"{ms(lat.p99)} ms; step p99 {ms(step.p99)} ms; dropped {dropped.total} (gap "
         f"{dropped.gap}, refilling {dropped.refilling}, nonfinite {dropped.nonfinite}, behind "
-        f"{dropped.behind}, halted {dropped.halted}); gaps "
-        f"{snap.n_gaps}{adaptation}"
+        f"{dropped.behind}, halted {dropped.halted}, flat {dropped.flat}, clipped "
+        f"{dropped.clipped}, amplitude {dropped.amplitude}); gaps {snap.n_gaps}{cues}"
+        f"{adaptation}"
     )
 
 
