@@ -169,6 +169,7 @@ def _fold_task(Zs, y, splits, config, centers, dtype):
         "multi_class": config.multi_class,
         "max_iter": config.auto_max_iter,
         "tol": config.tol,
+        "class_weight": config.class_weight,
     }
     out = [[[] for _ in splits] for _ in Zs]
     n_points = len(config.auto_l2) * len(config.auto_l1)
@@ -459,6 +460,7 @@ def _final_fit(pre, Z, y, point, config):
         "multi_class": config.multi_class,
         "max_iter": config.max_iter,
         "tol": config.tol,
+        "class_weight": config.class_weight,
     }
     est, _ = run_path(pre.scale(Z), y, rank, (l2, l2), l1path, est_params, stop=stop)
     return est

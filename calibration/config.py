@@ -133,6 +133,11 @@ class CalibrationConfig:
         Solver limits.
     multi_class : {"ovr", "multinomial"}
         Three or more classes.
+    class_weight : {"balanced", None}
+        ``"balanced"``: each class weighs ``n_epochs / (n_classes * count)`` in the loss
+        of every fit (the cross-validated ones and the final one), so that a 1:5
+        imbalanced ERP calibration counts both classes equally (see the estimator's
+        ``class_weight``). None (TOML ``"none"``): every epoch weighs the same.
     skip_unbounded : bool
         Do not refit grid points where exactly one factor is unpenalised (they have no
         minimiser and equal the unpenalised problem, see :mod:`sblr_rt.calibration.selection`).
@@ -199,6 +204,7 @@ class CalibrationConfig:
     max_iter: int = 500
     tol: float = 1e-3
     multi_class: str = "ovr"
+    class_weight: str | None = None
     skip_unbounded: bool = True
     search_dtype: str = "float32"
     n_jobs: int = -1
@@ -237,6 +243,12 @@ class CalibrationConfig:
             set_(self, "spatial", None)
         if self.scaling == "none":  # TOML has no null
             set_(self, "scaling", None)
+        if self.class_weight == "none":
+            set_(self, "class_weight", None)
+        if self.class_weight not in (None, "balanced"):
+            raise ValueError(
+                f"'class_weight' must be 'balanced' or None, got {self.class_weight!r}"
+            )
         if self.reference not in ("default", "channels", "bands", None, "none"):
             raise ValueError(
                 "'reference' must be 'default', 'channels', 'bands' or None, got "

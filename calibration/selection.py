@@ -242,7 +242,7 @@ def fold_paths(Xtr, ytr, rank, groups, est_params, score) -> list[list]:
     groups : list of ((mu2, nu2), [(mu1_fraction, nu1_fraction), ...])
         One path per group; l1 values as fractions of the fold's largest useful penalty.
     est_params : dict
-        ``multi_class``, ``max_iter``, ``tol``.
+        ``multi_class``, ``max_iter``, ``tol``, ``class_weight``.
     score : callable
         ``score(estimator)`` for every fitted point (what is kept of it).
 
@@ -399,6 +399,7 @@ def select(
         "multi_class": config.multi_class,
         "max_iter": config.max_iter,
         "tol": config.tol,
+        "class_weight": config.class_weight,
     }
     ranks = [r for r in config.ranks if r <= min(Z.shape[1:])]
     if not ranks:

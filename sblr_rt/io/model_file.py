@@ -73,6 +73,7 @@ _EST_PARAMS = (
     "eta",
     "L_min",
     "init",
+    "class_weight",
 )
 
 
