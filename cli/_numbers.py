@@ -22,6 +22,7 @@ LIMITS = {
     "chunk_ms": (0.0, 10_000.0, "ms", "a chunk longer than 10 s starves every consumer"),
     "speed": (0.0, 1000.0, "x", "replays faster than 1000x outrun any consumer"),
     "count": (1, 10**7, "", "ten million"),
+    "trials": (0.0, 1e6, "trials", "a million trials"),
 }
 
 

@@ -102,7 +102,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--features",
-        choices=("auto", "waveform", "bandpower", "spectral"),
+        choices=("auto", "waveform", "bandpower", "spectral", "covariance"),
         help="feature path; auto (the default) cross-validates every path with every spatial "
         "stage on the calibration epochs and keeps the best",
     )

@@ -91,6 +91,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--duration", type=bounded("seconds"), default=None, help="stop after this many seconds"
     )
     parser.add_argument(
+        "--no-recentre",
+        action="store_true",
+        help="keep the calibration reference instead of re-estimating this run's mean from "
+        "its trials (unsupervised run centring; on by default for run-centred models)",
+    )
+    parser.add_argument(
+        "--recentre-warmup",
+        type=bounded("trials"),
+        default=None,
+        metavar="TRIALS",
+        help="weight of the calibration reference in the run's running mean, in trials "
+        "(default: the model's, 1)",
+    )
+    parser.add_argument(
         "--plain",
         action="store_true",
         help="use the plain pipeline instead of the folded/projected fast path (checking)",
@@ -264,7 +278,12 @@ def run(args: argparse.Namespace) -> int:
         and args.stream is not None
     ):
         marker_stream = f"{args.stream}-Markers"
-    clf = OnlineClassifier(model, fast=not args.plain)
+    clf = OnlineClassifier(
+        model,
+        fast=not args.plain,
+        recentre=not args.no_recentre,
+        recentre_warmup=args.recentre_warmup,
+    )
     smoothing = smoothing_of(args, model)
     loop = OnlineLoop.from_lsl(
         clf,

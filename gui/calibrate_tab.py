@@ -129,7 +129,7 @@ class CalibrateTab(QtWidgets.QWidget):
         self.classes_edit.setPlaceholderText("marker values, e.g. left, right (empty: all)")
         form.addRow("Classes", self.classes_edit)
         self.features_box = QtWidgets.QComboBox()
-        self.features_box.addItems(["auto", "waveform", "bandpower", "spectral"])
+        self.features_box.addItems(["auto", "waveform", "bandpower", "spectral", "covariance"])
         form.addRow("Features", self.features_box)
         window = QtWidgets.QHBoxLayout()
         self.tmin_spin = spin_box(-5, 10, 0.5)

@@ -526,14 +526,20 @@ def _auto_lines(auto: dict | None) -> list[str]:
     """Return the table of ``features="auto"``: every candidate's cross-validated scores."""
     if not auto:
         return []
+    ensemble = auto.get("ensemble") or []
     lines = [
         f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')}: "
         f"{auto.get('chosen', '?')}",
-        "  path/spatial          log-loss  accuracy   AUC   rank",
     ]
+    if len(ensemble) > 1:
+        lines.append(
+            f"  the model averages the {len(ensemble)} candidates of lowest log-loss (* and +): "
+            "averaging beat picking one across runs"
+        )
+    lines.append("  path/spatial          log-loss  accuracy   AUC   rank")
     for c in auto.get("candidates", []):
         name = f"{c.get('features')}/{c.get('spatial') or 'none'}"
-        mark = "*" if name == auto.get("chosen") else " "
+        mark = "*" if name == auto.get("chosen") else "+" if name in ensemble else " "
         lines.append(
             f" {mark}{name:21} {_number(c.get('log_loss')):>8} "
             f"{_number(c.get('accuracy')):>9} {_number(c.get('auc')):>5} "

@@ -52,7 +52,7 @@ import numpy as np
 from sblr_rt.io.jsonable import dumps
 from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
-from sblr_rt.online.paths import fast_path_for
+from sblr_rt.online.paths import fast_path_for, path_class
 from sblr_rt.online.streaming import StreamingState
 
 __all__ = [
@@ -183,6 +183,12 @@ class OnlineClassifier:
         self.classes = [str(c) for c in model.classes]
         self.features = model.features
         self._ensemble = bool(getattr(model, "members", None))
+        #: list of OnlineClassifier: an ensemble's members (their scores are averaged; the
+        #: run centring of the mean is the ensemble's own, in the streaming state).
+        self.members = [
+            OnlineClassifier(m, fast=fast, recentre=False)
+            for m in getattr(model, "members", None) or []
+        ]
         self.fast = bool(fast)
         self.recentre = bool(recentre)
         self.recentre_warmup = recentre_warmup
@@ -444,7 +450,16 @@ class OnlineClassifier:
             See :class:`StreamingState`.
         """
         if path == "auto":
-            path = fast_path_for(self.features).name if self.fast else "plain"
-        if self._ensemble and path != "plain":
-            raise ValueError(f"an ensemble streams on the plain path only, got path={path!r}")
+            path = self.path_class().name
         return StreamingState(self, capacity=capacity, path=path)
+
+    def path_class(self):
+        """Return the streaming path class ``path="auto"`` takes for this model.
+
+        The fast path of the model's ``features`` (:func:`~sblr_rt.online.paths.
+        fast_path_for`; an ensemble's members each on theirs), or the plain path when
+        ``fast=False``.
+        """
+        if not self.fast:
+            return path_class("plain")
+        return fast_path_for(self.features)

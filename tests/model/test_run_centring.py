@@ -132,6 +132,18 @@ def test_an_ensemble_averages_its_members_and_their_run_centring(tmp_path):
     # online: the plain path, and one window scores as offline
     clf = OnlineClassifier(again)
     assert clf.path == "plain" and clf.n_times == again.n_times_raw
+    # streaming: each member on its own fast path, the same scores as the plain pipeline
+    n = 3 * again.n_times_raw
+    fast, plain = clf.streaming(capacity=n), clf.streaming(capacity=n, path="plain")
+    assert fast.path == "ensemble"
+    stream = np.concatenate(list(raw[:3]), axis=1).T  # three epochs end to end
+    times = np.arange(len(stream)) / again.sfreq
+    for state in (fast, plain):
+        state.push(stream, times)
+    for stop in (again.n_times_raw, len(stream)):
+        np.testing.assert_allclose(
+            fast.decide(stop)["score"], plain.decide(stop)["score"], rtol=1e-9, atol=1e-9
+        )
     np.testing.assert_allclose(clf.decision_function(raw[0])[0], ens.decision_function(raw[:1])[0])
     with pytest.raises(ValueError, match="two or more"):
         BCIModel.ensemble([a])

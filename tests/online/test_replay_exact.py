@@ -4,7 +4,11 @@ PhysioNet S001 run 6 (imagined both fists / both feet, 64 channels at 160 Hz) is
 :mod:`sblr_rt.playback.replay` at 8 x real time into three loops at once, one per feature
 path, each with a spatial stage (so every path and every stage is covered), in trial
 mode. Each trial decision must sit where the offline epoching puts the cue's window and
-equal the offline :class:`~sblr_rt.bci_model.BCIModel` on the same samples.
+equal the offline :class:`~sblr_rt.bci_model.BCIModel` on the same samples. A fourth loop
+runs a covariance model calibrated on run 10 with run centring, a fifth the default
+calibration on run 10 (an ensemble of four candidates, each member on its own fast path):
+their trial decisions adapt to run 6 as they come, and must equal
+:meth:`BCIModel.decision_function_run` offline.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sblr_rt.calibration import calibrate
 
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.io.recordings import read_recording
@@ -74,6 +79,19 @@ def _train(rec, features):
 def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, source_id):
     rec = read_recording(physionet_dir / "S001R06.edf")
     models = {f: _train(rec, f) for f in PATHS}
+    models["covariance"] = calibrate(
+        physionet_dir / "S001R10.edf",
+        classes=CLASSES,
+        tmin=0.5,
+        tmax=2.5,
+        features="covariance",
+        n_jobs=1,
+    )
+    assert models["covariance"].run_centring is not None
+    models["auto"] = calibrate(  # the default: an ensemble, each member on its fast path
+        physionet_dir / "S001R10.edf", classes=CLASSES, tmin=0.5, tmax=2.5, n_jobs=1
+    )
+    assert models["auto"].is_ensemble
     player = replay(
         rec,
         name="exact-replay",
@@ -130,7 +148,12 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
         trials = [d for d in decisions[f] if d["trial"]]
         assert snaps[f].n_gaps == 0 and snaps[f].dropped.trials == 0, snaps[f]
         assert len(trials) == int(inside.sum()) >= 6, (f, len(trials))
-        offline = model.decision_function(epochs[inside])
+        if model.run_centring is None:
+            offline = model.decision_function(epochs[inside])
+        else:  # the trials adapt the run's mean in order, online as offline
+            offline = model.decision_function_run(epochs[inside])
+            static = model.decision_function(epochs[inside])
+            assert not np.allclose(offline, static), "run centring changed nothing"
         rate = rec.sfreq * SPEED
         for d, onset, score in zip(trials, onsets[inside], offline, strict=True):
             # The window is where offline epoching puts it ...
@@ -139,7 +162,7 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
             assert d["cue"] in CLASSES
             # ... and the score equals the offline model on those samples.
             np.testing.assert_allclose(d["score"], score, rtol=1e-7, atol=1e-9)
-        labels = model.predict(epochs[inside]).tolist()
+        labels = model.labels_from_scores(offline)[0].tolist()
         assert [d["label"] for d in trials] == labels
         cues = [
             v

@@ -7,7 +7,7 @@ a :class:`StreamingPath` subclass and one line in ``PATHS``.
 Examples
 --------
 >>> sorted(PATHS)
-['filtered', 'filtered-spectral', 'plain', 'projected']
+['ensemble', 'filtered', 'filtered-spectral', 'plain', 'projected']
 >>> fast_path_for("bandpower").name
 'filtered'
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sblr_rt.online.paths.bandpower import FilteredBandPowerPath
 from sblr_rt.online.paths.base import StreamingPath
+from sblr_rt.online.paths.ensemble import EnsemblePath
 from sblr_rt.online.paths.plain import PlainPath
 from sblr_rt.online.paths.spectral import FilteredSpectralPath
 from sblr_rt.online.paths.waveform import ProjectedPath
@@ -25,7 +26,13 @@ __all__ = ["PATHS", "StreamingPath", "fast_path_for", "path_class"]
 #: Every streaming path by name.
 PATHS: dict[str, type[StreamingPath]] = {
     cls.name: cls
-    for cls in (ProjectedPath, FilteredBandPowerPath, FilteredSpectralPath, PlainPath)
+    for cls in (
+        ProjectedPath,
+        FilteredBandPowerPath,
+        FilteredSpectralPath,
+        EnsemblePath,
+        PlainPath,
+    )
 }
 
 
