@@ -5,12 +5,15 @@ Calibration leaves out an epoch when one of the channels the model uses is flat
 row) or beyond ``reject`` peak-to-peak (:mod:`sblr_rt.calibration.epochs`). A window the
 model was never trained on gets a decision with no meaning (ten channels railed at 0.4 V
 gave p = 1.00 every time), so the online loop applies the same rules, with the model's own
-settings (``metadata["config"]``), to every window before classifying it.
-:class:`WindowQuality` keeps the model's used channels of the recent samples (in the
-model's unit) and their extremes so far (a recording's extremes are not known online: an
-amplifier's rail is the largest value it ever sends, so "stuck at the largest value seen"
-finds it), and says why a window is refused. A railed electrode is flat (constant at the
-rail) or clipped (stuck at it).
+settings (``metadata["config"]``), to every window before classifying it. A railed
+electrode is flat (constant at the rail) or clipped (stuck at it).
+
+The checks cost nothing per decision in the default settings: as samples arrive,
+:class:`WindowQuality` notes per sample the latest sample at which any used channel last
+changed value, and whether some used channel has been stuck at its extreme so far (the
+largest or smallest value it ever sent: an amplifier's rail; a recording's extremes are
+not known online) for ``clip_run`` samples; a window is then judged from two numbers. Only
+``flat > 0`` and ``reject`` (both off by default) read the window's samples.
 """
 
 from __future__ import annotations
@@ -25,15 +28,6 @@ __all__ = ["QUALITY_REASONS", "WindowQuality"]
 QUALITY_REASONS = ("flat", "clipped", "amplitude")
 
 
-def _longest_run(mask: np.ndarray) -> np.ndarray:
-    """Return the longest run of True along the last axis, per row."""
-    out = np.zeros(mask.shape[0], dtype=np.int64)
-    for row in np.flatnonzero(mask.any(axis=1)):
-        edges = np.flatnonzero(np.diff(np.r_[0, mask[row].astype(np.int8), 0]))
-        out[row] = int(np.max(edges[1::2] - edges[::2]))
-    return out
-
-
 class WindowQuality:
     """The signal checks of calibration's epoch rejection, applied to online windows.
 
@@ -45,6 +39,11 @@ class WindowQuality:
         off; ``reject``, default None).
     capacity : int
         Samples kept (the streaming state's capacity).
+
+    Notes
+    -----
+    Indices are this object's own: sample ``k`` is the ``k``-th sample pushed (lost
+    samples, :meth:`skip`, count too).
     """
 
     def __init__(self, classifier, capacity: int) -> None:
@@ -61,33 +60,75 @@ class WindowQuality:
         reject = config.get("reject")
         self.reject = None if reject is None else _number(reject, None)
         self.n_times = int(classifier.n_times)
-        self._samples = RingBuffer(len(self.used), int(capacity))
-        self._high = np.full(len(self.used), -np.inf)
-        self._low = np.full(len(self.used), np.inf)
+        capacity = int(capacity)
+        n_used = len(self.used)
+        # Per sample: the latest index at which any used channel had last changed
+        # ("changed": all of them changed since then), and how many samples so far had a
+        # channel stuck at its extreme for clip_run samples (a running count).
+        self._changed = RingBuffer(1, capacity)
+        self._stuck = RingBuffer(1, capacity)
+        self._samples = RingBuffer(n_used, capacity) if self._reads_samples else None
+        self._n_channels = n_channels
+        self._n = 0
+        self._n_stuck = 0
+        self._last = np.full(n_used, np.nan)  # previous sample
+        self._last_change = np.full(n_used, -1, dtype=np.int64)
+        self._run_start = np.zeros(n_used, dtype=np.int64)  # of the run at the extreme
+        self._at_edge = np.zeros(n_used, dtype=bool)  # previous sample at its extreme
+        self._high = np.full(n_used, -np.inf)
+        self._low = np.full(n_used, np.inf)
+
+    @property
+    def _reads_samples(self) -> bool:
+        return self.flat > 0 or self.reject is not None
 
     def push(self, picked: np.ndarray) -> None:
-        """Keep the used channels of a chunk in the model's channel order and unit.
+        """Note a chunk's used channels, in the model's channel order and unit.
 
         Parameters
         ----------
         picked : ndarray, shape (n_samples, n_model_channels)
-            The chunk, as it enters the streaming state.
+            The chunk, as it enters the streaming state (non-finite samples as they are:
+            windows holding them are refused anyway).
         """
-        if not len(picked):
+        n = len(picked)
+        if not n:
             return
-        used = picked[:, self.used]
-        finite = np.isfinite(used)
-        if finite.any():
-            np.maximum(self._high, np.max(used, axis=0, initial=-np.inf, where=finite),
-                       out=self._high)  # fmt: skip
-            np.minimum(self._low, np.min(used, axis=0, initial=np.inf, where=finite),
-                       out=self._low)  # fmt: skip
-        self._samples.push(used, None)
+        x = picked[:, self.used]
+        index = self._n + np.arange(n)
+        prev = np.vstack([self._last[None], x[:-1]])
+        changed = x != prev  # NaN != NaN: a NaN counts as a change (refused elsewhere)
+        last_change = np.maximum.accumulate(
+            np.where(changed, index[:, None], self._last_change[None]), axis=0
+        )
+        self._changed.push(last_change.min(axis=1, initial=n + self._n)[:, None], None)
+        self._last_change = last_change[-1]
+        if self.clip_run is not None:
+            high = np.fmax.accumulate(np.vstack([self._high[None], x]), axis=0)[1:]
+            low = np.fmin.accumulate(np.vstack([self._low[None], x]), axis=0)[1:]
+            edge = (x == high) | (x == low)
+            before = np.vstack([self._at_edge[None], edge[:-1]])
+            going_on = edge & before & ~changed  # the same value, still at the extreme
+            reset = np.where(going_on, -1, index[:, None])
+            reset[0] = np.where(going_on[0], self._run_start, reset[0])
+            start = np.maximum.accumulate(reset, axis=0)  # where each run began
+            stuck = ((index[:, None] - start + 1 >= self.clip_run) & edge).any(axis=1)
+            self._high, self._low = high[-1], low[-1]
+            self._at_edge, self._run_start = edge[-1], start[-1]
+            counts = self._n_stuck + np.cumsum(stuck)
+            self._n_stuck = int(counts[-1])
+        else:
+            counts = np.full(n, self._n_stuck)
+        self._stuck.push(counts[:, None], None)
+        if self._samples is not None:
+            self._samples.push(x, None)
+        self._last = x[-1].copy()
+        self._n += n
 
     def skip(self, n: int) -> None:
-        """Advance by ``n`` lost samples (kept as zeros; such windows are refused anyway)."""
+        """Advance by ``n`` lost samples (windows over them are refused anyway)."""
         if n > 0:
-            self._samples.push(np.zeros((n, len(self.used))), None)
+            self.push(np.full((n, self._n_channels), np.nan))
 
     def reason(self, stop: int) -> str | None:
         """Return why the window ending before sample ``stop`` is refused, or None.
@@ -95,43 +136,61 @@ class WindowQuality:
         Returns
         -------
         reason : {"flat", "clipped", "amplitude"} | None
-            The first rule the window fails, in calibration's order.
+            The first rule the window fails, in calibration's order; None also when the
+            window is not held (the streaming state refuses it on its own).
         """
         start = stop - self.n_times
-        try:
-            seg, _ = self._samples.get(start, stop)
-        except ValueError:  # not held: the streaming state refuses it on its own
+        last_change = self._at(self._changed, stop - 1)
+        if last_change is None:
             return None
-        high, low = seg.max(axis=1), seg.min(axis=1)
-        ptp = high - low
-        if np.any(ptp <= self.flat):
+        if self.flat <= 0:
+            if last_change <= start:  # a used channel kept one value over the window
+                return "flat"
+        elif self._ptp(start, stop, lambda ptp: ptp <= self.flat):
             return "flat"
         if self.clip_run is not None:
-            at_edge = (high == self._high) | (low == self._low)
-            if at_edge.any():
-                rows = np.flatnonzero(at_edge)
-                sub = seg[rows]
-                mask = (sub == self._high[rows, None]) | (sub == self._low[rows, None])
-                if np.any(_longest_run(mask) >= self.clip_run):
-                    return "clipped"
-        if self.reject is not None and np.any(ptp > self.reject):
+            first = start + self.clip_run - 1  # a run of clip_run ending here lies inside
+            before = self._at(self._stuck, first - 1) if first > 0 else 0.0
+            if before is not None and self._at(self._stuck, stop - 1) > before:
+                return "clipped"
+        if self.reject is not None and self._ptp(start, stop, lambda ptp: ptp > self.reject):
             return "amplitude"
         return None
 
-    def channels(self, stop: int, reason: str, ch_names) -> list[str]:
-        """Return the names of the used channels that make the window fail ``reason``."""
+    @staticmethod
+    def _at(ring: RingBuffer, k: int) -> float | None:
         try:
-            seg, _ = self._samples.get(stop - self.n_times, stop)
+            (value,), _ = ring.get(k, k + 1)
         except ValueError:
-            return []
-        ptp = seg.max(axis=1) - seg.min(axis=1)
-        if reason == "flat":
-            bad = ptp <= self.flat
-        elif reason == "amplitude":
-            bad = ptp > (np.inf if self.reject is None else self.reject)
+            return None
+        return float(value[0])
+
+    def _ptp(self, start: int, stop: int, test) -> bool:
+        try:
+            seg, _ = self._samples.get(start, stop)
+        except ValueError:
+            return False
+        return bool(np.any(test(seg.max(axis=1) - seg.min(axis=1))))
+
+    def channels(self, stop: int, reason: str, ch_names) -> list[str]:
+        """Return the names of the used channels that make the window fail ``reason``.
+
+        Read once per stretch of refused windows (for the warning): only the channels
+        still stuck or unchanged now are named for ``flat`` and ``clipped``.
+        """
+        if reason == "flat" and self.flat <= 0:
+            bad = self._last_change <= stop - self.n_times
+        elif reason == "clipped":
+            bad = self._at_edge & (self._n - self._run_start >= (self.clip_run or 1))
+        elif self._samples is not None:
+            try:
+                seg, _ = self._samples.get(stop - self.n_times, stop)
+            except ValueError:
+                return []
+            ptp = seg.max(axis=1) - seg.min(axis=1)
+            bad = ptp <= self.flat if reason == "flat" else ptp > self.reject
         else:
-            mask = (seg == self._high[:, None]) | (seg == self._low[:, None])
-            bad = _longest_run(mask) >= (self.clip_run or np.inf)
+            return []
         return [str(ch_names[self.used[i]]) for i in np.flatnonzero(bad)]
 
 
