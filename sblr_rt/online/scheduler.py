@@ -188,14 +188,17 @@ class Scheduler:
             if not math.isfinite(t):
                 self._refuse_cue(t, value, "far", "its time is not finite")
             elif newest is not None and t > newest + CUE_AHEAD:
-                self._refuse_cue(
-                    t, value, "far",
-                    f"stamped {t - newest:.4g} s after the newest EEG sample (more than "
-                    f"{CUE_AHEAD:g} s: the cue's clock is not the stream's)",
-                )  # fmt: skip
+                self._refuse_far(t, value, newest)
             else:
                 out.append((t, value))
         return out
+
+    def _refuse_far(self, t: float, value, newest: float) -> None:
+        self._refuse_cue(
+            t, value, "far",
+            f"stamped {t - newest:.4g} s after the newest EEG sample (more than "
+            f"{CUE_AHEAD:g} s: the cue's clock is not the stream's)",
+        )  # fmt: skip
 
     def _refuse_cue(self, t: float, value, reason: str, why: str) -> None:
         self.telemetry.refuse_cue(reason)
@@ -324,6 +327,9 @@ class Scheduler:
         received = buffer.timestamp_at(buffer.n_pushed - 1) if buffer.n_pushed else -math.inf
         now = max(received, self.clock())
         for t, value in self.pending_cues:
+            if t > received + CUE_AHEAD:  # admitted before any EEG sample had arrived
+                self._refuse_far(t, value, received)
+                continue
             stop = state.trial_stop(t)
             if stop is None or stop > state.n_pushed:  # not all samples arrived yet
                 waited = now - (t + self.cue_span)

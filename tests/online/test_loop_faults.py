@@ -220,3 +220,15 @@ def test_a_clock_jump_is_one_gap_and_trials_resume_on_the_new_timeline(
     decisions = snap.decisions
     assert any(d["window_start_index"] >= 3 * n for d in decisions)  # decisions resume
     assert not any(d["window_start_index"] < 3 * n < d["window_stop_index"] for d in decisions)
+
+
+def test_a_far_cue_that_came_before_any_eeg_is_refused_once_eeg_arrives(make_model, fakes):
+    model = make_model()
+    n = model.n_times_raw
+    loop, source, markers, clock = _setup(fakes, model, 3 * n)
+    markers.add(source.timestamps[0] + 1e6, "class0")
+    markers.add(source.timestamps[n + 5], "class1")
+    loop.step_once()  # no sample yet: nothing to judge the cue by
+    _run(loop, source, clock)
+    assert [d["cue"] for d in _trials(loop)] == ["class1"]
+    assert loop.snapshot().refused_cues.far == 1 and loop._scheduler.pending_cues == []
