@@ -36,6 +36,16 @@ def _make_model(
     from sblr_rt.model import SparseBilinearLogisticRegression
     from sblr_rt.preprocessing import Preprocessor
 
+    if features == "ensemble":  # a waveform and a band-power member: different warm-ups
+        common = {"rank": rank, "n_classes": n_classes, "multi_class": multi_class,
+                  "n_channels": n_channels, "sfreq": sfreq, "tmin": tmin, "tmax": tmax,
+                  "picks": picks, "seed": seed, "n_epochs": n_epochs}  # fmt: skip
+        return BCIModel.ensemble(
+            [
+                _make_model(features="waveform", **common),
+                _make_model(features="bandpower", **common),
+            ]
+        )
     rng = np.random.default_rng(seed)
     ch_names = [f"EEG{i:03d}" for i in range(n_channels)]
     kwargs = {}
@@ -100,6 +110,8 @@ CASES = {
     "wave-3class-multinomial": {"n_classes": 3, "multi_class": "multinomial", "rank": 2},
     "bandpower-r2": {"features": "bandpower", "rank": 2},
     "bandpower-3class": {"features": "bandpower", "n_classes": 3, "picks": ["EEG003", "EEG000"]},
+    "covariance-r2": {"features": "covariance", "rank": 2},
+    "ensemble-r2": {"features": "ensemble", "rank": 2},
 }
 
 

@@ -28,9 +28,13 @@ def test_streaming_equals_step_on_the_same_samples(case_model, fast):
     data = rng.standard_normal((n_total, len(clf.ch_names)))
     times = 100.0 + np.arange(n_total) / clf.sfreq
     state = clf.streaming(capacity=clf.n_times + 150)
-    expected_path = (
-        "plain" if not fast else ("projected" if model.features == "waveform" else "filtered")
-    )
+    fast_paths = {
+        "waveform": "projected",
+        "bandpower": "filtered",
+        "covariance": "filtered-covariance",
+        "ensemble": "ensemble",
+    }
+    expected_path = fast_paths[model.features] if fast else "plain"
     assert state.path == expected_path
     stops = sorted(rng.choice(np.arange(clf.n_times, n_total + 1), 12, replace=False))
     stops[-1] = n_total

@@ -7,7 +7,7 @@ a :class:`StreamingPath` subclass and one line in ``PATHS``.
 Examples
 --------
 >>> sorted(PATHS)
-['ensemble', 'filtered', 'filtered-spectral', 'plain', 'projected']
+['ensemble', 'filtered', 'filtered-covariance', 'filtered-spectral', 'plain', 'projected']
 >>> fast_path_for("bandpower").name
 'filtered'
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sblr_rt.online.paths.bandpower import FilteredBandPowerPath
 from sblr_rt.online.paths.base import StreamingPath
+from sblr_rt.online.paths.covariance import FilteredCovariancePath
 from sblr_rt.online.paths.ensemble import EnsemblePath
 from sblr_rt.online.paths.plain import PlainPath
 from sblr_rt.online.paths.spectral import FilteredSpectralPath
@@ -30,6 +31,7 @@ PATHS: dict[str, type[StreamingPath]] = {
         ProjectedPath,
         FilteredBandPowerPath,
         FilteredSpectralPath,
+        FilteredCovariancePath,
         EnsemblePath,
         PlainPath,
     )
