@@ -385,6 +385,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         rejected=raw.rejected,
         n_found=raw.n_found,
         reference=feats.references.get(chosen),
+        markers=raw.markers,
     )
     candidates_report = [
         {

@@ -5,7 +5,15 @@ file may set any of them, at top level or inside tables (``[epochs]``,
 ``[preprocessing]``, ``[rejection]``, ``[selection]``, ``[online]``: the table names only
 group keys).
 ``classes`` is either a list of marker values or a table mapping marker values to class
-labels (several markers may map to one class).
+labels (several markers may map to one class). A marker the recordings spell with a
+prefix is found by its last part when that is unambiguous: ``T1`` is ``Comment/T1`` in a
+BrainVision export of a PhysioNet run, and ``S1`` (or ``"S  1"``) is ``Stimulus/S  1``
+from BrainVision Recorder; the report lists the markers used (``markers: 'Comment/T1'
+-> T1``). For a BrainVision Recorder session::
+
+    sblr-rt calibrate --recording session.vhdr --config recorder.toml --out m.sblr.npz
+
+with ``recorder.toml`` holding ``classes = { S1 = "left", S2 = "right" }``.
 
 Example ``calibration.toml``::
 
@@ -54,7 +62,9 @@ class CalibrationConfig:
     ----------
     classes : tuple of (str, str) | None
         ``(marker value, class label)`` pairs; None: every marker value found is a class
-        (for epoched files, their labels).
+        (for epoched files, their labels). A marker value the recordings lack matches
+        one whose part after the last ``/`` is that value (white space ignored at
+        need), if only one does (:func:`sblr_rt.calibration.epochs.resolve_markers`).
     tmin, tmax : float | None
         Epoch window relative to each cue in seconds, ``[tmin, tmax)``. None: for epoched
         files the whole trial; for continuous recordings ``tmin=0.0``, ``tmax=3.5`` (the

@@ -263,6 +263,7 @@ def calibrate(
             "used": len(epochs.y),
             "per_class": epochs.per_class(),
             "rejected": epochs.rejected,
+            "markers": epochs.markers,
         },
         "selection": report,
         "train_accuracy": train_acc,

@@ -28,7 +28,15 @@ from sblr_rt.preprocessing import Preprocessor
 
 logger = logging.getLogger("sblr_rt.calibration")
 
-__all__ = ["REJECT_REASONS", "EpochSet", "class_labels", "cut_raw_epochs", "extract_epochs"]
+__all__ = [
+    "MARKER_RULES",
+    "REJECT_REASONS",
+    "EpochSet",
+    "class_labels",
+    "cut_raw_epochs",
+    "extract_epochs",
+    "resolve_markers",
+]
 
 REJECT_REASONS = ("edge", "gap", "nan", "flat", "clipped", "amplitude")
 
@@ -54,6 +62,9 @@ class EpochSet:
     reference : ndarray, shape (n_rows, n_times) | None
         The calibration reference when ``Z`` is run-centred (:meth:`centred`): the mean
         of the runs' means; None: ``Z`` as computed.
+    markers : dict
+        The marker -> class map used, the recordings' own spelling of each marker
+        (``"Comment/T1": "T1"`` when the class map said ``T1``, see :func:`class_labels`).
     """
 
     Z: np.ndarray
@@ -63,6 +74,7 @@ class EpochSet:
     rejected: dict = field(default_factory=lambda: dict.fromkeys(REJECT_REASONS, 0))
     n_found: int = 0
     reference: np.ndarray | None = None
+    markers: dict = field(default_factory=dict)
 
     @property
     def runs(self) -> np.ndarray:
@@ -91,8 +103,76 @@ class EpochSet:
         return {c: int(np.sum(self.y == k)) for k, c in enumerate(self.classes)}
 
 
+def _squeeze(text: str) -> str:
+    return "".join(str(text).split())
+
+
+#: How a marker of the class map finds a recording's marker, in the order tried: the same
+#: value; the same as the part after the last "/" (BrainVision's ``Comment/T1``,
+#: ``Stimulus/T1``); that part without white space (``S1`` for ``Stimulus/S  1``).
+MARKER_RULES = (
+    ("exact", lambda m, v: v == m),
+    ("after '/'", lambda m, v: "/" in v and v.rsplit("/", 1)[1] == m),
+    (
+        "after '/', spaces ignored",
+        lambda m, v: "/" in v and _squeeze(v.rsplit("/", 1)[1]) == _squeeze(m),
+    ),
+)
+
+
+def resolve_markers(class_map: dict[str, str], found) -> tuple[dict[str, str], dict]:
+    """Return the class map in the recordings' spelling, and what was matched how.
+
+    A marker of the class map that the recordings lack is looked for by the
+    :data:`MARKER_RULES`, the first rule that finds any: ``T1`` is ``Comment/T1`` in a
+    BrainVision export of a PhysioNet run, ``S1`` or ``S  1`` is ``Stimulus/S  1`` from
+    BrainVision Recorder. Two markers found by the same rule (``Comment/T1`` and
+    ``Stimulus/T1``) are refused: spell the one meant.
+
+    Parameters
+    ----------
+    class_map : dict
+        Marker value -> class label, as configured.
+    found : iterable of str
+        The marker values of the recordings.
+
+    Returns
+    -------
+    class_map : dict
+        Recording marker -> class label.
+    matched : dict
+        ``{configured marker: (recording marker, rule)}`` of the markers not found as
+        given.
+    """
+    found = list(found)
+    out, matched = {}, {}
+    for m, label in class_map.items():
+        if m in found:
+            out[m] = label
+            continue
+        for rule, fits in MARKER_RULES[1:]:
+            hits = [v for v in found if fits(m, v)]
+            if len(hits) > 1:
+                raise ValueError(
+                    f"class map marker {m!r} fits {len(hits)} markers of the recording "
+                    f"({rule}): {hits}; spell the one meant in the class map, e.g. "
+                    f"classes = {{{hits[0]!r} = {label!r}}}"
+                )
+            if hits:
+                out[hits[0]] = label
+                matched[m] = (hits[0], rule)
+                logger.info("class %r: marker %r taken for %r (%s)", label, hits[0], m, rule)
+                break
+        else:
+            out[m] = label  # not there at all: class_labels says so
+    return out, matched
+
+
 def class_labels(recordings, class_map: dict[str, str] | None) -> tuple[dict[str, str], list]:
     """Resolve the marker -> class map against the recordings' markers.
+
+    Markers of the map that the recordings spell with a prefix are found as
+    :func:`resolve_markers` says (``T1`` for ``Comment/T1``).
 
     Parameters
     ----------
@@ -120,6 +200,7 @@ def class_labels(recordings, class_map: dict[str, str] | None) -> tuple[dict[str
         )
     if class_map is None:
         class_map = {v: v for v in sorted(found)}
+    class_map, _ = resolve_markers(class_map, found)
     missing = [m for m in class_map if m not in found]
     labels = list(dict.fromkeys(class_map.values()))
     present = {class_map[m] for m in class_map if m in found}
@@ -157,13 +238,14 @@ class _Kept:
     onsets: list
     rejected: dict
     n_found: int
+    markers: dict = field(default_factory=dict)
 
 
 def _keep_epochs(recordings, pre, class_map, *, reject, flat, clip_run) -> _Kept:
     """Check every cue's raw epoch of every recording; return the kept ones."""
     class_map, classes = class_labels(recordings, class_map)
     code = {m: classes.index(c) for m, c in class_map.items()}
-    kept = _Kept([], [], classes, [], dict.fromkeys(REJECT_REASONS, 0), 0)
+    kept = _Kept([], [], classes, [], dict.fromkeys(REJECT_REASONS, 0), 0, dict(class_map))
     off_start = round(pre.tmin * pre.sfreq) - pre.n_pad
     for r_idx, rec in enumerate(recordings):
         data = _model_order(rec, pre)
@@ -252,6 +334,7 @@ def _epoch_set(kept: _Kept, Z: np.ndarray) -> EpochSet:
         onsets=kept.onsets,
         rejected=kept.rejected,
         n_found=kept.n_found,
+        markers=kept.markers,
     )
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.core import calibrate
-from sblr_rt.calibration.epochs import extract_epochs
+from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel
@@ -76,6 +76,8 @@ def labelled_recording(recording, class_map: dict | None):
     """
     if class_map is None:
         return recording
+    # the recording's own spelling of each marker (Comment/T1 for T1), as calibration
+    class_map, _ = resolve_markers(class_map, set(recording.marker_values))
     keep = [i for i, v in enumerate(recording.marker_values) if v in class_map]
     return dataclasses.replace(
         recording,

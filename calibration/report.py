@@ -132,6 +132,9 @@ def report_text(model, *, top: int = 10) -> str:
             f"epochs: {ep['found']} cues found, {ep['used']} used {ep['per_class']}, "
             f"rejected {sum(ep['rejected'].values())}: {ep['rejected']}",
         ]
+        if ep.get("markers"):  # the recordings' markers behind each class
+            shown = ", ".join(f"{m!r} -> {c}" for m, c in ep["markers"].items())
+            lines.append(f"markers: {shown}")
     if md.get("sources"):
         lines.append(f"sources: {', '.join(md['sources'])}")
     return "\n".join(lines) + "\n"
