@@ -17,9 +17,14 @@ def cue_classes(cues, classifier) -> dict[str, str]:
         return {str(c): str(c) for c in cues}
     classes = [str(c) for c in classifier.classes]
     out = {c: c for c in classes}
-    config = (getattr(classifier.model, "metadata", None) or {}).get("config") or {}
+    metadata = getattr(classifier.model, "metadata", None) or {}
+    config = metadata.get("config") or {}
     pairs = config.get("classes") or {}
     pairs = pairs.items() if isinstance(pairs, dict) else pairs
+    # and the recordings' own spelling of those markers (Comment/T1 for T1), which a
+    # replay of the calibration files sends
+    used = (metadata.get("epochs") or {}).get("markers")
+    pairs = [*pairs, *(used.items() if isinstance(used, dict) else [])]
     for pair in pairs:
         if isinstance(pair, list | tuple) and len(pair) == 2 and str(pair[1]) in classes:
             out.setdefault(str(pair[0]), str(pair[1]))
