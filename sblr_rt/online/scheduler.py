@@ -327,7 +327,7 @@ class Scheduler:
         received = buffer.timestamp_at(buffer.n_pushed - 1) if buffer.n_pushed else -math.inf
         now = max(received, self.clock())
         for t, value in self.pending_cues:
-            if t > received + CUE_AHEAD:  # admitted before any EEG sample had arrived
+            if math.isfinite(received) and t > received + CUE_AHEAD:  # came before the EEG
                 self._refuse_far(t, value, received)
                 continue
             stop = state.trial_stop(t)
