@@ -3,10 +3,11 @@
 MOABB (Mother of All BCI Benchmarks) loads the data set (downloading it into MNE_DATA on
 first use), cuts the trials with its paradigm (band-pass, window, resampling) and runs the
 evaluation: within-session k-fold CV, or cross-session (train on the other sessions). Our
-pipeline, ``SBLR``, standardises each channel and selects rank and penalties on the
-training trials only, with the calibration's own selection
-(:func:`sblr_rt.calibration.select`, nested inside MOABB's folds); CSP + LDA runs beside it
-on the same trials.
+pipeline, ``SBLR`` (:class:`sblr_rt.calibration.moabb.SelectedSBLR`, importable from the
+installed package), standardises each channel and selects rank and penalties on the
+training trials only, with the calibration's own selection nested inside MOABB's folds;
+CSP + LDA runs beside it on the same trials. This script is the command line of
+:func:`sblr_rt.calibration.moabb.evaluate`.
 
     python benchmarks/moabb.py --dataset BNCI2014_001 [--subjects 1,2,3]
         [--evaluation within|cross-session] [--fmin 8 --fmax 30] [--resample 100]
@@ -31,146 +32,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
-from sklearn.preprocessing import LabelEncoder  # noqa: E402
+from sblr_rt.calibration.moabb import SelectedSBLR, evaluate, pipelines  # noqa: E402
 
-
-class SelectedSBLR(ClassifierMixin, BaseEstimator):
-    """Per-channel scaling and the calibration's model selection, as one estimator.
-
-    Parameters
-    ----------
-    search : {"fast", "paper", "none"}
-        The penalty search of :class:`sblr_rt.calibration.CalibrationConfig`.
-    ranks : tuple of int
-        Ranks tried.
-    cv : int
-        Inner folds of the selection.
-    n_jobs : int
-        Workers of the selection (joblib).
-    """
-
-    def __init__(self, search="fast", ranks=(1, 2), cv=5, n_jobs=1):
-        self.search = search
-        self.ranks = ranks
-        self.cv = cv
-        self.n_jobs = n_jobs
-
-    def __sklearn_tags__(self):
-        """Declare 3-D input support."""
-        tags = super().__sklearn_tags__()
-        tags.input_tags.three_d_array = True
-        return tags
-
-    def fit(self, X, y):
-        """Select and fit on epochs X (n_epochs, n_channels, n_times)."""
-        from sblr_rt.calibration import CalibrationConfig, select
-
-        X = np.asarray(X, dtype=np.float64)
-        self._le = LabelEncoder().fit(y)
-        self.classes_ = self._le.classes_
-        config = CalibrationConfig(
-            features="waveform",
-            search=self.search,
-            ranks=tuple(self.ranks),
-            cv=self.cv,
-            n_jobs=self.n_jobs,
-        )
-        self.estimator_, self.report_, self.scaling_ = select(
-            X, self._le.transform(y), config=config, center=False
-        )
-        return self
-
-    def _features(self, X):
-        from sblr_rt.preprocessing import apply_scaling
-
-        return apply_scaling(np.asarray(X, dtype=np.float64), *self.scaling_)
-
-    def decision_function(self, X):
-        """Scores of the selected model (n_epochs,) or (n_epochs, n_classes)."""
-        return self.estimator_.decision_function(self._features(X))
-
-    def predict_proba(self, X):
-        """Class probabilities (n_epochs, n_classes)."""
-        return self.estimator_.predict_proba(self._features(X))
-
-    def predict(self, X):
-        """Predicted labels (n_epochs,), in the labels given to fit."""
-        codes = self.estimator_.predict(self._features(X))
-        return self._le.inverse_transform(codes)
-
-
-def pipelines(search="fast", ranks=(1, 2), cv=5, n_jobs=1) -> dict:
-    """Return MOABB's pipelines: ``SBLR`` and ``CSP+LDA``."""
-    from mne.decoding import CSP
-    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-    from sklearn.pipeline import make_pipeline
-
-    return {
-        "SBLR": make_pipeline(SelectedSBLR(search=search, ranks=ranks, cv=cv, n_jobs=n_jobs)),
-        "CSP+LDA": make_pipeline(
-            CSP(n_components=min(4, 2 * max(ranks))),
-            LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto"),
-        ),
-    }
-
-
-def evaluate(
-    dataset,
-    *,
-    evaluation="within",
-    fmin=8.0,
-    fmax=30.0,
-    resample=100.0,
-    search="fast",
-    ranks=(1, 2),
-    results=None,
-    n_jobs=1,
-):
-    """Run a MOABB evaluation of the pipelines on one data set.
-
-    Parameters
-    ----------
-    dataset : moabb.datasets.base.BaseDataset
-        A motor-imagery data set (two classes or more).
-    evaluation : {"within", "cross-session"}
-        MOABB's ``WithinSessionEvaluation`` or ``CrossSessionEvaluation``.
-    fmin, fmax : float
-        The paradigm's band-pass in Hz.
-    resample : float | None
-        The paradigm's sampling rate in Hz (None: the data set's).
-    search, ranks
-        The selection of :class:`SelectedSBLR`.
-    results : path-like | None
-        Folder of MOABB's result cache (None: MOABB's default); every run recomputes.
-    n_jobs : int
-        Workers of MOABB's evaluation.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per subject, session and pipeline, with MOABB's ``score`` (ROC AUC for
-        two classes, accuracy for more).
-    """
-    from moabb.evaluations import CrossSessionEvaluation, WithinSessionEvaluation
-    from moabb.paradigms import LeftRightImagery, MotorImagery
-
-    n_classes = len(dataset.event_id)
-    if set(dataset.event_id) == {"left_hand", "right_hand"}:
-        paradigm = LeftRightImagery(fmin=fmin, fmax=fmax, resample=resample)
-    else:
-        paradigm = MotorImagery(n_classes=n_classes, fmin=fmin, fmax=fmax, resample=resample)
-    kind = {"within": WithinSessionEvaluation, "cross-session": CrossSessionEvaluation}
-    ev = kind[evaluation](
-        paradigm=paradigm,
-        datasets=[dataset],
-        overwrite=True,
-        hdf5_path=None if results is None else str(results),
-        n_jobs=n_jobs,
-        random_state=0,
-    )
-    return ev.process(pipelines(search=search, ranks=ranks))
+__all__ = ["SelectedSBLR", "evaluate", "main", "pipelines"]
 
 
 def main(argv=None) -> int:
