@@ -27,3 +27,11 @@ from sblr_rt.model.baselines import (
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_balanced_class_weight_is_computed_as_scikit_learn_does():
+    # the one class-weight check scikit-learn runs on its linear classifiers only
+    from sklearn.utils.estimator_checks import check_class_weight_balanced_linear_classifier
+
+    for estimator in (SparseBilinearLogisticRegression(), BilinearLogisticRegression()):
+        check_class_weight_balanced_linear_classifier(type(estimator).__name__, estimator)
