@@ -253,7 +253,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.connect_to(eeg, markers)
             else:
                 wanted = ", ".join(
-                    repr(n or f"type {t}")
+                    repr(n) if n else f"of type {t!r}"
                     for n, t, _ in (self._pending_stream, self._pending_markers or (None,) * 3)
                     if n or t
                 )
