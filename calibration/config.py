@@ -124,8 +124,9 @@ class CalibrationConfig:
     auto_ensemble : int
         How many of those (at most ``auto_keep``), best first by CV log-loss, the model
         averages (their run-centred scores; :meth:`BCIModel.ensemble
-        <sblr_rt.bci_model.BCIModel.ensemble>`); 1: the best candidate alone. Averaging beat picking one for every size from 2 to 10
-        measured cross-run on PhysioNet S002-S014 (``benchmarks/accuracy.py``).
+        <sblr_rt.bci_model.BCIModel.ensemble>`); 1: the best candidate alone. Averaging
+        beat picking one for every size from 2 to 10, measured cross-run on PhysioNet
+        S002-S014 (``benchmarks/accuracy.py``).
     search : {"fast", "paper", "none"}
         ``"paper"``: rank with zero penalties, then the full 6 x 5 x 6 x 5 grid over
         (mu1, mu2, nu1, nu2). ``"fast"`` (default): the same rank step, then 6 x 6 x 5

@@ -63,15 +63,19 @@ def auto_candidates(model) -> list[dict]:
     -------
     rows : list of dict
         Per candidate ``name`` (``"spectral/csd"``), ``features``, ``spatial``, ``rank``,
-        ``l2``, ``l1_fraction``, ``log_loss``, ``accuracy``, ``auc`` and ``chosen``
-        (bool); empty when the model did not come from ``features="auto"``.
+        ``l2``, ``l1_fraction``, ``log_loss``, ``accuracy``, ``auc``, ``chosen`` (bool)
+        and ``member`` (bool: one of the candidates the model averages); empty when the
+        model did not come from ``features="auto"``.
     """
     metadata = getattr(model, "metadata", None) or {}
     auto = (metadata.get("selection") or {}).get("auto") or {}
     rows = []
     for c in auto.get("candidates") or []:
         name = f"{c.get('features')}/{c.get('spatial') or 'none'}"
-        rows.append({**c, "name": name, "chosen": name == auto.get("chosen")})
+        members = auto.get("ensemble") or [auto.get("chosen")]
+        rows.append(
+            {**c, "name": name, "chosen": name == auto.get("chosen"), "member": name in members}
+        )
     return sorted(rows, key=lambda r: _nan_last(r.get("log_loss")))
 
 

@@ -190,13 +190,19 @@ class ModelTab(QtWidgets.QWidget):
             if key in info:
                 facts.append(f"{key} = {format_value(info[key])}")
             if key == "features" and summary.candidates:
+                n_members = sum(bool(c.get("member")) for c in summary.candidates)
                 facts[-1] += (
-                    f" (features='auto': lowest CV log-loss of {len(summary.candidates)} "
+                    f" (features='auto': the mean of the {n_members} of lowest CV log-loss "
+                    f"of {len(summary.candidates)} candidates, ★ and + on the right; ★ drawn)"
+                    if n_members > 1
+                    else f" (features='auto': lowest CV log-loss of {len(summary.candidates)} "
                     "candidates, table on the right)"
                 )
             if key == "features" and summary.spatial:
                 facts.append(f"spatial stage = {summary.spatial}")
         facts.append(f"intercept b = {score.intercept:.3g}")
+        if summary.regions:
+            facts.append(summary.regions)
         self.header.setText(" · ".join(facts))
 
     def _draw_component(self, k: int, score: ScoreFactors, *, show_scalp: bool) -> None:

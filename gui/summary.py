@@ -20,6 +20,7 @@ import numpy as np
 from sblr_rt.calibration.report import auto_candidates
 
 from sblr_rt.preprocessing.spatial import spatial_label
+from sblr_rt.regions import weight_regions
 
 logger = logging.getLogger("sblr_rt.gui")
 
@@ -103,6 +104,9 @@ class ModelSummary:
     candidates : list of dict
         ``features="auto"``: every candidate's CV scores, best first
         (:func:`sblr_rt.calibration.report.auto_candidates`); empty otherwise.
+    regions : str
+        Where the model's weight lies (:func:`sblr_rt.regions.weight_regions`), with a
+        warning when most of it is on eye or occipital channels; empty for a bare estimator.
     """
 
     ch_names: list[str]
@@ -120,6 +124,7 @@ class ModelSummary:
     features: str = ""
     spatial: str = ""
     candidates: list[dict] = field(default_factory=list)
+    regions: str = ""
 
     def __post_init__(self):
         if not self.groups:
@@ -250,7 +255,16 @@ def summarize_model(
         features=str(_first_attr(pre, ("features",), "") or ""),
         spatial=spatial,
         candidates=auto_candidates(model),
+        regions=_regions(model),
     )
+
+
+def _regions(model) -> str:
+    """Return the weight-by-region line of a BCIModel (and its warning), or empty."""
+    if not hasattr(model, "preprocessor"):
+        return ""
+    regions = weight_regions(model)
+    return regions.describe() + (f". WARNING: {regions.warning}" if regions.warning else "")
 
 
 def _scores(est, classes: list[str]) -> list[ScoreFactors]:
@@ -306,6 +320,8 @@ def _model_axis(model, n_times: int) -> tuple[np.ndarray, str]:
     features = str(_first_attr(pre, ("features",), "") or _first_attr(model, ("features",), ""))
     if features == "bandpower":
         return np.arange(n_times, dtype=float), "band-power time bin"
+    if features == "covariance":  # V is a second spatial factor: over channels
+        return np.arange(n_times, dtype=float), "channel (second spatial factor)"
     if features == "spectral":
         freqs = np.asarray(pre.freqs, float)
         if freqs.shape == (n_times,):

@@ -195,14 +195,15 @@ class AutoCandidatesTable(QtWidgets.QTableWidget):
         Parent widget.
     """
 
-    COLUMNS = ("candidate (★ = chosen)", "CV log-loss", "accuracy", "AUC", "rank")
+    COLUMNS = ("candidate (★ chosen, + averaged)", "CV log-loss", "accuracy", "AUC", "rank")
 
     def __init__(self, parent=None):
         super().__init__(0, len(self.COLUMNS), parent)
         self.setHorizontalHeaderLabels(list(self.COLUMNS))
         self.setToolTip(
             "features='auto': every feature path × spatial stage, cross-validated; "
-            "the lowest out-of-fold log-loss (★) was refitted on all epochs"
+            "the lowest out-of-fold log-loss (★) and, for an ensemble, the next ones (+) were "
+            "refitted on all epochs; the model averages their scores"
         )
         self.verticalHeader().hide()
         self.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
@@ -224,7 +225,7 @@ class AutoCandidatesTable(QtWidgets.QTableWidget):
         bold.setBold(True)
         for i, c in enumerate(candidates):
             cells = [
-                ("★ " if c["chosen"] else "") + c["name"],
+                ("★ " if c["chosen"] else "+ " if c.get("member") else "") + c["name"],
                 *(_format_score(c.get(k)) for k in ("log_loss", "accuracy", "auc")),
                 str(c.get("rank", "")),
             ]
@@ -232,9 +233,9 @@ class AutoCandidatesTable(QtWidgets.QTableWidget):
                 item = QtWidgets.QTableWidgetItem(text)
                 side = QtCore.Qt.AlignLeft if j == 0 else QtCore.Qt.AlignRight
                 item.setTextAlignment(int(side | QtCore.Qt.AlignVCenter))
-                if c["chosen"]:
+                if c["chosen"] or c.get("member"):
                     item.setFont(bold)
-                    item.setBackground(QtGui.QColor("#fde9a9"))
+                    item.setBackground(QtGui.QColor("#fde9a9" if c["chosen"] else "#fdf4d7"))
                 self.setItem(i, j, item)
         self.resizeColumnsToContents()
         self.resizeRowsToContents()

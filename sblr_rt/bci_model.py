@@ -50,6 +50,7 @@ from sblr_rt.model.run_centring import RunCentring
 from sblr_rt.montage import make_info
 from sblr_rt.preprocessing import Preprocessor
 from sblr_rt.preprocessing.spatial import spatial_label
+from sblr_rt.regions import weight_regions
 
 __all__ = ["BCIModel"]
 
@@ -483,6 +484,10 @@ class BCIModel:
             f"sparsity: U {np.count_nonzero(U)}/{U.size} non-zero, "
             f"V {np.count_nonzero(V)}/{V.size} non-zero"
         )
+        regions = weight_regions(self)
+        lines.append(regions.describe())
+        if regions.warning:
+            lines.append(f"WARNING: {regions.warning}")
         sel = md.get("selection")
         if sel:
             best = sel.get("best", {})
