@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import mne
 import numpy as np
 from sblr_rt.calibration import calibrate
-from sblr_rt.calibration.report import column_axis
+from sblr_rt.calibration.report import column_axis, plot_report
 
 import sblr_rt
 
@@ -44,6 +44,16 @@ print("chosen:", model.metadata["selection"]["auto"]["chosen"])
 folder = Path(tempfile.mkdtemp())
 path = sblr_rt.save_model(model, folder / "s001.sblr.npz")
 print(sblr_rt.load_model(path).summary())
+
+# %%
+# The calibration report
+# ----------------------
+# ``sblr-rt calibrate`` writes this picture next to the model: the selection, then each
+# component's spatial factor as a scalp map and its temporal factor.
+png = plot_report(model, folder / "s001.report.png")
+fig, ax = plt.subplots(figsize=(9, 9), layout="constrained")
+ax.imshow(plt.imread(png))
+ax.set_axis_off()
 
 # %%
 # U: the spatial factors
