@@ -194,7 +194,7 @@ def score_baselines(train_recs, test_rec, class_map, window, picks=None):
     return scores
 
 
-def score_path(path, train_recs, test_rec, class_map, window, n_jobs, *, static, picks):
+def score_path(path, train_recs, test_rec, class_map, window, n_jobs, *, static, picks, eog):
     """Calibrate with ``features=path``; return (accuracy, seconds, model)."""
     from sblr_rt.calibration import calibrate
 
@@ -207,6 +207,7 @@ def score_path(path, train_recs, test_rec, class_map, window, n_jobs, *, static,
         features=path,
         n_jobs=n_jobs,
         picks=picks,
+        eog=eog,
     )
     seconds = time.perf_counter() - t0
     X, y = raw_test_epochs(test_rec, model, class_map)
@@ -249,6 +250,7 @@ def cross_run(args):
                 args.n_jobs,
                 static=args.static,
                 picks=picks,
+                eog=args.eog,
             )
             row[path] = acc
             if path == "auto":
@@ -330,6 +332,12 @@ def main():
     parser.add_argument("--sensorimotor", action="store_true", help="FC, C and CP channels only")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--bci", action="store_true", help="BCI Competition 2003 IV only")
+    parser.add_argument(
+        "--eog",
+        type=lambda text: text.split(","),
+        default=None,
+        help="channels regressed out before the spatial stage (e.g. Fp1,Fp2); baselines as is",
+    )
     parser.add_argument("--no-report", action="store_true", help="do not write docs/benchmarks")
     args = parser.parse_args()
     args.paths = [p for p in args.paths.split(",") if p]
@@ -353,10 +361,12 @@ def main():
             rows = cross_run(args)
         bci = bci_competition(args)
     if not args.no_report and (rows or bci):
-        write_report("accuracy" + ("-sensorimotor" if args.sensorimotor else ""),
+        suffix = "-sensorimotor" if args.sensorimotor else "-eog" if args.eog else ""
+        write_report("accuracy" + suffix,
                      *report_tables(args, rows, bci), blas="1 thread per process (threadpoolctl)",
                      notes=f"{'Static' if args.static else 'Run-centred'} test runs; "
                      f"{'FC, C and CP channels only' if args.sensorimotor else 'all channels'}; "
+                     f"{'EOG regression of ' + ','.join(args.eog) + '; ' if args.eog else ''}"
                      f"{args.n_jobs} workers.")  # fmt: skip
     return 0
 

@@ -86,6 +86,11 @@ class CalibrationConfig:
         which cancels run-to-run gain changes; None: plain log power).
     picks : tuple of str | None
         Model channels by label (None: all).
+    eog : tuple of str | None
+        Channels regressed out of the others before the spatial stage, and not read by the
+        model (:func:`sblr_rt.preprocessing.spatial.eog_regression`, fitted on the
+        calibration runs, applied online by the same matrix): the recording's EOG
+        channels, or Fp1 and Fp2 as a proxy. None: no regression.
     l_freq, h_freq : float | None
         Waveform band-pass (None: none).
     bands : tuple of (float, float) | None
@@ -190,6 +195,7 @@ class CalibrationConfig:
     spatial: str | None = "default"
     reference: str | None = "default"
     picks: tuple[str, ...] | None = None
+    eog: tuple[str, ...] | None = None
     l_freq: float | None = None
     h_freq: float | None = None
     bands: tuple[tuple[float, float], ...] | None = None
@@ -235,6 +241,10 @@ class CalibrationConfig:
             if isinstance(self.picks, str):
                 raise TypeError("'picks' must be a list of channel names, got a str")
             set_(self, "picks", tuple(str(p) for p in self.picks))
+        if self.eog is not None:
+            if isinstance(self.eog, str):
+                raise TypeError("'eog' must be a list of channel names, got a str")
+            set_(self, "eog", tuple(str(c) for c in self.eog) or None)
         _check_numbers(self)
         set_(self, "ranks", tuple(int(r) for r in self.ranks))
         set_(self, "auto_ranks", tuple(int(r) for r in self.auto_ranks))

@@ -17,6 +17,7 @@ from sblr_rt.calibration.workers import start_workers
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.model.run_centring import RunCentring
 from sblr_rt.preprocessing import Preprocessor
+from sblr_rt.preprocessing.spatial import eog_regression, spatial_operator
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -113,7 +114,7 @@ def default_window(config: CalibrationConfig, recording) -> tuple[float, float]:
     return float(tmin), float(tmax)
 
 
-def build_preprocessor(config: CalibrationConfig, recording) -> Preprocessor:
+def build_preprocessor(config: CalibrationConfig, recording, eog=None) -> Preprocessor:
     """Build the (unfitted) preprocessor the configuration describes for a recording.
 
     Parameters
@@ -122,6 +123,8 @@ def build_preprocessor(config: CalibrationConfig, recording) -> Preprocessor:
         Configuration.
     recording : Recording
         First recording (channel names and order, rate).
+    eog : ndarray, shape (n_picks, n_picks) | None
+        The EOG regression (:func:`eog_matrix`), applied before the spatial stage.
 
     Returns
     -------
@@ -136,6 +139,14 @@ def build_preprocessor(config: CalibrationConfig, recording) -> Preprocessor:
                 f"channels named by the configuration are missing from {recording.source}: "
                 f"{missing}; available: {recording.ch_names}"
             )
+    stage = _spatial_stage(
+        config, len(recording.ch_names) if config.picks is None else len(config.picks)
+    )
+    spatial, matrix = stage, None
+    if eog is not None:  # the regression first, then the stage: one matrix
+        picks = list(config.picks or recording.ch_names)
+        matrix = eog if stage is None else spatial_operator(stage, picks) @ eog
+        spatial = "eog" if stage is None else f"{stage}+eog"
     return Preprocessor(
         ch_names=recording.ch_names,
         sfreq=recording.sfreq,
@@ -150,11 +161,39 @@ def build_preprocessor(config: CalibrationConfig, recording) -> Preprocessor:
         baseline=config.baseline if config.features == "waveform" else None,
         scaling=config.scaling,
         filter_length=config.filter_length,
-        spatial=_spatial_stage(
-            config, len(recording.ch_names) if config.picks is None else len(config.picks)
-        ),
+        spatial=spatial,
+        spatial_matrix=matrix,
         reference=config.reference,
     )
+
+
+def eog_matrix(config: CalibrationConfig, recordings) -> np.ndarray | None:
+    """Return the EOG regression of ``config.eog`` fitted on the runs, or None.
+
+    Parameters
+    ----------
+    config : CalibrationConfig
+        Configuration (``eog``, ``picks``).
+    recordings : list of Recording
+        The calibration runs (their continuous samples).
+
+    Returns
+    -------
+    R : ndarray, shape (n_picks, n_picks) | None
+        See :func:`sblr_rt.preprocessing.spatial.eog_regression`.
+    """
+    if config.eog is None:
+        return None
+    picks = list(config.picks or recordings[0].ch_names)
+    data = []
+    for rec in recordings:
+        missing = [c for c in picks if c not in rec.ch_names]
+        if missing:
+            raise ValueError(f"'eog': channels {missing} are missing from {rec.source}")
+        data.append(rec.data[[rec.ch_names.index(c) for c in picks]])
+    R = eog_regression(data, picks, config.eog)
+    logger.info("EOG regression: %s regressed out of %d channels", list(config.eog), len(picks))
+    return R
 
 
 def _spatial_stage(config: CalibrationConfig, n_channels: int) -> str | None:
@@ -218,16 +257,17 @@ def calibrate(
         config = load_config(config, **overrides)
     start_workers(config.n_jobs)  # they start while the epochs are read and cut
     recs = _as_recordings(recordings)
+    eog = eog_matrix(config, recs)
     members = []
     if config.features == "auto":
         pre, est, epochs, report, members = select_auto(
             recs,
             config,
-            build_preprocessor=lambda c: build_preprocessor(c, recs[0]),
+            build_preprocessor=lambda c: build_preprocessor(c, recs[0], eog),
             progress=progress,
         )
     else:
-        pre = build_preprocessor(config, recs[0])
+        pre = build_preprocessor(config, recs[0], eog)
         epochs = extract_epochs(
             recs,
             pre,

@@ -112,6 +112,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="spatial stage of a fixed feature path: none, common average reference, or "
         "surface Laplacian (auto chooses it)",
     )
+    parser.add_argument(
+        "--eog",
+        metavar="CHANNELS",
+        type=lambda text: [c.strip() for c in text.split(",") if c.strip()],
+        help="comma-separated channels regressed out of the others and not read by the "
+        "model (EOG channels, or Fp1,Fp2 as a proxy); the same regression runs online",
+    )
     parser.add_argument("--cv", type=_cv, help="folds (K) or 'loo' (default 5)")
     parser.add_argument(
         "--search",
@@ -256,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
         "tmax": args.tmax,
         "features": args.features,
         "spatial": args.spatial,
+        "eog": args.eog,
         "cv": args.cv,
         "search": args.search,
         "n_jobs": args.n_jobs,

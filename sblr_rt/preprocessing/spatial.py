@@ -40,6 +40,7 @@ __all__ = [
     "SPATIAL_LABELS",
     "SPATIAL_STAGES",
     "apply_spatial",
+    "eog_regression",
     "spatial_label",
     "spatial_operator",
 ]
@@ -76,8 +77,73 @@ def apply_spatial(matrix: np.ndarray | None, windows: np.ndarray) -> np.ndarray:
 
 
 def spatial_label(kind: str | None) -> str:
-    """Return the readable name of a spatial stage (``None``, ``"car"``, ``"csd"``)."""
+    """Return the readable name of a spatial stage (``None``, ``"car"``, ``"csd"``).
+
+    A stage after an EOG regression (:func:`eog_regression`) is labelled
+    ``"<stage>+eog"`` (``"eog"`` alone without a stage).
+    """
+    if kind is not None and str(kind).endswith("eog"):
+        stage = str(kind)[: -len("eog")].rstrip("+") or None
+        first = "EOG regressed out"
+        return first if stage in (None, "none") else f"{first}, then {spatial_label(stage)}"
     return SPATIAL_LABELS.get(kind, str(kind))
+
+
+def eog_regression(data, ch_names: Sequence[str], eog: Sequence[str]) -> np.ndarray:
+    """Return the operator that regresses EOG channels out of the others.
+
+    Every channel loses its least-squares fit on the EOG channels (MNE's
+    :class:`mne.preprocessing.EOGRegression`, as one channels x channels matrix), and the
+    EOG channels themselves become zero, so that no model reads them. Fp1 and Fp2 serve
+    as a proxy where no EOG was recorded.
+
+    Parameters
+    ----------
+    data : sequence of array, shape (n_channels, n_samples)
+        Continuous calibration data in ``ch_names`` order (one array per run; each
+        channel's mean is removed per run).
+    ch_names : sequence of str
+        The channels, in order (the model's picks).
+    eog : sequence of str
+        The EOG channels (or proxies), among ``ch_names``.
+
+    Returns
+    -------
+    R : ndarray, shape (n_channels, n_channels)
+        ``cleaned = R @ samples``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> eye = rng.standard_normal(1000)
+    >>> brain = rng.standard_normal(1000)
+    >>> data = np.stack([eye, brain + 0.8 * eye])  # Fp1, then C3 contaminated by it
+    >>> R = eog_regression([data], ["Fp1", "C3"], ["Fp1"])
+    >>> cleaned = R @ data
+    >>> bool(np.allclose(cleaned[0], 0)), round(float(np.corrcoef(cleaned[1], brain)[0, 1]), 2)
+    (True, 1.0)
+    """
+    names = list(ch_names)
+    missing = [c for c in eog if c not in names]
+    if not eog or missing:
+        raise ValueError(
+            f"'eog' must name channels of the model, got {list(eog)} (missing {missing}; "
+            f"channels: {names})"
+        )
+    idx = [names.index(c) for c in eog]
+    blocks = [np.asarray(d, dtype=np.float64) for d in data]
+    if any(b.ndim != 2 or b.shape[0] != len(names) for b in blocks):
+        raise ValueError(f"'data' must be arrays of shape ({len(names)}, n_samples)")
+    X = np.concatenate([b - b.mean(axis=1, keepdims=True) for b in blocks], axis=1)
+    E = X[idx]
+    gram = E @ E.T
+    if np.linalg.matrix_rank(gram) < len(idx):
+        raise ValueError(f"the EOG channels {list(eog)} are flat or collinear in the data")
+    B = np.linalg.solve(gram, E @ X.T).T  # (n_channels, n_eog): each channel on the EOG
+    R = np.eye(len(names))
+    R[:, idx] -= B
+    R[idx] = 0.0  # the EOG channels themselves: not read by the model
+    return R
 
 
 def spatial_operator(kind: str | None, ch_names: Sequence[str]) -> np.ndarray:
@@ -97,7 +163,10 @@ def spatial_operator(kind: str | None, ch_names: Sequence[str]) -> np.ndarray:
         The operator.
     """
     if kind not in SPATIAL_STAGES:
-        raise ValueError(f"'spatial' must be one of {SPATIAL_STAGES}, got {kind!r}")
+        raise ValueError(
+            f"'spatial' must be one of {SPATIAL_STAGES} (a stage after an EOG regression "
+            f"comes with its matrix), got {kind!r}"
+        )
     names = [str(c) for c in ch_names]
     n = len(names)
     if n < 1:

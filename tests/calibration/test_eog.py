@@ -1,0 +1,59 @@
+"""EOG regression: fitted on the calibration runs, one matrix before the spatial stage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sblr_rt.calibration import calibrate
+
+from sblr_rt.io.recording import Recording
+from sblr_rt.regions import weight_regions
+
+CHANNELS = ["Fp1", "Fp2", "FC3", "C3", "Cz", "C4", "CP4", "Pz"]
+
+
+def _run(rng, n_trials=30, sfreq=100.0):
+    """Continuous run: the class moves the eyes (Fp1) and leaks into C3 through them."""
+    n = int(n_trials * 3 * sfreq)
+    data = rng.standard_normal((len(CHANNELS), n))
+    times, values = [], []
+    for k in range(n_trials):
+        onset = int((k * 3 + 0.5) * sfreq)
+        side = k % 2
+        eye = (2 * side - 1) * 6.0 * np.hanning(int(sfreq))
+        data[0, onset : onset + len(eye)] += eye
+        data[1, onset : onset + len(eye)] += 0.9 * eye
+        data[3, onset : onset + len(eye)] += 0.5 * eye  # the eye signal seen at C3
+        times.append(onset / sfreq)
+        values.append("T1" if side == 0 else "T2")
+    return Recording(
+        data=data, sfreq=sfreq, ch_names=CHANNELS, marker_times=times, marker_values=values
+    )
+
+
+def test_a_model_with_eog_regression_reads_no_eye_channel_and_decides_online_alike():
+    rng = np.random.default_rng(0)
+    runs = [_run(rng), _run(rng)]
+    kwargs = {"classes": ["T1", "T2"], "tmin": 0.0, "tmax": 1.0, "features": "waveform"}
+    plain = calibrate(runs, n_jobs=1, **kwargs)
+    cleaned = calibrate(runs, n_jobs=1, eog=["Fp1", "Fp2"], **kwargs)
+    assert weight_regions(plain).shares["eye"] > 0.3  # the eyes carry the class
+    assert weight_regions(cleaned).shares["eye"] < 1e-6  # Fp1/Fp2 are zero rows
+    assert cleaned.preprocessor.spatial == "eog"
+    # the regression is part of the saved spatial operator: the folded online path agrees
+    from sblr_rt.online import OnlineClassifier
+
+    clf = OnlineClassifier(cleaned)
+    window = runs[0].data[:, 50 : 50 + clf.n_times]
+    np.testing.assert_allclose(
+        clf.decision_function(window, path="folded"),
+        clf.decision_function(window, path="plain"),
+        rtol=1e-9,
+        atol=1e-9,
+    )
+
+
+def test_eog_channels_must_be_model_channels():
+    rng = np.random.default_rng(1)
+    with pytest.raises(ValueError, match="'eog' must name channels of the model"):
+        calibrate([_run(rng)], classes=["T1", "T2"], tmin=0.0, tmax=1.0, eog=["HEOG"], n_jobs=1)
