@@ -1,4 +1,4 @@
-"""EOG regression: fitted on the calibration runs, one matrix before the spatial stage."""
+"""EOG regression (one matrix before the spatial stage) and ensembles, on synthetic runs."""
 
 from __future__ import annotations
 
@@ -57,3 +57,26 @@ def test_eog_channels_must_be_model_channels():
     rng = np.random.default_rng(1)
     with pytest.raises(ValueError, match="'eog' must name channels of the model"):
         calibrate([_run(rng)], classes=["T1", "T2"], tmin=0.0, tmax=1.0, eog=["HEOG"], n_jobs=1)
+
+
+def test_an_ensemble_refits_member_by_member_and_stays_run_centred(tmp_path):
+    from sblr_rt.calibration.refit import labelled_recording, refit_model
+
+    from sblr_rt.io import load_model
+
+    rng = np.random.default_rng(2)
+    runs = [_run(rng), _run(rng)]
+    model = calibrate(runs, classes={"T1": "left", "T2": "right"}, tmin=0.0, tmax=1.0, n_jobs=1)
+    assert model.is_ensemble
+    class_map = {"T1": "left", "T2": "right"}
+    new = refit_model(
+        model, [labelled_recording(r, class_map) for r in runs], version=1, folder=tmp_path
+    )
+    assert new.is_ensemble and len(new.members) == len(model.members)
+    assert all(m.run_centring is not None for m in new.members)
+    assert new.metadata["config"] == model.metadata["config"]
+    again = load_model(next(tmp_path.glob("*.sblr.npz")))
+    X = np.stack(
+        [runs[0].data[:, 50 + 300 * k : 50 + 300 * k + again.n_times_raw] for k in range(4)]
+    )
+    np.testing.assert_allclose(again.decision_function_run(X), new.decision_function_run(X))
