@@ -235,8 +235,18 @@ def _status_line(snap) -> str:
         f"{dropped.gap}, refilling {dropped.refilling}, nonfinite {dropped.nonfinite}, behind "
         f"{dropped.behind}, halted {dropped.halted}, flat {dropped.flat}, clipped "
         f"{dropped.clipped}, amplitude {dropped.amplitude}); gaps {snap.n_gaps}{cues}"
-        f"{adaptation}"
+        f"{adaptation}{_centring(snap.run_centring)}"
     )
+
+
+def _centring(status: dict | None) -> str:
+    """Return the run centring's part of the status line (empty when off)."""
+    if status is None:
+        return ""
+    n, warmup = status["n_trials"], status["warmup"]
+    if n == 0:
+        return "; run centring: no trial yet, at the calibration reference"
+    return f"; run centring: this run's mean from {n} trial(s) (reference weight {warmup:g})"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -482,6 +482,7 @@ class OnlineLoop(AdaptingLoop):
             raw=raw,
             worker_cpu=cpu / wall if wall > 0 else 0.0,
             channels=self._channels,
+            run_centring=None if scheduler is None else _centring_status(scheduler.state),
         )
 
     @property
@@ -495,3 +496,11 @@ class OnlineLoop(AdaptingLoop):
             raise RuntimeError(
                 f"The online worker thread failed: {type(error).__name__}: {error}"
             ) from error
+
+
+def _centring_status(state) -> dict | None:
+    """Return the run centring of a streaming state, as the snapshot shows it (None: off)."""
+    centring = getattr(state, "run_centring", None)
+    if centring is None:
+        return None
+    return {"n_trials": centring.n_trials, "warmup": centring.centring.warmup}

@@ -249,6 +249,10 @@ class Telemetry:
     adaptation : dict | None
         The session's adaptation status (version, trials, refit running or failed,
         last error), None without ``--adapt``.
+    run_centring : dict | None
+        Unsupervised run centring (:mod:`sblr_rt.model.run_centring`): ``n_trials`` in
+        this run's mean so far and the calibration reference's ``warmup`` weight; None
+        when the model is not run-centred or centring is off.
     """
 
     time: float = float("nan")
@@ -278,6 +282,7 @@ class Telemetry:
     channels: ChannelMatch | None = None
     model_version: int = 0
     adaptation: dict | None = None
+    run_centring: dict | None = None
 
 
 class RecentValues:

@@ -128,3 +128,29 @@ def test_streaming_state_rejects_bad_configuration(make_model):
     state = clf.streaming()
     with pytest.raises(ValueError, match="'chunk' must have shape"):
         state.push(np.zeros((3, 2)), np.zeros(3))
+
+
+def test_run_centring_counts_the_trials_and_leaves_sliding_windows_out(make_model):
+    """Trials move the run's mean; sliding windows are only scored from it."""
+    from sblr_rt.model.run_centring import RunCentring
+
+    base = make_model()
+    model = type(base)(
+        preprocessor=base.preprocessor,
+        estimator=base.estimator,
+        classes=base.classes,
+        run_centring=RunCentring([0.0], [0.0], warmup=1.0),
+    )
+    clf = OnlineClassifier(model)
+    rng = np.random.default_rng(5)
+    n = 3 * clf.n_times
+    state = clf.streaming(capacity=n)
+    data = rng.standard_normal((n, len(clf.ch_names))) + 3.0
+    state.push(data, 100.0 + np.arange(n) / 100)
+    raw = model.decision_function(data[: clf.n_times].T[None])
+    slide = state.decide(clf.n_times)["score"]
+    assert state.run_centring.n_trials == 0 and slide == pytest.approx(raw[0])
+    first = state.decide(clf.n_times, trial=True)["score"]
+    assert state.run_centring.n_trials == 1 and first == pytest.approx(raw[0] / 2)
+    off = OnlineClassifier(model, recentre=False).streaming(capacity=n)
+    assert off.run_centring is None
