@@ -132,6 +132,7 @@ class Recorder:
         self.sfreq: float | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # set by each marker: the writer drains at once
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._eeg = self._markers = None
@@ -164,6 +165,8 @@ class Recorder:
             self.sfreq = float(eeg.sfreq)
             if self.record_markers:
                 self._markers = self._open_markers(MarkerSource, eeg.description.name)
+                if self._markers is not None:
+                    self._markers.add_listener(lambda t, value: self._wake.set())
             self._sink = SidecarWriter(self.sidecar, self._header(eeg))
             eeg.add_listener(self._on_chunk)
             self._thread = threading.Thread(target=self._write_loop, name="sblr-recorder")
@@ -252,6 +255,7 @@ class Recorder:
         try:
             self._shutdown_sources()
             self._stop.set()
+            self._wake.set()
             self._thread.join(10.0)
             self._sink.close()
             if self._error is not None:
@@ -331,8 +335,11 @@ class Recorder:
         last_flush = time.monotonic()
         try:
             while True:
-                stopping = self._stop.wait(0.05)
-                # draining the marker source often keeps its queue short under a flood
+                # woken by each marker (or every 50 ms): draining the marker source as
+                # markers arrive keeps its queue short under a flood
+                self._wake.wait(0.05)
+                self._wake.clear()
+                stopping = self._stop.is_set()
                 self._take_pending()
                 if stopping or time.monotonic() - last_flush >= self.flush_seconds:
                     self._sink.flush()
