@@ -32,6 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._report import Table, write_report
+
 
 def make_data(n=210, s=118, t=100, seed=0):
     rng = np.random.default_rng(seed)
@@ -70,6 +72,9 @@ def main():
     p.add_argument("--cv", default=5, type=int)
     p.add_argument("--ranks", default="1,2,3")
     p.add_argument("--auto-repeats", default=3, type=int)
+    p.add_argument(
+        "--no-report", action="store_true", help="do not write docs/benchmarks/calibration.md"
+    )
     args = p.parse_args()
     blas = [
         f"{i.get('internal_api')} {i.get('version')} num_threads={i.get('num_threads')}"
@@ -79,10 +84,10 @@ def main():
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
     print(f"BLAS: {'; '.join(blas)} (fits run with threadpool_limits(1) per worker)")
     print(f"load average at the start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    targets = []
+    targets, rows = [], []
     for part in args.parts.split(","):
         if part in ("fast", "paper"):
-            targets.append(selection(part, args))
+            targets.append(selection(part, args, rows))
         elif part == "auto":
             targets += auto(args)
         elif part == "breakdown":
@@ -93,6 +98,20 @@ def main():
     for line in targets:
         print(line)
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    if rows and not args.no_report:
+        header = ["search", "fits", "wall", "CPU", "rank step", "grid", "chosen", "CV accuracy"]
+        write_report(
+            "calibration",
+            Table(header, rows),
+            notes=(
+                f"Selection on synthetic BCI-like epochs (210, 118, 100), {args.cv}-fold CV, "
+                f"ranks {args.ranks}, {args.n_jobs} joblib workers. *CPU* counts this process "
+                "and its workers; other work on the machine moves the wall-clock figures. "
+                "The benchmark's other parts (auto, breakdown, tolerance) print their "
+                "figures and are not written here."
+            ),
+            blas="1 thread per worker (threadpool_limits)",
+        )
 
 
 # Today's choices (main before issue 15) at (210, 118, 100), 5-fold, ranks 1-3.
@@ -103,8 +122,8 @@ CHOSEN = {
 LIMIT = {"fast": 4.0, "paper": 15.0}
 
 
-def selection(search, args):
-    """Time one selection; return its target line."""
+def selection(search, args, rows):
+    """Time one selection; append its report row to ``rows``; return its target line."""
     from sblr_rt.calibration.config import CalibrationConfig
     from sblr_rt.calibration.selection import select
 
@@ -142,6 +161,19 @@ def selection(search, args):
         f"chosen: rank {report['rank']}, mu1 {b['mu1_fraction']:g} x max, mu2 {b['mu2']:g}, "
         f"nu1 {b['nu1_fraction']:g} x max, nu2 {b['nu2']:g}: "
         f"CV accuracy {b['mean']:.3f} +/- {b['std']:.3f}"
+    )
+    rows.append(
+        [
+            search,
+            f"{n_fits:,}",
+            f"{dt:.1f} s",
+            f"{cpu:.1f} s",
+            f"{report['seconds']['rank']:.1f} s",
+            f"{report['seconds']['grid']:.1f} s",
+            f"rank {report['rank']}, mu1 {b['mu1_fraction']:g} x max, mu2 {b['mu2']:g}, "
+            f"nu1 {b['nu1_fraction']:g} x max, nu2 {b['nu2']:g}",
+            f"{b['mean']:.3f} ± {b['std']:.3f}",
+        ]
     )
     if (cfg.ranks, args.cv) != ((1, 2, 3), 5):
         return f"TARGET {search} search: not the benchmark's setting (ranks 1-3, 5-fold)"

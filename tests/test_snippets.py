@@ -43,6 +43,7 @@ def workdir(tmp_path_factory):
 def test_pages_have_snippets():
     names = {p.name for p in _pages()}
     assert {"README.md", "calibration.md", "mne-moabb-dask.md"} <= names
+    assert len(_calibrate_commands()) == 2  # README's (the guide's too), the guide's BIDS one
 
 
 def test_no_snippet_hides_from_the_test():
@@ -86,21 +87,31 @@ def _commands(page, program="sblr-rt "):
     return [ln.strip() for ln in text.splitlines() if ln.strip().startswith(program)]
 
 
+def _calibrate_commands():
+    found = {}  # a command written on two pages runs once
+    for page in (ROOT / "README.md", DOCS / "guide" / "calibration.md"):
+        for command in _commands(page):
+            if command.startswith("sblr-rt calibrate --") and "--stream" not in command:
+                found.setdefault(command, page)
+    return [(page, command) for command, page in found.items()]
+
+
 @pytest.mark.slow
-def test_readme_calibrate_and_inspect_commands_run(workdir):
-    # The README's first command as written (it reads the shipped recordings), then inspect.
-    calibrate = next(c for c in _commands(ROOT / "README.md") if "--recording" in c)
-    out = calibrate.split("--out ")[1].split()[0]
-    for command in (calibrate, f"sblr-rt inspect {out}"):
-        argv = shlex.split(command)[1:]
+@pytest.mark.parametrize(
+    ("page", "command"),
+    _calibrate_commands(),
+    ids=[f"{p.name}-{c.split()[2]}" for p, c in _calibrate_commands()],
+)
+def test_calibrate_commands_run(page, command, workdir):
+    # After the pages' Python ran (the BIDS recipe writes its tree): each calibrate command
+    # as written, then inspect on its model.
+    out = command.split("--out ")[1].split()[0]
+    for line in (command, f"sblr-rt inspect {out}"):
+        argv = shlex.split(line)[1:]
+        if argv[0] == "calibrate":
+            argv.append("--no-progress")
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "sblr_rt.cli",
-                *argv,
-                *(["--no-progress"] if "calibrate" in argv else []),
-            ],
+            [sys.executable, "-m", "sblr_rt.cli", *argv],
             cwd=workdir,
             env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "agg"},
             capture_output=True,
@@ -108,5 +119,5 @@ def test_readme_calibrate_and_inspect_commands_run(workdir):
             timeout=280,
             check=False,
         )
-        assert proc.returncode == 0, f"{command}:\n{proc.stderr[-3000:]}"
+        assert proc.returncode == 0, f"{page.name}: {line}:\n{proc.stderr[-3000:]}"
     assert (workdir / out).is_file()
