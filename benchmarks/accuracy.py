@@ -359,9 +359,10 @@ def main():
     with threadpool_limits(1):
         if not args.bci:
             rows = cross_run(args)
-        bci = bci_competition(args)
+        if not args.sensorimotor:  # its 28 channels are a montage of their own
+            bci = bci_competition(args)
     if not args.no_report and (rows or bci):
-        suffix = "-sensorimotor" if args.sensorimotor else "-eog" if args.eog else ""
+        suffix = "_sensorimotor" if args.sensorimotor else "_eog" if args.eog else ""
         write_report("accuracy" + suffix,
                      *report_tables(args, rows, bci), blas="1 thread per process (threadpoolctl)",
                      notes=f"{'Static' if args.static else 'Run-centred'} test runs; "
