@@ -5,6 +5,7 @@ Usage::
     python benchmarks/solver.py            # full Table 1 (s = t up to 1000) + comparisons
     python benchmarks/solver.py --quick    # s = t in {50, 100, 250}, 3 repeats
     python benchmarks/solver.py --sizes 50 100 --repeats 5 --no-peers
+    python benchmarks/solver.py --quick --repeats 5 --no-table --no-peers --routes
 
 Part 1 reproduces Table 1 of the paper (n = 100 samples, class +1 drawn as
 ``randn(s, t) + 1`` and class -1 as ``randn(s, t) - 1``, s = t, rank 1, the two parameter
@@ -16,6 +17,9 @@ class-dependent rank-1 spatio-temporal pattern in white noise), times our regula
 against sparse linear classifiers on vec(X): skglm's elastic-net logistic regression
 (numba JIT warm-up excluded), scikit-learn's l1 liblinear and elastic-net saga (capped),
 and our time per iteration against two plain passes over X (the memory-bound floor).
+
+Part 3 (``--routes``, printed only) fits every Table 1 problem with ``solver="fast"`` and
+``solver="paper"`` and counts the problems where the fast route ends higher.
 
 Timings on a shared machine are noisy; read medians, not single runs.
 """
@@ -404,6 +408,43 @@ def cost_model(X, y, p, repeats):
         print(f"  fixed: {name} {sec * 1e3:.2f} ms")
 
 
+def compare_routes(sizes, repeats, seed, inits):
+    """Part 3: the objective the fast route ends at against the paper's, on Table 1's problems.
+
+    The decision rule of issue 29: ``solver="fast"`` becomes the default only if it ends
+    no higher than Algorithm 2 on the benchmark problems. Printed per problem, then the
+    count of problems where it ends higher (by more than 1e-9).
+    """
+    print("\n== Part 3: solver='fast' against solver='paper' on Table 1's problems ==")
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for s in sizes:
+        for rep in range(repeats):
+            X, y = table1_data(s, rng)
+            for name, p in PARAMS.items():
+                for init in inits:
+                    F = {}
+                    for solver in ("paper", "fast"):
+                        clf = SparseBilinearLogisticRegression(
+                            rank=1, init=init, solver=solver, **p
+                        )
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            F[solver] = clf.fit(X, y).objective_[-1]
+                    diffs.append(F["fast"] - F["paper"])
+                    print(
+                        f"  ({s}, {s}) data set {rep} {name:<13} {init:<13} paper "
+                        f"{F['paper']:.8f} fast {F['fast']:.8f} ({diffs[-1]:+.1e})"
+                    )
+    diffs = np.array(diffs)
+    higher = int(np.sum(diffs > 1e-9))
+    print(
+        f"TARGET solver='fast' ends no higher than 'paper' on every problem: higher on "
+        f"{higher} of {diffs.size} (largest {diffs.max():+.1e}), lower on "
+        f"{int(np.sum(diffs < -1e-9))}: " + ("PASS" if higher == 0 else "FAIL")
+    )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes 50 100 250, 3 repeats")
@@ -413,6 +454,9 @@ def main(argv=None):
     parser.add_argument("--saga-max-iter", type=int, default=100, help="cap for saga")
     parser.add_argument("--no-table", action="store_true", help="skip part 1")
     parser.add_argument("--no-peers", action="store_true", help="skip part 2")
+    parser.add_argument(
+        "--routes", action="store_true", help="part 3: fast against paper on Table 1's problems"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--no-report", action="store_true", help="do not write docs/benchmarks/solver.md"
@@ -434,6 +478,8 @@ def main(argv=None):
         tables.append(run_table1(sizes, repeats, args.seed, args.inits))
     if not args.no_peers:
         tables.append(run_peers(args.timing_repeats, args.saga_max_iter))
+    if args.routes:
+        compare_routes(sizes, repeats, args.seed, args.inits)
     if tables and not args.no_report:
         write_report("solver", *tables)
     return 0
