@@ -168,7 +168,7 @@ def _fold_task(Zs, y, splits, config, centers, dtype):
     est_params = {
         "multi_class": config.multi_class,
         "max_iter": config.auto_max_iter,
-        "tol": config.tol,
+        "tol": config.cv_tol,
         "class_weight": config.class_weight,
     }
     out = [[[] for _ in splits] for _ in Zs]

@@ -401,10 +401,12 @@ def select(
         "tol": config.tol,
         "class_weight": config.class_weight,
     }
+    # The cross-validated fits stop at search_tol; the final fit at the paper's tol.
+    search_params = est_params | {"tol": config.cv_tol}
     ranks = [r for r in config.ranks if r <= min(Z.shape[1:])]
     if not ranks:
         raise ValueError(f"'ranks' {config.ranks} all exceed min(n_rows, n_times)")
-    fold_args = (Z, y, config, center, est_params, np.dtype(config.search_dtype))
+    fold_args = (Z, y, config, center, search_params, np.dtype(config.search_dtype))
     rank_rows, best_rank = _select_rank(fold_args, splits, ranks, progress)
     t_rank = time.perf_counter() - t0
     groups = penalty_grid(

@@ -127,3 +127,47 @@ def test_lockstep_route_chooses_and_scores_as_one_task_per_candidate_and_fold(mo
     assert {c: b["point"] for c, b in best.items()} == {
         c: b["point"] for c, b in fast_best.items()
     }
+
+
+def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
+    import sblr_rt.calibration.auto as auto
+    import sblr_rt.calibration.selection as selection
+    from sblr_rt.calibration.config import CalibrationConfig
+
+    from sblr_rt.preprocessing.scaling import apply_scaling
+
+    class Scaling:  # what _final_fit reads and sets of a preprocessor
+        is_linear = True
+
+        def scale(self, Z):
+            return apply_scaling(Z, self.row_offset_, self.row_scale_, self.col_scale_)
+
+    feats, y = _candidate_features()
+    Z = feats["waveform", None]
+    config = CalibrationConfig(features="auto", cv=3, cv_repeats=1, n_jobs=1, search_tol=5e-3)
+    assert CalibrationConfig().cv_tol == CalibrationConfig().tol  # unset: the paper's rule
+    seen = []
+    folds_paths = auto.folds_paths
+
+    def spy(folds, rank, groups, est_params, score):
+        seen.append(est_params["tol"])
+        return folds_paths(folds, rank, groups, est_params, score)
+
+    monkeypatch.setattr(auto, "folds_paths", spy)
+    table, _, _ = auto._cross_validate({("waveform", None): Z}, y, config, None)
+    assert seen and set(seen) == {5e-3}
+    final = auto._final_fit(Scaling(), Z, y, table["waveform", None][0]["point"], config)
+    assert final.tol == config.tol == 1e-3
+    # the fixed paths' search alike: its folds at search_tol, the chosen point at tol
+    seen.clear()
+    task = selection._task
+
+    def spy_task(*args):
+        seen.append(args[-2]["tol"])
+        return task(*args)
+
+    monkeypatch.setattr(selection, "_task", spy_task)
+    fixed = config.replace(features="waveform", ranks=(1,), l1_fractions=(0.0, 0.1))
+    est, _, _ = selection.select(Z, y, config=fixed, center=False)
+    assert seen and set(seen) == {5e-3}
+    assert est.tol == 1e-3

@@ -7,7 +7,9 @@ import math
 import pytest
 from sblr_rt.calibration.config import CalibrationConfig, load_config
 
-FLOAT_FIELDS = ["tmin", "tmax", "l_freq", "h_freq", "filter_length", "reject", "flat", "tol"]
+FLOAT_FIELDS = [
+    "tmin", "tmax", "l_freq", "h_freq", "filter_length", "reject", "flat", "tol", "search_tol"
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", FLOAT_FIELDS)
@@ -64,3 +66,10 @@ def test_the_example_configuration_loads_and_names_every_field():
     named = set(re.findall(r"^#? ?([a-z_0-9]+) =", text, flags=re.M))
     fields = {f.name for f in dataclasses.fields(CalibrationConfig)}
     assert fields <= named, sorted(fields - named)
+
+
+@pytest.mark.parametrize("name", ["tol", "search_tol"])
+@pytest.mark.parametrize("value", [0.0, -1e-3])
+def test_stopping_rules_must_be_positive(name, value):
+    with pytest.raises(ValueError, match=rf"'{name}' must be a positive number, got {value}"):
+        CalibrationConfig(**{name: value})
