@@ -35,7 +35,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from accuracy import DATA, WINDOW, cases, physionet_file
+
+from benchmarks._report import Table, write_report
 
 
 def wolpaw_bits(p: float, n: int) -> float:
@@ -170,6 +173,9 @@ def main():
     parser.add_argument("--tau", type=float, default=1.0, help="EMA time constant, recording s")
     parser.add_argument("--hop", type=float, default=0.1, help="seconds of LSL time")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument(
+        "--no-report", action="store_true", help="do not write docs/benchmarks/feedback.md"
+    )
     args = parser.parse_args()
     args.p = [float(p) for p in args.p.split(",") if p]
     args.early_after = [float(a) for a in args.early_after.split(",") if a]
@@ -189,7 +195,7 @@ def main():
         f"{args.smoothing} smoothing; window {WINDOW[0]}-{WINDOW[1]} s after the cue"
     )
     print(f"{'person':7} {'run':4} {'setting':10} {'acc':>6} {'time s':>7} {'bits/min':>9}  early")
-    rows = []
+    rows, per_person, means = [], [], []
     seen = set()
     for person, task, cal, test, class_map in cases(people):
         if person in seen:  # one test run per person (S001: its first)
@@ -211,6 +217,9 @@ def main():
         result = run_person(model, recs[-1], class_map, args)
         for name, (acc, mean_t, itr, early, n) in result.items():
             rows.append((name, acc, mean_t, itr))
+            per_person.append(
+                [person, task, name, f"{acc:.3f}", f"{mean_t:.2f} s", f"{itr:.2f}", f"{early}/{n}"]
+            )
             print(
                 f"{person:7} {task:4} {name:10} {acc:6.3f} {mean_t:7.2f} {itr:9.2f}  {early}/{n}",
                 flush=True,
@@ -221,6 +230,30 @@ def main():
             sel = [r for r in rows if r[0] == name]
             acc, t, itr = (float(np.mean([r[k] for r in sel])) for k in (1, 2, 3))
             print(f"  {name:10} acc {acc:.3f}  time {t:.2f} s  {itr:.2f} bits/min")
+            means.append([name, f"{acc:.3f}", f"{t:.2f} s", f"{itr:.2f}"])
+    if rows and not args.no_report:
+        write_report(
+            "feedback",
+            Table(
+                ["setting", "accuracy", "decision time", "bits/min"],
+                means,
+                caption=f"Means over the {len(seen)} people.",
+            ),
+            Table(
+                ["person", "run", "setting", "accuracy", "decision time", "bits/min", "early"],
+                per_person,
+                caption="Per person (early: trials decided before tmax, of all).",
+            ),
+            notes=(
+                f"Calibration on each person's first runs ({args.features}, window "
+                f"{WINDOW[0]}-{WINDOW[1]} s), then the next run replayed through LSL at "
+                f"x{args.speed:g} into one online loop per setting (hop {args.hop:g} s of LSL "
+                f"time, {args.smoothing} of the log-odds since the cue). Accuracy over the "
+                "run's cues, mean decision time from the cue, Wolpaw ITR over decision time "
+                "only. *P +A s*: early at probability P, not before A s after the cue."
+            ),
+            blas="1 thread (OPENBLAS_NUM_THREADS=1 set by the benchmark)",
+        )
 
 
 if __name__ == "__main__":
