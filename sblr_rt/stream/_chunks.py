@@ -150,6 +150,10 @@ class ChunkBookkeeping:
                 start = max(0, int(i) - run + 1)
                 break
         if start is not None:
+            # the step back may bend the first timestamps after it before they hold still
+            period = 1.0 / (self._sfreq * getattr(self, "_speed", 1.0))
+            while start > 0 and steps[start - 1] < 0.5 * period:
+                start -= 1
             cut = start if cut is None else min(cut, start)
         self._flat_run = 0 if cut is not None else _trailing_run(still, self._flat_run)
         return cut

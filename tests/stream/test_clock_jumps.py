@@ -44,11 +44,16 @@ def test_a_clock_jump_is_one_gap_logged_once(source_id, wait, caplog, step):
     assert ts[index - 1] == t_before and ts[index] == t_after
     # the values are the sample numbers: the gap is where the clock stepped, and the
     # timestamps after it are the sender's, exactly (no smearing by the dejitter)
-    assert window[0, index - 1] < jump_at <= window[0, index]
+    # (a sample or two at the step may have been pulled before the step showed: they keep
+    # a time within a sample period of the old timeline)
+    assert window[0, index - 1] < jump_at + 3 and jump_at <= window[0, index]
     after = window[0, index:]
     expected = t0 + after / SFREQ + step
     np.testing.assert_allclose(ts[index:], expected, atol=2e-3)
-    np.testing.assert_allclose(ts[:index], t0 + window[0, :index] / SFREQ, atol=2e-3)
+    before = window[0, :index] < jump_at
+    np.testing.assert_allclose(ts[:index][before], t0 + window[0, :index][before] / SFREQ,
+                               atol=2e-3)  # fmt: skip
+    np.testing.assert_allclose(ts[:index], t0 + window[0, :index] / SFREQ, atol=1.5 / SFREQ)
     assert not status["rate_far_off"]
     gaps = [r for r in caplog.records if "Gap of" in r.getMessage()]
     assert len(gaps) == 1 and "timestamps jumped" in gaps[0].getMessage()
