@@ -27,6 +27,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+from sblr_rt.cli._numbers import bounded
 
 from sblr_rt.lifetime import PARENT_ENV
 
@@ -81,7 +82,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--simulated", action="store_true", help="use the simulated 118-channel source"
     )
-    parser.add_argument("--speed", type=float, default=10.0, help="replay speed factor")
+    parser.add_argument("--speed", type=bounded("speed"), default=10.0, help="replay speed factor")
     parser.add_argument(
         "--features",
         choices=("auto", "waveform", "bandpower", "spectral", "covariance"),
@@ -104,7 +105,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--duration",
-        type=float,
+        type=bounded("seconds"),
         default=None,
         help="seconds of the online run to stream (default: all of it)",
     )

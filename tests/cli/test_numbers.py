@@ -20,6 +20,8 @@ from sblr_rt.cli import main
         (["replay", "x.fif", "--chunk-ms", "-5"], "> 0"),
         (["replay", "x.fif", "--speed", "1e12"], "<= 1000 x"),
         (["streams", "--timeout", "nan"], "<= 1e+07 seconds"),
+        (["demo", "--speed", "1e9"], "<= 1000 x"),
+        (["demo", "--duration", "-3"], "> 0 seconds"),
         (["run", "--model", "m.npz", "--status-every", "nan"], "<= 1e+07 seconds"),
         (["run", "--model", "m.npz", "--hop", "-1"], ">= 0 seconds"),
         (["record", "--out", "x.fif", "--duration", "inf"], "<= 1e+07 seconds"),
