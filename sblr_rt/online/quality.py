@@ -104,8 +104,9 @@ class WindowQuality:
         self._changed.push(last_change.min(axis=1, initial=n + self._n)[:, None], None)
         self._last_change = last_change[-1]
         if self.clip_run is not None:
-            high = np.fmax.accumulate(np.vstack([self._high[None], x]), axis=0)[1:]
-            low = np.fmin.accumulate(np.vstack([self._low[None], x]), axis=0)[1:]
+            finite = np.where(np.isfinite(x), x, np.nan)  # an inf is a gap, not an extreme
+            high = np.fmax.accumulate(np.vstack([self._high[None], finite]), axis=0)[1:]
+            low = np.fmin.accumulate(np.vstack([self._low[None], finite]), axis=0)[1:]
             edge = (x == high) | (x == low)
             before = np.vstack([self._at_edge[None], edge[:-1]])
             going_on = edge & before & ~changed  # the same value, still at the extreme

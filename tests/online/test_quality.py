@@ -54,3 +54,13 @@ def test_thresholds_of_the_model_read_the_window():
     assert quality.reason(230) == "amplitude"
     assert quality.reason(80) is None
     assert quality.channels(150, "flat", ["a", "b", "c"]) == ["b"]
+
+
+def test_an_infinite_sample_is_no_extreme_for_the_clipping_rule():
+    data = np.random.default_rng(1).standard_normal((400, 2))
+    data[50, 0] = np.inf  # a non-finite burst (refused on its own as a gap)
+    data[200:260, 0] = 5.0  # railed later: the largest finite value the channel sent
+    quality = _quality(2, 50, {"flat": 0.0, "clip_run": 5, "reject": None}, 400)
+    quality.push(data)
+    assert quality.reason(230) == "clipped"
+    assert quality.reason(262) == "clipped"
