@@ -228,8 +228,9 @@ def accuracy_table(people, every):
     return rows
 
 
-def _realtime_pass(model, run, cal, seconds, *, adapt):
-    """Replay ``run`` in real time into a threaded loop; return its snapshot and refits."""
+def _realtime_pass(model, run, cal, seconds, *, adapt, speed=1.0):
+    """Replay ``run`` at ``speed`` x real time into a threaded loop; return its snapshot and
+    refits."""
     from sblr_rt.calibration.adapt import Adapter
 
     from sblr_rt.online import OnlineLoop
@@ -242,15 +243,22 @@ def _realtime_pass(model, run, cal, seconds, *, adapt):
                       history_seconds=3600.0, max_history=100_000)  # fmt: skip
     n_total = min(len(data), int(seconds * run.sfreq))
 
-    def feed():  # real time: RT_CHUNK samples at a time, stamped on the LSL clock
+    rate = run.sfreq * speed  # samples per second of wall clock
+
+    behind = []  # (clock, windows dropped as behind so far) whenever the count grows
+
+    def feed():  # RT_CHUNK samples at a time, stamped on the LSL clock as a player would
         t0, k = local_clock(), 0
+        dropped = loop._telemetry.dropped  # read only: the counts of the running loop
         while source.sent < n_total:
             n = source.sent
-            source.send(RT_CHUNK, t0 + np.arange(n, n + RT_CHUNK) / run.sfreq)
+            if dropped["behind"] > (behind[-1][1] if behind else 0):
+                behind.append((local_clock(), dropped["behind"]))
+            source.send(RT_CHUNK, t0 + np.arange(n, n + RT_CHUNK) / rate)
             while k < len(cues) and cues[k][0] < source.sent:
-                markers.queue.append((t0 + cues[k][0] / run.sfreq, cues[k][1]))
+                markers.queue.append((t0 + cues[k][0] / rate, cues[k][1]))
                 k += 1
-            time.sleep(max(0.0, t0 + source.sent / run.sfreq - local_clock()))
+            time.sleep(max(0.0, t0 + source.sent / rate - local_clock()))
 
     with tempfile.TemporaryDirectory() as folder:
         adapter = (
@@ -267,7 +275,7 @@ def _realtime_pass(model, run, cal, seconds, *, adapt):
         if adapter is not None:
             adapter.stop()
         loop.stop()
-    return snap, ([] if adapter is None else adapter.history)
+    return snap, ([] if adapter is None else adapter.history), behind
 
 
 def _stats_line(name, x):
@@ -278,8 +286,13 @@ def _stats_line(name, x):
             f"max {x.max() * 1e6:7.1f} us")  # fmt: skip
 
 
-def step_times_during_refits(person, seconds):
-    """Real time: the loop's worker decides while the Adapter refits in its process."""
+def step_times_during_refits(person, seconds, speed=1.0):
+    """Real time (or ``speed`` x): the loop's worker decides while the Adapter refits.
+
+    ``seconds`` of the stream are replayed (``seconds / speed`` of wall clock). Reported
+    beside the step times: the windows dropped as ``behind`` (the loop woke too late and
+    skipped hops), with and without adaptation.
+    """
     from sblr_rt.calibration import calibrate
 
     from sblr_rt.io.recordings import read_recording
@@ -292,15 +305,15 @@ def step_times_during_refits(person, seconds):
         return
     cal, run = (read_recording(f) for f in files)
     model = calibrate([cal], classes=LEFT_RIGHT, tmin=WINDOW[0], tmax=WINDOW[1], n_jobs=1)
-    fixed, _ = _realtime_pass(model, run, cal, seconds, adapt=False)
-    snap, history = _realtime_pass(model, run, cal, seconds, adapt=True)
+    fixed, _, _ = _realtime_pass(model, run, cal, seconds, adapt=False, speed=speed)
+    snap, history, behind = _realtime_pass(model, run, cal, seconds, adapt=True, speed=speed)
     spans = [(h["started"], h["finished"] or np.inf) for h in history]
     decisions = list(snap.decisions)
     during = [any(a <= d["published"] <= b for a, b in spans) for d in decisions]
     steps = np.array([d["step_time"] for d in decisions])
-    print(f"\nStep time: {person} run {replayed[0]} replayed in real time twice ({seconds:.0f} s, "
-          f"chunks of {RT_CHUNK} samples, {snap.path} path, hop 50 ms + trials), {os.cpu_count()} "
-          f"CPUs, load average {os.getloadavg()[0]:.1f} at the end")  # fmt: skip
+    print(f"\nStep time: {person} run {replayed[0]} replayed at {speed:g}x twice ({seconds:.0f} s "
+          f"of stream, chunks of {RT_CHUNK} samples, {snap.path} path, hop 50 ms + trials), "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")  # fmt: skip
     print(_stats_line("fixed model (no adaptation)", np.array([d["step_time"] for d in
                                                                  fixed.decisions])))  # fmt: skip
     during_refit = steps[np.array(during, dtype=bool)]
@@ -316,6 +329,26 @@ def step_times_during_refits(person, seconds):
     print(f"  refits (each a whole re-selection): {len(history)} submitted, {len(ok)} swapped "
           f"in (versions decided: {versions}), {mean:.1f} s each; windows dropped: fixed "
           f"{fixed.dropped.total}, adapting {snap.dropped.total}")  # fmt: skip
+    # When were hops skipped: while a refit ran, in the second after a new model came
+    # (its streaming state prepared on the adapter's thread, adopted by the loop), or else.
+    when = {"refit": 0, "swap": 0, "other": 0}
+    previous = 0
+    for t, count in behind:
+        if any(a <= t <= b for a, b in spans):
+            key = "refit"
+        elif any(b <= t <= b + 1.0 for _, b in spans):
+            key = "swap"
+        else:
+            key = "other"
+        when[key] += count - previous
+        previous = count
+    print(f"  behind while adapting, seen: during a refit {when['refit']}, within 1 s after a "
+          f"swap {when['swap']}, other {when['other']}")  # fmt: skip
+    verdict = "none while refitting: " + ("PASS" if snap.dropped.behind == 0 else "FAIL")
+    print(f"  windows dropped as behind ({speed:g}x): fixed {fixed.dropped.behind} of "
+          f"{fixed.dropped.behind + len(fixed.decisions)}, adapting {snap.dropped.behind} of "
+          f"{snap.dropped.behind + len(decisions)}"
+          + (f" (TARGET at 1x, {verdict})" if speed == 1 else ""))  # fmt: skip
 
 
 def main():
@@ -325,6 +358,8 @@ def main():
     parser.add_argument("--rt-seconds", type=float, default=60.0,
                         help="seconds of real-time replay for the step times")  # fmt: skip
     parser.add_argument("--rt-person", default="S002")
+    parser.add_argument("--speed", type=float, nargs="+", default=[1.0, 4.0],
+                        help="replay speeds of the step-time part (x real time)")  # fmt: skip
     parser.add_argument("--skip-accuracy", action="store_true")
     parser.add_argument("--skip-steps", action="store_true")
     args = parser.parse_args()
@@ -334,7 +369,8 @@ def main():
     warnings.simplefilter("ignore")
     logging.basicConfig(level=logging.ERROR)
     if not args.skip_steps:
-        step_times_during_refits(args.rt_person, args.rt_seconds)
+        for speed in args.speed:
+            step_times_during_refits(args.rt_person, args.rt_seconds, speed)
     if not args.skip_accuracy:
         accuracy_table(args.people.split(","), args.every)
 

@@ -7,8 +7,8 @@
    cue names a class joins the calibration set (a cue with no class is logged and left
    out);
 2. when no refit runs and new trials arrived, it submits one to a **worker process**
-   (``concurrent.futures`` with a ``spawn`` context, BLAS single-threaded, a lower
-   priority and, where the OS allows, the CPUs the decision thread is not pinned to):
+   (``concurrent.futures`` with a ``spawn`` context, BLAS single-threaded, the lowest
+   priority and the batch policy, and, where the OS allows, half the CPUs):
    a warm refit with the current path and penalties, or a whole re-selection once
    ``every`` trials arrived since the last (:func:`~sblr_rt.calibration.refit.refit_model`);
 3. the worker saves the new version (``v0001.sblr.npz``, ... in ``folder``; the model-file
@@ -100,21 +100,39 @@ def trial_recording(trial, unit: str = "V") -> Recording:
     )
 
 
+#: The refit worker's niceness: the lowest priority, so that a decision thread that wakes
+#: takes the CPU from it at once.
+WORKER_NICE = 19
+
+
 def _worker_init() -> None:
     """Keep the worker off the decision thread's core and below its priority.
 
-    And end it with the session: it imported the package before multiprocessing named its
-    parent, so the package's own watch did not start (:mod:`sblr_rt.lifetime`).
+    The lowest priority (``WORKER_NICE``) and, on Linux, the batch policy, under which
+    the scheduler treats the refit as a background job that never preempts a waking
+    thread; one CPU in two (the last ones). And end it with the session: it imported the
+    package before multiprocessing named its parent, so the package's own watch did not
+    start (:mod:`sblr_rt.lifetime`).
     """
     watch_parent()
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
-    try:
-        os.nice(10)
-    except OSError:  # pragma: no cover - not allowed here
-        pass
+    _lower_priority()
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     if len(cpus) > 1:  # the decision thread runs wherever; the refit takes the last CPUs
         os.sched_setaffinity(0, cpus[len(cpus) // 2 :])
+
+
+def _lower_priority() -> None:
+    """Give this process the lowest priority the OS allows without privileges."""
+    try:
+        os.nice(max(0, WORKER_NICE - os.nice(0)))
+    except OSError:  # pragma: no cover - not allowed here
+        pass
+    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_BATCH"):
+        try:
+            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+        except OSError:  # pragma: no cover - not allowed here
+            pass
 
 
 #: In the worker process: the calibration set of each session, as shipped so far. Only

@@ -298,3 +298,21 @@ def test_a_session_started_from_a_version_continues_its_folder_and_counter(calib
     adapter = Adapter.for_model_file(object(), start, folder / "v0003.sblr.npz", calibration=[])
     assert adapter.folder == folder and adapter.version == 3
     assert sorted(p.name for p in folder.iterdir()) == ["v0003.sblr.npz"]  # not re-saved
+
+
+def test_the_refit_worker_runs_below_the_session(tmp_path):
+    # The lowest niceness and (Linux) the batch policy, so that the decision thread, on
+    # waking, takes the CPU from a refit at once; never above the session's own.
+    executor = Adapter._new_executor()
+    try:
+        nice = executor.submit(os.nice, 0).result(timeout=60)
+        policy = (
+            executor.submit(os.sched_getscheduler, 0).result(timeout=60)
+            if hasattr(os, "sched_getscheduler")
+            else None
+        )
+    finally:
+        executor.shutdown(wait=True)
+    assert nice == max(19, os.nice(0))
+    if policy is not None and hasattr(os, "SCHED_BATCH"):
+        assert policy == os.SCHED_BATCH
