@@ -64,8 +64,13 @@ def _point_penalties(point, where):
 
 
 def _split(product, sizes):
-    """Split a product over concatenated runs back into parts of ``sizes`` rows."""
-    return np.split(product, np.cumsum(sizes)[:-1])
+    """Split a product over concatenated runs back into parts of ``sizes`` rows (views)."""
+    # Slices, not np.split: 1 us a call against 7 (here), and auto makes ~30,000 calls.
+    parts, start = [], 0
+    for size in sizes:
+        parts.append(product[start : start + size])
+        start += size
+    return parts
 
 
 def _stack(fits):
