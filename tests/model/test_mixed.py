@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from sblr_rt.model import SparseBilinearLogisticRegression
+from sblr_rt.model import SparseBilinearLogisticRegression, ZeroTrapWarning
 from sblr_rt.model.factors import spatial_patterns
 
 PEN = dict(mu1=0.01, nu1=0.01, mu2=0.5, nu2=0.5)
@@ -117,11 +117,16 @@ def test_fast_route_multiclass_and_warm_start():
             objectives = [[o] for o in objectives]
         f_paper, f_fast = ([o[-1] for o in obj] for obj in objectives)
         assert np.all(np.array(f_fast) <= np.array(f_paper) + 1e-12)
+    # warm start, on a binary problem that has something to learn (class 2 against the rest)
+    binary = (y == 2).astype(int)
     clf = SparseBilinearLogisticRegression(rank=1, solver="fast", warm_start=True, **PEN)
-    clf.fit(X, y % 2)
-    first = clf.objective_[-1]
-    clf.fit(X, y % 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ZeroTrapWarning)  # a collapsed model fails the test
+        clf.fit(X, binary)
+        first = clf.objective_[-1]
+        clf.fit(X, binary)
     assert clf.objective_[-1] <= first + 1e-12
+    assert np.any(clf.spatial_) and np.mean(clf.predict(X) == binary) > 0.8
 
 
 def test_fast_route_data_beyond_float32_range():
