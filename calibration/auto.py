@@ -51,7 +51,6 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
-from sblr_rt.preprocessing import fit_scaling
 from sblr_rt.preprocessing.features import FEATURE_PATHS
 from sblr_rt.preprocessing.spatial import MIN_CSD_CHANNELS
 
@@ -453,8 +452,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
 def _final_fit(pre, Z, y, point, config):
     """Fit the scaling of ``pre`` on all epochs and the estimator at the CV's chosen point."""
     rank, l2, fraction = point
-    off, row, col = fit_scaling(Z, config.scaling, center=not pre.is_linear)
-    pre.row_offset_, pre.row_scale_, pre.col_scale_ = off, row, col
+    pre.fit_scaling(Z)  # the preprocessor's own rule: centred rows on the non-linear paths
     l1path = [(f, f) for f in config.auto_l1]
     stop = list(config.auto_l1).index(fraction)
     est_params = {

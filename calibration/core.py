@@ -278,10 +278,10 @@ def calibrate(
         )
         if config.recentre:
             epochs = epochs.centred()
-        est, report, scaling = select(
+        est, report, _ = select(
             epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress
         )
-        pre.row_offset_, pre.row_scale_, pre.col_scale_ = scaling
+        pre.fit_scaling(epochs.Z)  # what select() scaled the final fit's input with
     logger.info(
         "%d epochs (%s) of shape %s; rejected %s",
         len(epochs.y),

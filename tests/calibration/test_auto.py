@@ -134,10 +134,14 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     import sblr_rt.calibration.selection as selection
     from sblr_rt.calibration.config import CalibrationConfig
 
-    from sblr_rt.preprocessing.scaling import apply_scaling
+    from sblr_rt.preprocessing.scaling import apply_scaling, fit_scaling
 
-    class Scaling:  # what _final_fit reads and sets of a preprocessor
+    class Scaling:  # what _final_fit asks of a preprocessor
         is_linear = True
+
+        def fit_scaling(self, Z):
+            self.row_offset_, self.row_scale_, self.col_scale_ = fit_scaling(Z, "channel")
+            return self
 
         def scale(self, Z):
             return apply_scaling(Z, self.row_offset_, self.row_scale_, self.col_scale_)
