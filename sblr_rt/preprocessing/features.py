@@ -80,6 +80,12 @@ def _check_n_times(n_times: int | None, default: int, n_window: int) -> int:
     return n
 
 
+def _check_no_baseline(params: dict) -> None:
+    """Refuse a baseline on a power or covariance path (it applies to the waveform only)."""
+    if params["baseline"] is not None:
+        raise ValueError(f"'baseline' applies to the waveform path only, got {params['baseline']}")
+
+
 class FeaturePath:
     """Base of the feature paths (see the module docstring).
 
@@ -255,10 +261,7 @@ class BandpowerPath(FeaturePath):
     @classmethod
     def from_params(cls, **params) -> BandpowerPath:
         """Build from the preprocessor's parameters (no band-pass edges, no baseline)."""
-        if params["baseline"] is not None:
-            raise ValueError(
-                f"'baseline' applies to the waveform path only, got {params['baseline']}"
-            )
+        _check_no_baseline(params)
         keys = ("sfreq", "n_window", "bands", "n_times", "numtaps")
         return cls(**{k: params[k] for k in keys}, reference=params.get("reference", "default"))
 
@@ -449,10 +452,7 @@ class CovariancePath(FeaturePath):
     @classmethod
     def from_params(cls, **params) -> CovariancePath:
         """Build from the preprocessor's parameters (one band; no baseline, no grid)."""
-        if params["baseline"] is not None:
-            raise ValueError(
-                f"'baseline' applies to the waveform path only, got {params['baseline']}"
-            )
+        _check_no_baseline(params)
         if params["n_times"] is not None and int(params["n_times"]) != params["n_picks"]:
             raise ValueError(
                 "'n_times' of the covariance path is its number of channels "

@@ -30,7 +30,7 @@ import itertools
 import numpy as np
 from scipy import fft
 
-__all__ = ["PartitionedFirBank", "block_size_for"]
+__all__ = ["PartitionedFirBank", "PickedFilterBank", "block_size_for"]
 
 #: Channel groups of the far part (its work is spread over a block in this many steps).
 N_GROUPS = 8
@@ -207,3 +207,40 @@ class PartitionedFirBank:
         a, b = group
         B = self.block
         self._next[:, :, a:b] = fft.irfft(self._acc[:, :, a:b], 2 * B, axis=0)[B:]
+
+
+class PickedFilterBank:
+    """A preprocessor's input stage, sample by sample: picks, spatial stage, filter bank.
+
+    What the filtered streaming paths share: the model's channels picked from each raw
+    sample, the spatial stage applied (a common average as a mean subtracted, O(n) per
+    sample), then every filter of the preprocessor by one :class:`PartitionedFirBank`.
+
+    Parameters
+    ----------
+    pre : Preprocessor
+        The fitted preprocessor (``pick_indices``, ``spatial_matrix``, ``filters``).
+    """
+
+    _PIECE = 256  # samples filtered at once (bounds the temporaries of a long chunk)
+
+    def __init__(self, pre) -> None:
+        self._picks = np.asarray(pre.pick_indices, dtype=np.intp)
+        n = len(self._picks)
+        S = pre.spatial_matrix
+        self._spatial_t = None if S is None else np.ascontiguousarray(S.T)
+        self._average = S is not None and np.allclose(S, np.eye(n) - 1.0 / n, rtol=0, atol=1e-15)
+        taps = np.stack([np.asarray(b, dtype=np.float64) for b in pre.filters])
+        self.bank = PartitionedFirBank(taps, n)
+        #: Columns of the output: filter-major, ``n_filters * n_picks``.
+        self.n_columns = n * taps.shape[0]
+
+    def pieces(self, chunk: np.ndarray):
+        """Yield the filtered samples of a raw chunk (n_samples, n_channels), in pieces."""
+        picked = chunk[:, self._picks].astype(np.float64, copy=False)  # LSL's float32 too
+        if self._average:
+            picked = picked - picked.mean(axis=1, keepdims=True)
+        elif self._spatial_t is not None:
+            picked = picked @ self._spatial_t
+        for i in range(0, picked.shape[0], self._PIECE):
+            yield self.bank.process(picked[i : i + self._PIECE])

@@ -6,7 +6,7 @@ from collections import deque
 
 import numpy as np
 
-from sblr_rt.online.paths._fir_bank import PartitionedFirBank
+from sblr_rt.online.paths._fir_bank import PickedFilterBank
 from sblr_rt.online.paths.base import StreamingPath, skip_rows
 from sblr_rt.preprocessing import apply_scaling
 from sblr_rt.stream.ring_buffer import RingBuffer
@@ -31,23 +31,14 @@ class FilteredBandPowerPath(StreamingPath):
 
     name = "filtered"
     features = "bandpower"
-    _PIECE = 256  # samples filtered at once (bounds the temporaries of a long chunk)
 
     def __init__(self, classifier, capacity: int) -> None:
         super().__init__(classifier, capacity)
         pre = classifier.preprocessor
         self._pre = pre
-        self._picks = np.asarray(pre.pick_indices, dtype=np.intp)
-        # The spatial stage, applied to each picked sample before the filters.
-        S = pre.spatial_matrix
-        self._spatial_t = None if S is None else np.ascontiguousarray(S.T)
-        # A common average is the mean subtracted: O(n) per sample instead of O(n^2).
-        n = len(self._picks)
-        self._average = S is not None and np.allclose(S, np.eye(n) - 1.0 / n, rtol=0, atol=1e-15)
-        taps = np.stack([np.asarray(b, dtype=np.float64) for b in pre.filters])
-        n_pick = len(self._picks)
-        self._bank = PartitionedFirBank(taps, n_pick)
-        n_cols = n_pick * taps.shape[0]
+        self._input = PickedFilterBank(pre)
+        self._bank = self._input.bank
+        n_cols = self._input.n_columns
         self._ring = RingBuffer(n_cols, self.capacity)
         self._csum = np.zeros(n_cols)
         self._rebases: deque[tuple[int, np.ndarray]] = deque()  # (first row after, base)
@@ -94,13 +85,8 @@ class FilteredBandPowerPath(StreamingPath):
 
     def push(self, chunk: np.ndarray) -> None:
         """Append finite raw samples, shape (n_samples, n_channels)."""
-        picked = chunk[:, self._picks].astype(np.float64, copy=False)  # LSL's float32 too
-        if self._average:
-            picked = picked - picked.mean(axis=1, keepdims=True)
-        elif self._spatial_t is not None:
-            picked = picked @ self._spatial_t
-        for i in range(0, picked.shape[0], self._PIECE):
-            self._push_filtered(self._bank.process(picked[i : i + self._PIECE]))
+        for filtered in self._input.pieces(chunk):
+            self._push_filtered(filtered)
         if self._since_rebase >= self.capacity:
             self._rebase()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sblr_rt.online.paths._fir_bank import PartitionedFirBank
+from sblr_rt.online.paths._fir_bank import PickedFilterBank
 from sblr_rt.online.paths.base import StreamingPath, skip_rows
 from sblr_rt.stream.ring_buffer import RingBuffer
 
@@ -23,26 +23,18 @@ class FilteredCovariancePath(StreamingPath):
 
     name = "filtered-covariance"
     features = "covariance"
-    _PIECE = 256  # samples filtered at once (bounds the temporaries of a long chunk)
 
     def __init__(self, classifier, capacity: int) -> None:
         super().__init__(classifier, capacity)
-        pre = classifier.preprocessor
-        self._pre = pre
-        self._picks = np.asarray(pre.pick_indices, dtype=np.intp)
-        S = pre.spatial_matrix
-        self._spatial_t = None if S is None else np.ascontiguousarray(S.T)
-        taps = np.stack([np.asarray(b, dtype=np.float64) for b in pre.filters])
-        self._bank = PartitionedFirBank(taps, len(self._picks))
-        self._ring = RingBuffer(len(self._picks) * taps.shape[0], self.capacity)
+        self._pre = classifier.preprocessor
+        self._input = PickedFilterBank(self._pre)
+        self._bank = self._input.bank
+        self._ring = RingBuffer(self._input.n_columns, self.capacity)
 
     def push(self, chunk: np.ndarray) -> None:
         """Append finite raw samples, shape (n_samples, n_channels)."""
-        picked = chunk[:, self._picks].astype(np.float64, copy=False)  # LSL's float32 too
-        if self._spatial_t is not None:
-            picked = picked @ self._spatial_t
-        for i in range(0, picked.shape[0], self._PIECE):
-            self._ring.push(self._bank.process(picked[i : i + self._PIECE]), None)
+        for filtered in self._input.pieces(chunk):
+            self._ring.push(filtered, None)
 
     def skip(self, n: int) -> None:
         """Advance by ``n`` lost samples (the filters restart: every window has warm-up)."""
