@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         unit = ""
         if s.sfreq > 0 and s.source_id:
             try:
-                units = {c["unit"] for c in stream_channel_info(source_id=s.source_id)}
+                info = stream_channel_info(source_id=s.source_id, name=s.name)
+                units = {c["unit"] for c in info}
             except TimeoutError:
                 units = {"?"}
             unit = ",".join(sorted(u for u in units if u)) or "(none)"

@@ -182,17 +182,16 @@ class Recorder:
         return self
 
     def _stream_units(self, eeg) -> list[str]:
-        from sblr_rt.stream import stream_channel_info
-
-        units = []
-        if eeg.description.source_id:
-            info = stream_channel_info(source_id=eeg.description.source_id, timeout=self.timeout)
-            units = [c.get("unit", "") for c in info]
-        if len(units) != eeg.n_channels or not all(units):
+        # The units of the stream the source opened: resolving again by source_id could
+        # find another stream (mne-lsl's player gives its annotations the same one).
+        units = list(eeg.ch_units)
+        if len(units) != eeg.n_channels:
+            units = [""] * eeg.n_channels
+        if not all(units):
             logger.warning(
                 "%s declares no unit for every channel; assuming microvolts", eeg.description
             )
-            units = [u or "microvolts" for u in units] or ["microvolts"] * eeg.n_channels
+            units = [u or "microvolts" for u in units]
         return units
 
     def _header(self, eeg) -> dict:

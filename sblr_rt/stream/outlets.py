@@ -21,18 +21,25 @@ from collections.abc import Sequence
 import numpy as np
 import pylsl
 
+from ._info import resolve_predicate
+
 logger = logging.getLogger("sblr_rt.stream")
 
 __all__ = ["EEGOutlet", "MarkerOutlet", "Outlet", "check_str", "stream_channel_info"]
 
 
-def stream_channel_info(*, source_id: str, timeout: float = 5.0) -> list[dict[str, str]]:
+def stream_channel_info(
+    *, source_id: str, name: str | None = None, timeout: float = 5.0
+) -> list[dict[str, str]]:
     """Return the ``desc/channels/channel`` entries of the stream with ``source_id``.
 
     Parameters
     ----------
     source_id : str
         The stream's ``source_id``.
+    name : str | None
+        And its name: two streams may share a ``source_id`` (mne-lsl's player gives its
+        EEG and its annotations the same one).
     timeout : float
         Seconds to wait for the stream and its full description.
 
@@ -43,9 +50,15 @@ def stream_channel_info(*, source_id: str, timeout: float = 5.0) -> list[dict[st
         stream gives none); empty if the stream has no channel description.
     """
     check_str(source_id, "source_id")
-    infos = pylsl.resolve_byprop("source_id", source_id, 1, timeout)
+    if name is None:
+        infos = pylsl.resolve_byprop("source_id", source_id, 1, timeout)
+    else:
+        predicate = resolve_predicate(check_str(name, "name"), None, source_id)
+        infos = pylsl.resolve_bypred(predicate, 1, timeout) if predicate else []
+        infos = [i for i in infos if i.name() == name and i.source_id() == source_id]
     if not infos:
-        raise TimeoutError(f"no LSL stream with source_id {source_id!r} within {timeout} s")
+        what = f"source_id {source_id!r}" + ("" if name is None else f" and name {name!r}")
+        raise TimeoutError(f"no LSL stream with {what} within {timeout} s")
     inlet = pylsl.StreamInlet(infos[0])
     try:
         info = inlet.info(timeout=timeout)

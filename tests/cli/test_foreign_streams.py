@@ -22,6 +22,19 @@ ANNOTATIONS = [(1.0, "left"), (2.5, "right")]
 PERIOD = 4.0
 
 
+def _player(name, source_id):
+    """Return mne-lsl's player (started) of a looping file with ANNOTATIONS."""
+    import mne
+    from mne_lsl.player import PlayerLSL
+
+    info = mne.create_info(CH_NAMES, SFREQ, "eeg")
+    data = np.random.default_rng(0).standard_normal((len(CH_NAMES), int(PERIOD * SFREQ)))
+    raw = mne.io.RawArray(data * 1e-5, info, verbose="error")
+    onsets, descriptions = zip(*ANNOTATIONS, strict=True)
+    raw.set_annotations(mne.Annotations(onsets, 0.0, descriptions))
+    return PlayerLSL(raw, chunk_size=5, name=name, source_id=source_id).start()
+
+
 def _trials(out):
     line = r"^trial cue '(\w+)' -> '(\w+)' \(left: [\d.]+, right: [\d.]+\); smoothed .*"
     return re.findall(line, out, re.MULTILINE)
@@ -29,16 +42,8 @@ def _trials(out):
 
 @pytest.mark.lsl
 def test_run_takes_an_mne_lsl_player_and_its_annotations(model_path, source_id, capsys):
-    import mne
-    from mne_lsl.player import PlayerLSL
-
     name = f"mnelsl-{source_id[-12:]}"
-    info = mne.create_info(CH_NAMES, SFREQ, "eeg")
-    data = np.random.default_rng(0).standard_normal((len(CH_NAMES), int(PERIOD * SFREQ)))
-    raw = mne.io.RawArray(data * 1e-5, info, verbose="error")
-    onsets, descriptions = zip(*ANNOTATIONS, strict=True)
-    raw.set_annotations(mne.Annotations(onsets, 0.0, descriptions))
-    player = PlayerLSL(raw, chunk_size=5, name=name, source_id=source_id).start()
+    player = _player(name, source_id)
     try:
         # by name, whatever the types (eeg, annotations); the file loops 2-3 times
         code = main(["run", "--model", str(model_path), "--stream", name,
@@ -132,3 +137,25 @@ def test_record_takes_an_openvibe_stream_with_int32_markers(source_id, tmp_path,
     raw = mne.io.read_raw_fif(out, verbose="error")
     assert raw.ch_names == CH_NAMES
     assert list(raw.annotations.description) == ["1", "2", "1"]
+
+
+@pytest.mark.lsl
+def test_record_takes_an_mne_lsl_player_and_its_annotations(source_id, tmp_path, capsys):
+    import mne
+
+    name = f"mnelsl-rec-{source_id[-12:]}"
+    out = tmp_path / "player_raw.fif"
+    player = _player(name, source_id)
+    try:
+        code = main(["record", "--out", str(out), "--stream", name,
+                     "--marker-stream", name + "-annotations", "--duration", str(2 * PERIOD),
+                     "--timeout", str(DEADLINE)])  # fmt: skip
+    finally:
+        player.stop()
+    assert code == 0, capsys.readouterr()
+    recorded = mne.io.read_raw_fif(out, verbose="error")
+    assert recorded.ch_names == CH_NAMES
+    # the one-hot annotation samples were written as their descriptions (the player's
+    # late chunks on a loaded machine may add BAD_gap marks)
+    found = [d for d in recorded.annotations.description if not d.startswith("BAD_")]
+    assert len(found) >= 2 and set(found) <= {"left", "right"}, found

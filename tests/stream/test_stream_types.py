@@ -129,3 +129,25 @@ def test_marker_value_without_lsl():
 def test_is_marker_stream(stype, fmt, sfreq, events):
     desc = StreamDescription("s", stype, "id", 1, sfreq, fmt, "host", "uid")
     assert is_marker_stream(desc) is events
+
+
+@pytest.mark.lsl
+def test_channel_info_of_one_of_two_streams_sharing_a_source_id(source_id):
+    """mne-lsl's player: its EEG and its annotations have the same source_id."""
+    from sblr_rt.stream import stream_channel_info
+
+    eeg = _marker_outlet("shared-eeg", source_id, "eeg", "float32", ("C3", "Cz", "C4"))
+    notes = _marker_outlet(
+        "shared-eeg-annotations", source_id, "annotations", "double64", ("a", "b")
+    )
+    try:
+        for name, labels in (
+            ("shared-eeg", ["C3", "Cz", "C4"]),
+            ("shared-eeg-annotations", ["a", "b"]),
+        ):
+            info = stream_channel_info(source_id=source_id, name=name, timeout=DEADLINE)
+            assert [c["label"] for c in info] == labels
+        with pytest.raises(TimeoutError, match="and name 'nobody'"):
+            stream_channel_info(source_id=source_id, name="nobody", timeout=0.5)
+    finally:
+        del eeg, notes
