@@ -74,9 +74,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_marker_options(
         parser,
-        stream_help="marker stream name in trial mode (default: STREAM-Markers when "
-        "--stream is given and no --marker-type, else the only stream of type Markers "
-        "(--marker-type) that is not a decision outlet of sblr-rt)",
+        stream_help="marker stream name in trial mode (default: STREAM-Markers, or "
+        "mne-lsl's STREAM-annotations, when --stream is given and no --marker-type, else "
+        "the only stream of type Markers (--marker-type) that is not a decision outlet of "
+        "sblr-rt)",
     )
     parser.add_argument(
         "--cues",
@@ -239,6 +240,14 @@ def _status_line(snap) -> str:
     )
 
 
+def _companion_marker_stream(stream: str, timeout: float) -> str:
+    """Return ``STREAM-Markers``, or mne-lsl's ``STREAM-annotations`` when only that is there."""
+    from sblr_rt.stream import companion_marker_stream, resolve_streams
+
+    found = companion_marker_stream(stream, resolve_streams(timeout=min(timeout, 1.0)))
+    return f"{stream}-Markers" if found is None else found.name  # else: wait for it
+
+
 def _centring(status: dict | None) -> str:
     """Return the run centring's part of the status line (empty when off)."""
     if status is None:
@@ -287,7 +296,7 @@ def run(args: argparse.Namespace) -> int:
         and args.marker_type is None
         and args.stream is not None
     ):
-        marker_stream = f"{args.stream}-Markers"
+        marker_stream = _companion_marker_stream(args.stream, args.timeout)
     clf = OnlineClassifier(
         model,
         fast=not args.plain,

@@ -51,8 +51,10 @@ class Recorder:
         case).
     marker_name, marker_source_id, marker_stype : str | None
         How to find the marker stream (named: whatever its type). With neither name nor
-        source_id given, the recorder takes the stream named ``<EEG name>-Markers`` if
-        there is one, else the only stream of type ``marker_stype`` (default ``Markers``,
+        source_id given, the recorder takes the stream named ``<EEG name>-Markers`` or
+        (mne-lsl's player) ``<EEG name>-annotations`` if there is one and no
+        ``marker_stype`` is given, else the only stream of type ``marker_stype`` (default
+        ``Markers``,
         any case) other than sblr-rt's decision outlets
         (:func:`~sblr_rt.stream.is_decision_stream`); with none it records without markers
         (warning), with several it refuses and lists them.
@@ -216,12 +218,17 @@ class Recorder:
         }
 
     def _open_markers(self, marker_source_cls, eeg_name: str):
-        from sblr_rt.stream import is_decision_stream, resolve_streams
+        from sblr_rt.stream import companion_marker_stream, is_decision_stream, resolve_streams
 
         name, source_id, stype = self._marker_criteria
         if name is None and source_id is None:
-            visible = resolve_streams(stype=stype or "Markers", timeout=min(self.timeout, 1.0))
-            preferred = [s for s in visible if s.name == f"{eeg_name}-Markers"]
+            every = resolve_streams(timeout=min(self.timeout, 1.0))
+            companion = companion_marker_stream(eeg_name, every)
+            wanted = (stype or "Markers").lower()
+            visible = [s for s in every if s.stype.lower() == wanted]
+            preferred = []
+            if companion is not None and (stype is None or companion.stype.lower() == wanted):
+                preferred = [companion]
             others = [s for s in visible if not is_decision_stream(s)]
             candidates = preferred or others
             if not candidates:

@@ -29,6 +29,7 @@ _LAZY = {
     "decision_source_id": "sblr_rt.stream.decision_outlets",
     "is_decision_stream": "sblr_rt.stream._info",
     "is_marker_stream": "sblr_rt.stream._info",
+    "companion_marker_stream": "sblr_rt.stream._info",
     "stream_channel_info": "sblr_rt.stream.outlets",
     "local_clock": "sblr_rt.stream.clock",
 }

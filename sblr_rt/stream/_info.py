@@ -13,7 +13,14 @@ import math
 import numpy as np
 import pylsl
 
-__all__ = ["StreamDescription", "is_decision_stream", "is_marker_stream", "resolve_streams"]
+__all__ = [
+    "MARKER_SUFFIXES",
+    "StreamDescription",
+    "companion_marker_stream",
+    "is_decision_stream",
+    "is_marker_stream",
+    "resolve_streams",
+]
 
 #: Default name of the decision outlets (the JSON one; the numeric one adds ``-Numeric``).
 DECISION_NAME = "SBLR-Predictions"
@@ -225,6 +232,34 @@ def matches(description, name, stype, source_id) -> bool:
         and (stype is None or description.stype.lower() == stype.lower())
         and (source_id is None or description.source_id == source_id)
     )
+
+
+#: Names of an EEG stream's own marker stream, most usual first: ``<name>-Markers`` (our
+#: replay and simulator), ``<name>-annotations`` (mne-lsl's player).
+MARKER_SUFFIXES = ("-Markers", "-annotations")
+
+
+def companion_marker_stream(eeg_name: str, streams) -> StreamDescription | None:
+    """Return the marker stream named after an EEG stream (:data:`MARKER_SUFFIXES`).
+
+    Parameters
+    ----------
+    eeg_name : str
+        The EEG stream's name.
+    streams : iterable of StreamDescription
+        The visible streams (:func:`resolve_streams`), of any type.
+
+    Returns
+    -------
+    stream : StreamDescription | None
+        The first suffix's stream that is there; None if none is.
+    """
+    streams = list(streams)
+    for suffix in MARKER_SUFFIXES:
+        for s in streams:
+            if s.name == eeg_name + suffix:
+                return s
+    return None
 
 
 #: Stream types (lower case) that carry events rather than signals: LSL's ``Markers``,

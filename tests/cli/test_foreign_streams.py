@@ -147,9 +147,9 @@ def test_record_takes_an_mne_lsl_player_and_its_annotations(source_id, tmp_path,
     out = tmp_path / "player_raw.fif"
     player = _player(name, source_id)
     try:
+        # no marker option: the player's NAME-annotations is the EEG stream's own
         code = main(["record", "--out", str(out), "--stream", name,
-                     "--marker-stream", name + "-annotations", "--duration", str(2 * PERIOD),
-                     "--timeout", str(DEADLINE)])  # fmt: skip
+                     "--duration", str(2 * PERIOD), "--timeout", str(DEADLINE)])  # fmt: skip
     finally:
         player.stop()
     assert code == 0, capsys.readouterr()

@@ -202,3 +202,31 @@ def test_the_default_marker_stream_is_never_our_decision_outlet(tmp_path, monkey
     visible[:] = [*ours, desc("cues", "cue-id"), desc("other", "other-id")]
     with pytest.raises(RuntimeError, match="--marker-stream NAME or --marker-source-id ID"):
         recorder._open_markers(FakeMarkers, "EEG")
+
+
+def test_the_eeg_streams_own_marker_stream_is_preferred_whatever_its_type(tmp_path, monkeypatch):
+    # mne-lsl's player names its annotations <EEG>-annotations, of type "annotations"
+    import sblr_rt.stream as stream
+    from sblr_rt.stream import StreamDescription
+
+    def desc(name, stype, sid):
+        return StreamDescription(name, stype, sid, 2, 0.0, "double64", "h", "u")
+
+    opened = []
+
+    class FakeMarkers:
+        def __init__(self, *, name, source_id, timeout, stype=None):
+            opened.append((name, stype))
+
+        def start(self):
+            return self
+
+    visible = [desc("Player-annotations", "annotations", "MNE-LSL"), desc("cues", "Markers", "c")]
+    monkeypatch.setattr(stream, "resolve_streams", lambda **kwargs: list(visible))
+    recorder = Recorder(tmp_path / "r_raw.fif", name="Player", timeout=0.1)
+    recorder._open_markers(FakeMarkers, "Player")
+    assert opened == [("Player-annotations", None)]
+    # a marker type asked for: the streams of that type only
+    typed = Recorder(tmp_path / "t_raw.fif", name="Player", marker_stype="markers", timeout=0.1)
+    typed._open_markers(FakeMarkers, "Player")
+    assert opened[-1] == ("cues", "markers")
