@@ -92,6 +92,9 @@ def auto_candidates(recordings, picks) -> list[tuple[str, str | None]]:
         stages = (None,)
     if not has_positions:
         logger.info("auto: no surface Laplacian (channels without a scalp position)")
+    if len(picks) < 2:  # band power relative to the mean over channels: zero for one channel
+        paths = tuple(p for p in paths if p != "bandpower")
+        logger.info("auto: no band-power path on one channel (its reference is that channel)")
     # The covariance path takes no spatial stage: a common average (or a Laplacian, a
     # linear map of the channels) only re-expresses the covariance it already holds.
     return [(p, s) for p in paths for s in stages if p != "covariance" or s is None]

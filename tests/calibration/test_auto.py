@@ -32,6 +32,9 @@ def test_candidates_follow_the_data():
     # a channel without a scalp position: no surface Laplacian
     odd = [*eeg, "EMG1"]
     assert all(s != "csd" for _, s in auto_candidates([_recording(odd)], odd))
+    # one channel: no band power (relative to the mean over channels it is zero)
+    one = auto_candidates([_recording(["C3"])], ["C3"])
+    assert ("bandpower", None) not in one and ("waveform", None) in one
 
 
 def test_scores_are_log_loss_accuracy_and_auc():
