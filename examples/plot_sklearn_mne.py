@@ -29,8 +29,9 @@ recordings = Path(os.environ.get("SBLR_RT_RECORDINGS", "recordings")) / "physion
 # Epochs with MNE
 # ---------------
 # The four shipped runs (executed and imagined movement of both fists against both feet),
-# standard 10-10 channel names, 8-30 Hz, 0.5-2.5 s after each cue at 40 Hz, scaled to
-# microvolts (the estimator's step sizes assume data of about unit variance).
+# standard 10-10 channel names, 8-30 Hz, 0.5-2.5 s after each cue at 40 Hz, in volts as
+# MNE holds them: the estimator standardises the data inside ``fit``, so volts and
+# microvolts give the same model.
 mne.set_log_level("warning")
 runs = (5, 6, 9, 10)
 raws = [mne.io.read_raw_edf(recordings / f"S001R{r:02d}.edf", preload=True) for r in runs]
@@ -40,7 +41,7 @@ raw.set_montage("colin27_1005")
 raw.filter(8.0, 30.0)
 events, _ = mne.events_from_annotations(raw, event_id={"T1": 1, "T2": 2})
 epochs = mne.Epochs(raw, events, {"fists": 1, "feet": 2}, tmin=0.5, tmax=2.5, baseline=None)
-epochs = epochs.load_data().resample(40.0).apply_function(lambda x: x * 1e6)
+epochs = epochs.load_data().resample(40.0)
 y = epochs.events[:, 2]
 print(epochs)
 
