@@ -45,9 +45,9 @@ def test_run_takes_an_mne_lsl_player_and_its_annotations(model_path, source_id, 
     name = f"mnelsl-{source_id[-12:]}"
     player = _player(name, source_id)
     try:
-        # by name, whatever the types (eeg, annotations); the file loops 2-3 times
-        code = main(["run", "--model", str(model_path), "--stream", name,
-                     "--marker-stream", name + "-annotations", "--mode", "trial",
+        # by name, whatever the types (eeg, annotations; the player's NAME-annotations is
+        # the EEG stream's own marker stream); the file loops 2-3 times
+        code = main(["run", "--model", str(model_path), "--stream", name, "--mode", "trial",
                      "--hop", "0", "--duration", str(3 * PERIOD), "--status-every", "0",
                      "--outlet-name", name + "-Pred", "--timeout", str(DEADLINE)])  # fmt: skip
     finally:
