@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -12,6 +13,12 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# A suite started as a background job of a non-interactive shell (as a CI script may be)
+# inherits SIGINT ignored, and so would every command a test starts: the tests that press
+# Ctrl-C on a command (a SIGINT) would then wait in vain. Handled here, it is the default
+# again in every child (a handled signal is reset on exec; an ignored one is not).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # Keep LSL discovery on this machine and quiet.
 os.environ.setdefault("LSLAPICFG", str(Path(__file__).with_name("lsl_api.cfg")))
 
