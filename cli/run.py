@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 
 from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
@@ -356,18 +357,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-class _NoAdapter:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc_info):
-        return None
-
-
 def _adapter(args, loop, model, model_file, adapting):
     """Return the :class:`~sblr_rt.calibration.adapt.Adapter` of ``--adapt`` (or a no-op)."""
     if not adapting:
-        return _NoAdapter()
+        return contextlib.nullcontext()
     from sblr_rt.calibration.adapt import Adapter
 
     adapter = Adapter.for_model_file(

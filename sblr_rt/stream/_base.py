@@ -50,8 +50,6 @@ PROCESSING_FLAGS = pylsl.proc_clocksync | pylsl.proc_dejitter | pylsl.proc_monot
 #: every later one to its time; the online loop judges each cue's time itself.
 MARKER_PROCESSING_FLAGS = pylsl.proc_clocksync
 
-logger = logging.getLogger("sblr_rt.stream")
-
 
 # Readers still running at interpreter exit are stopped before liblsl is torn down.
 _RUNNING = weakref.WeakSet()
