@@ -1,5 +1,5 @@
 # Two entry points: `make demo` and `make test`. Both create .venv on first use.
-# `make test-min` checks the stated floors: a separate .venv-min at ci/minimum.txt.
+# `make test-min` checks the stated floors: a separate .venv-min at .ci/minimum.txt.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -22,11 +22,11 @@ $(VENV)/.installed-docs: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $@
 
-$(VENV_MIN)/.installed: pyproject.toml ci/minimum.txt
+$(VENV_MIN)/.installed: pyproject.toml .ci/minimum.txt
 	rm -rf $(VENV_MIN)
 	$(PYTHON) -m venv $(VENV_MIN)
 	$(VENV_MIN)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV_MIN)/bin/python -m pip install --quiet -c ci/minimum.txt -e '.[test]'
+	$(VENV_MIN)/bin/python -m pip install --quiet -c .ci/minimum.txt -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -41,16 +41,16 @@ test: $(VENV)/.installed
 # 1.6's test utilities refuse to import when array-api-compat (a pyriemann dependency) is
 # installed without it; scipy computes the same on NumPy arrays.
 test-min: $(VENV_MIN)/.installed
-	@# every pin of ci/minimum.txt installed exactly (a line missing from pip freeze fails)
+	@# every pin of .ci/minimum.txt installed exactly (a line missing from pip freeze fails)
 	$(VENV_MIN)/bin/python -m pip freeze > $(VENV_MIN)/freeze.txt
-	! grep -v -e '^#' -e '^$$' ci/minimum.txt | grep -ivxF -f $(VENV_MIN)/freeze.txt
+	! grep -v -e '^#' -e '^$$' .ci/minimum.txt | grep -ivxF -f $(VENV_MIN)/freeze.txt
 	SCIPY_ARRAY_API=1 $(VENV_MIN)/bin/python -m pytest -p no:cacheprovider \
 		tests/model tests/calibration tests/test_without_qt.py
 
 # The release as a user gets it: sdist and wheel built from a clean clone of HEAD, the wheel
 # checked against the source tree, installed in a fresh venv and used from outside the tree.
 check-wheel: $(VENV)/.installed
-	$(PY) ci/check_wheel.py
+	$(PY) .ci/check_wheel.py
 
 # The documentation site: user guide, API reference, the gallery (its examples run here,
 # a few seconds each) and the benchmark reports; any warning fails the build.
