@@ -1,15 +1,19 @@
 """``features="auto"``: choose the feature path, spatial stage, rank and penalties per person.
 
 On real people the path that carries the class differs from person to person: a slow
-potential (waveform), power changing over the trial (band power), or which frequencies
-change (spectral), seen through the raw channels, their common average or their surface
-Laplacian. ``auto`` evaluates them all on the person's own calibration epochs and keeps
-the best, with every choice nested inside the calibration data.
+potential (waveform), power changing over the trial (band power), which frequencies
+change (spectral), or which channels co-vary (covariance), seen through the raw channels,
+their common average or their surface Laplacian. ``auto`` evaluates them all on the
+person's own calibration epochs and averages the best few, with every choice nested
+inside the calibration data. Each run's features are centred on that run's own mean first
+(run centring, :mod:`sblr_rt.model.run_centring`), as the online loop will centre the
+next run.
 
 The candidates
-    every feature path x every spatial stage that applies: the power paths need filter
-    warm-up before each epoch (continuous recordings), and the surface Laplacian needs a
-    scalp position for every channel. All candidates use the same epochs (cut once with
+    every feature path x every spatial stage that applies: the power and covariance paths
+    need filter warm-up before each epoch (continuous recordings), the covariance path
+    takes no spatial stage, band power needs two channels, and the surface Laplacian needs
+    a scalp position for every channel. All candidates use the same epochs (cut once with
     the longest warm-up) and the same folds.
 The search per candidate (small on purpose: 30 trials cannot rank a large grid)
     ranks ``auto_ranks``, ``mu2 = nu2`` in ``auto_l2``, and for each a warm-started l1
@@ -28,9 +32,13 @@ The criterion
     0.80 on the test runs against 0.74 for AUC; a one-standard-error rule towards simpler
     candidates did not help (0.79).
 The final model
-    the chosen candidate's preprocessing, scaling fitted on all epochs, and the chosen
-    path point refitted on all epochs by the estimator (the computation that was
-    cross-validated).
+    the ``auto_ensemble`` candidates of lowest log-loss among the finalists (4 by
+    default), each with its preprocessing, its scaling fitted on all epochs and its chosen
+    path point refitted on all epochs (the computation that was cross-validated); the
+    model's score is the mean of theirs (:meth:`BCIModel.ensemble
+    <sblr_rt.bci_model.BCIModel.ensemble>`). Thirty trials cannot tell ten candidates
+    apart, and the winner is often lucky: cross-run on PhysioNet S002-S014, averaging the
+    k best beat keeping the best for every k from 2 to 10 (0.79-0.81 against 0.76).
 
 Every candidate's scores are kept in the report (``report["auto"]``), which the model
 file stores and ``sblr-rt inspect`` prints.

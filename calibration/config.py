@@ -72,8 +72,8 @@ class CalibrationConfig:
     features : {"auto", "waveform", "bandpower", "spectral", "covariance"}
         Feature path (:class:`sblr_rt.preprocessing.Preprocessor`). ``"auto"`` (the
         default) evaluates every path with every spatial stage that applies by repeated
-        cross-validation on the calibration epochs and keeps the best
-        (:mod:`sblr_rt.calibration.auto`).
+        cross-validation on the calibration epochs and averages the best few
+        (``auto_ensemble``; :mod:`sblr_rt.calibration.auto`).
     spatial : {"default", None, "car", "csd"}
         Spatial stage of a fixed path (``"auto"`` chooses it): none, common average
         reference, or surface Laplacian from the channels' positions. ``"default"``: none

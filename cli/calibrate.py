@@ -104,7 +104,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--features",
         choices=("auto", "waveform", "bandpower", "spectral", "covariance"),
         help="feature path; auto (the default) cross-validates every path with every spatial "
-        "stage on the calibration epochs and keeps the best",
+        "stage on the calibration epochs and averages the four best",
     )
     parser.add_argument(
         "--spatial",
