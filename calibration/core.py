@@ -312,17 +312,44 @@ def calibrate(
     }
     if len(members) > 1:
         return BCIModel.ensemble(
-            [_single(p, e, epochs.classes, ref, config) for p, e, ref in members], metadata
+            [
+                fitted_model(p, e, epochs.classes, ref, config.recentre_warmup)
+                for p, e, ref in members
+            ],
+            metadata,
         )
-    return _single(pre, est, epochs.classes, epochs.reference, config, metadata)
+    return fitted_model(
+        pre, est, epochs.classes, epochs.reference, config.recentre_warmup, metadata
+    )
 
 
-def _single(pre, est, classes, reference, config, metadata=None) -> BCIModel:
-    """One fitted model, run-centred when its epochs were (``reference`` not None)."""
+def fitted_model(pre, est, classes, reference, warmup, metadata=None) -> BCIModel:
+    """Return one fitted model, run-centred when its epochs were.
+
+    Parameters
+    ----------
+    pre : Preprocessor
+        Fitted.
+    est : SparseBilinearLogisticRegression
+        Fitted on ``pre``'s (run-centred) output.
+    classes : list of str
+        The class labels.
+    reference : ndarray | None
+        The calibration reference of run-centred epochs (:attr:`EpochSet.reference`);
+        None: no run centring.
+    warmup : float
+        The reference's weight in a new run's running mean, in trials.
+    metadata : dict | None
+        As for :class:`~sblr_rt.bci_model.BCIModel`.
+
+    Returns
+    -------
+    model : BCIModel
+    """
     centring = None
     if reference is not None:
         centring = RunCentring.from_fit(
-            lambda Z: est.decision_function(pre.scale(Z)), reference, config.recentre_warmup
+            lambda Z: est.decision_function(pre.scale(Z)), reference, warmup
         )
     model = BCIModel(
         preprocessor=pre,

@@ -29,13 +29,12 @@ from pathlib import Path
 
 import numpy as np
 from sblr_rt.calibration.config import load_config
-from sblr_rt.calibration.core import calibrate
+from sblr_rt.calibration.core import calibrate, fitted_model
 from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.model import ZeroTrapWarning
-from sblr_rt.model.run_centring import RunCentring
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -215,16 +214,8 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
         "rejected": epochs.rejected,
     }
     metadata["train_accuracy"] = float(np.mean(est.predict(X) == y))
-    centring = None
-    if epochs.reference is not None:
-        centring = RunCentring.from_fit(
-            lambda Z: est.decision_function(pre.scale(Z)),
-            epochs.reference,
-            model.run_centring.warmup,
-        )
-    return BCIModel(
-        preprocessor=pre, estimator=est, classes=classes, metadata=metadata, run_centring=centring
-    )
+    warmup = None if model.run_centring is None else model.run_centring.warmup
+    return fitted_model(pre, est, classes, epochs.reference, warmup, metadata)
 
 
 def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
