@@ -53,6 +53,8 @@ from collections.abc import Mapping
 
 import numpy as np
 from joblib import Parallel, delayed
+from sblr_rt.calibration.epochs import EpochSet, cut_raw_epochs
+from sblr_rt.calibration.selection import folds_paths, make_splits, run_path, scaled_fold
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import RepeatedStratifiedKFold
 
@@ -61,9 +63,6 @@ from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
 from sblr_rt.preprocessing.features import FEATURE_PATHS
 from sblr_rt.preprocessing.spatial import MIN_CSD_CHANNELS
-
-from .epochs import EpochSet, cut_raw_epochs
-from .selection import folds_paths, make_splits, run_path, scaled_fold
 
 logger = logging.getLogger("sblr_rt.calibration")
 

@@ -70,14 +70,13 @@ import warnings
 
 import numpy as np
 from joblib import effective_n_jobs
+from sblr_rt.calibration.workers import run_tasks
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneOut, StratifiedKFold
 
 from sblr_rt.model import SparseBilinearLogisticRegression, ZeroTrapWarning, l1_penalty_max
 from sblr_rt.model.path import fit_fold_paths
 from sblr_rt.preprocessing import apply_scaling, fit_scaling
-
-from .workers import run_tasks
 
 logger = logging.getLogger("sblr_rt.calibration")
 

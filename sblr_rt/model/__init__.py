@@ -3,10 +3,10 @@
 Imports numpy, scipy and scikit-learn only (no LSL, no Qt).
 """
 
-from .estimator import SparseBilinearLogisticRegression, ZeroTrapWarning
-from .factors import canonical_factors, spatial_patterns
-from .penalties import ElasticNet, soft_threshold
-from .thresholds import l1_penalty_max, lambda_max
+from sblr_rt.model.estimator import SparseBilinearLogisticRegression, ZeroTrapWarning
+from sblr_rt.model.factors import canonical_factors, spatial_patterns
+from sblr_rt.model.penalties import ElasticNet, soft_threshold
+from sblr_rt.model.thresholds import l1_penalty_max, lambda_max
 
 __all__ = [
     "ElasticNet",

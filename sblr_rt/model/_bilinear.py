@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._fitting import check_X
-from ._mne import epochs_array
-from .factors import canonical_factors
-from .link import proba_from_scores
-from .solver import single_threaded_blas
+from sblr_rt.model._fitting import check_X
+from sblr_rt.model._mne import epochs_array
+from sblr_rt.model.factors import canonical_factors
+from sblr_rt.model.link import proba_from_scores
+from sblr_rt.model.solver import single_threaded_blas
 
 __all__ = ["BilinearClassifierMixin"]
 

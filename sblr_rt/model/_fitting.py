@@ -14,9 +14,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from .datafit import Logistic, Multinomial
-from .products import x_times_v
-from .solver import svd_init
+from sblr_rt.model.datafit import Logistic, Multinomial
+from sblr_rt.model.products import x_times_v
+from sblr_rt.model.solver import svd_init
 
 __all__ = [
     "assemble",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .solver import SolverResult, bcpd
+from sblr_rt.model.solver import SolverResult, bcpd
 
 __all__ = ["TOL32", "as_float32", "bcpd_mixed"]
 

@@ -21,8 +21,8 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._bilinear import BilinearClassifierMixin
-from ._fitting import (
+from sblr_rt.model._bilinear import BilinearClassifierMixin
+from sblr_rt.model._fitting import (
     assemble,
     check_X,
     class_problems,
@@ -34,12 +34,12 @@ from ._fitting import (
     sample_weights,
     standardise,
 )
-from ._mixed import as_float32, bcpd_mixed
-from ._mne import epochs_array
-from .factors import spatial_patterns
-from .penalties import ElasticNet
-from .solver import bcpd, single_threaded_blas
-from .thresholds import l1_penalty_max, lambda_max
+from sblr_rt.model._mixed import as_float32, bcpd_mixed
+from sblr_rt.model._mne import epochs_array
+from sblr_rt.model.factors import spatial_patterns
+from sblr_rt.model.penalties import ElasticNet
+from sblr_rt.model.solver import bcpd, single_threaded_blas
+from sblr_rt.model.thresholds import l1_penalty_max, lambda_max
 
 __all__ = [
     "SparseBilinearLogisticRegression",

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_array
 
-from ._fitting import (
+from sblr_rt.model._fitting import (
     assemble,
     class_problems,
     cold_start,
@@ -42,11 +42,11 @@ from ._fitting import (
     sample_weights,
     standardise,
 )
-from .datafit import Logistic, Multinomial
-from .estimator import SparseBilinearLogisticRegression
-from .penalties import ElasticNet
-from .products import x_times_u, x_times_v
-from .solver import BCPDBatch, single_threaded_blas
+from sblr_rt.model.datafit import Logistic, Multinomial
+from sblr_rt.model.estimator import SparseBilinearLogisticRegression
+from sblr_rt.model.penalties import ElasticNet
+from sblr_rt.model.products import x_times_u, x_times_v
+from sblr_rt.model.solver import BCPDBatch, single_threaded_blas
 
 __all__ = ["fit_fold_paths", "fit_penalty_paths"]
 

@@ -24,8 +24,8 @@ import numpy as np
 import scipy.linalg
 from threadpoolctl import ThreadpoolController
 
-from .penalties import elastic_net_prox, elastic_net_value
-from .products import x_times_u, x_times_v
+from sblr_rt.model.penalties import elastic_net_prox, elastic_net_value
+from sblr_rt.model.products import x_times_u, x_times_v
 
 __all__ = [
     "BCPDBatch",

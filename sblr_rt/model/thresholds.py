@@ -8,8 +8,15 @@ from __future__ import annotations
 import numpy as np
 from sklearn.preprocessing import LabelEncoder
 
-from ._fitting import check_X, class_problems, cold_start, l1_max, moments, standardise
-from .solver import single_threaded_blas
+from sblr_rt.model._fitting import (
+    check_X,
+    class_problems,
+    cold_start,
+    l1_max,
+    moments,
+    standardise,
+)
+from sblr_rt.model.solver import single_threaded_blas
 
 __all__ = ["l1_penalty_max", "lambda_max"]
 

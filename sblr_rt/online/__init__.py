@@ -21,20 +21,20 @@
   :func:`sblr_rt.io.labels.match_channels`, the mapping logged).
 """
 
-from .classifier import (
+from sblr_rt.online.classifier import (
     OnlineClassifier,
     check_stream_info,
     decision_to_json,
     match_stream,
     public_decision,
 )
-from .evidence import Evidence, Smoothing
-from .heap import freeze_heap
-from .loop import OnlineLoop
-from .paths import PATHS, StreamingPath
-from .streaming import StreamingState
-from .telemetry import Telemetry
-from .units import check_stream_units, normalize_unit, unit_factor
+from sblr_rt.online.evidence import Evidence, Smoothing
+from sblr_rt.online.heap import freeze_heap
+from sblr_rt.online.loop import OnlineLoop
+from sblr_rt.online.paths import PATHS, StreamingPath
+from sblr_rt.online.streaming import StreamingState
+from sblr_rt.online.telemetry import Telemetry
+from sblr_rt.online.units import check_stream_units, normalize_unit, unit_factor
 
 __all__ = [
     "PATHS",

@@ -6,11 +6,17 @@ waveform path's matrices), :mod:`.scaling` (the one scaling rule), :mod:`.featur
 class per feature path) and :mod:`.preprocessor` (the object that ties them together).
 """
 
-from .features import FEATURE_PATHS, FEATURES, BandpowerPath, FeaturePath, WaveformPath
-from .filters import StreamingFilter, design_fir
-from .operators import resampling_matrix
-from .preprocessor import Preprocessor
-from .scaling import SCALINGS, apply_scaling, fit_scaling
+from sblr_rt.preprocessing.features import (
+    FEATURE_PATHS,
+    FEATURES,
+    BandpowerPath,
+    FeaturePath,
+    WaveformPath,
+)
+from sblr_rt.preprocessing.filters import StreamingFilter, design_fir
+from sblr_rt.preprocessing.operators import resampling_matrix
+from sblr_rt.preprocessing.preprocessor import Preprocessor
+from sblr_rt.preprocessing.scaling import SCALINGS, apply_scaling, fit_scaling
 
 __all__ = [
     "FEATURES",

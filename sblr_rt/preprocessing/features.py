@@ -47,8 +47,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .filters import auto_numtaps, auto_transition, design_fir
-from .operators import baseline_matrix, bin_edges, resampling_matrix
+from sblr_rt.preprocessing.filters import auto_numtaps, auto_transition, design_fir
+from sblr_rt.preprocessing.operators import baseline_matrix, bin_edges, resampling_matrix
 
 __all__ = [
     "FEATURES",

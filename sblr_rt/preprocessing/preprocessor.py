@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._checks import (
+from sblr_rt.preprocessing._checks import (
     as_float_or_none,
     check_bands,
     check_ch_names,
@@ -49,12 +49,17 @@ from ._checks import (
     check_spatial_matrix,
     check_window,
 )
-from ._serialise import preprocessor_arrays, preprocessor_config, restore_fitted, saved_config
-from .features import FEATURE_PATHS, FEATURES, FeaturePath
-from .filters import StreamingFilter, filter_padded_epochs
-from .operators import folded_operators
-from .scaling import SCALINGS, apply_scaling, fit_scaling
-from .spatial import apply_spatial, spatial_operator
+from sblr_rt.preprocessing._serialise import (
+    preprocessor_arrays,
+    preprocessor_config,
+    restore_fitted,
+    saved_config,
+)
+from sblr_rt.preprocessing.features import FEATURE_PATHS, FEATURES, FeaturePath
+from sblr_rt.preprocessing.filters import StreamingFilter, filter_padded_epochs
+from sblr_rt.preprocessing.operators import folded_operators
+from sblr_rt.preprocessing.scaling import SCALINGS, apply_scaling, fit_scaling
+from sblr_rt.preprocessing.spatial import apply_spatial, spatial_operator
 
 __all__ = ["Preprocessor"]
 

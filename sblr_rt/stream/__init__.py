@@ -13,7 +13,7 @@ Examples
 
 import importlib
 
-from .ring_buffer import RingBuffer
+from sblr_rt.stream.ring_buffer import RingBuffer
 
 _LAZY = {
     "AlignedMarker": "sblr_rt.stream.markers",

@@ -29,7 +29,7 @@ import weakref
 import pylsl
 from pylsl.util import LostError
 
-from ._info import (
+from sblr_rt.stream._info import (
     StreamDescription,
     check_identifiers,
     check_timeout,
@@ -37,7 +37,7 @@ from ._info import (
     resolve_predicate,
     resolve_streams,
 )
-from .clock import local_clock
+from sblr_rt.stream.clock import local_clock
 
 __all__ = ["BaseSource", "close_inlet"]
 

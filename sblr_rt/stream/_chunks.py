@@ -18,9 +18,8 @@ import numpy as np
 import pylsl
 
 from sblr_rt.io.gaps import GAP_PERIODS, find_gaps
-
-from ._base import close_inlet
-from .clock import local_clock
+from sblr_rt.stream._base import close_inlet
+from sblr_rt.stream.clock import local_clock
 
 __all__ = ["ChunkBookkeeping", "declared_speed", "pull_into"]
 

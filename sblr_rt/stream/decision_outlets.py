@@ -16,9 +16,8 @@ import numpy as np
 import pylsl
 
 from sblr_rt.io.jsonable import dumps
-
-from ._info import DECISION_NAME, DECISION_SOURCE_PREFIX
-from .outlets import MarkerOutlet, Outlet, check_str
+from sblr_rt.stream._info import DECISION_NAME, DECISION_SOURCE_PREFIX
+from sblr_rt.stream.outlets import MarkerOutlet, Outlet, check_str
 
 __all__ = ["PredictionOutlet", "ProbabilityOutlet", "decision_source_id"]
 

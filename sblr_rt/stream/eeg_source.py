@@ -53,11 +53,10 @@ import math
 import numpy as np
 
 from sblr_rt.io.gaps import gap_threshold
-
-from ._base import BaseSource, close_inlet
-from ._chunks import ChunkBookkeeping, declared_speed, pull_into
-from ._health import RateMonitor, check_tolerance, stall_threshold, stream_state
-from ._info import (
+from sblr_rt.stream._base import BaseSource, close_inlet
+from sblr_rt.stream._chunks import ChunkBookkeeping, declared_speed, pull_into
+from sblr_rt.stream._health import RateMonitor, check_tolerance, stall_threshold, stream_state
+from sblr_rt.stream._info import (
     FORMAT_DTYPES,
     FORMAT_NAMES,
     channel_field,
@@ -65,8 +64,8 @@ from ._info import (
     check_positive_float,
     check_pull_interval,
 )
-from .clock import local_clock
-from .ring_buffer import RingBuffer
+from sblr_rt.stream.clock import local_clock
+from sblr_rt.stream.ring_buffer import RingBuffer
 
 __all__ = ["LSLSource"]
 

@@ -20,8 +20,13 @@ import logging
 import numpy as np
 import pylsl
 
-from ._base import MARKER_PROCESSING_FLAGS, BaseSource
-from ._info import FORMAT_NAMES, StreamDescription, channel_labels, is_decision_stream
+from sblr_rt.stream._base import MARKER_PROCESSING_FLAGS, BaseSource
+from sblr_rt.stream._info import (
+    FORMAT_NAMES,
+    StreamDescription,
+    channel_labels,
+    is_decision_stream,
+)
 
 __all__ = ["AlignedMarker", "MarkerSource", "align_markers", "marker_value"]
 

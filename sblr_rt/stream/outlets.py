@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import pylsl
 
-from ._info import resolve_predicate
+from sblr_rt.stream._info import resolve_predicate
 
 logger = logging.getLogger("sblr_rt.stream")
 

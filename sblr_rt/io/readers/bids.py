@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sblr_rt.io.readers._common import logger
+from sblr_rt.io.readers.mne_formats import recording_from_raw
 from sblr_rt.io.recording import Recording
-
-from ._common import logger
-from .mne_formats import recording_from_raw
 
 __all__ = ["bids_path_of", "find_bids", "read_bids"]
 

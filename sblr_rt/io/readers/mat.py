@@ -18,9 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io.readers._common import logger, marker_text
 from sblr_rt.io.recording import Recording
-
-from ._common import logger, marker_text
 
 __all__ = ["read_mat"]
 

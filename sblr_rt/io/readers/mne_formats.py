@@ -25,10 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from sblr_rt.io.labels import standard_labels
+from sblr_rt.io.readers._common import logger
+from sblr_rt.io.readers._edf_header import edf_records
 from sblr_rt.io.recording import Recording
-
-from ._common import logger
-from ._edf_header import edf_records
 
 __all__ = ["MNE_READERS", "mne_extension", "mne_extensions", "read_mne", "recording_from_raw"]
 

@@ -23,10 +23,9 @@ import numpy as np
 
 from sblr_rt.io.gaps import GAP_PERIODS, GAP_SECONDS
 from sblr_rt.io.labels import standard_labels
+from sblr_rt.io.readers._common import logger, marker_text
+from sblr_rt.io.readers._stamps import RATE_TOLERANCE, effective_rate, stamp_gaps
 from sblr_rt.io.recording import Recording
-
-from ._common import logger, marker_text
-from ._stamps import RATE_TOLERANCE, effective_rate, stamp_gaps
 
 __all__ = ["read_xdf"]
 
