@@ -62,7 +62,8 @@ def auto_candidates(model) -> list[dict]:
     Returns
     -------
     rows : list of dict
-        Per candidate ``name`` (``"spectral/csd"``), ``features``, ``spatial``, ``rank``,
+        Per candidate ``name`` (``"spectral/csd"``; ``"waveform/car/10t"`` on a coarse
+        grid of 10 points), ``features``, ``spatial``, ``n_times``, ``rank``,
         ``l2``, ``l1_fraction``, ``log_loss``, ``accuracy``, ``auc``, ``chosen`` (bool)
         and ``member`` (bool: one of the candidates the model averages); empty when the
         model did not come from ``features="auto"``.
@@ -71,7 +72,7 @@ def auto_candidates(model) -> list[dict]:
     auto = (metadata.get("selection") or {}).get("auto") or {}
     rows = []
     for c in auto.get("candidates") or []:
-        name = f"{c.get('features')}/{c.get('spatial') or 'none'}"
+        name = c.get("name") or f"{c.get('features')}/{c.get('spatial') or 'none'}"
         members = auto.get("ensemble") or [auto.get("chosen")]
         rows.append(
             {**c, "name": name, "chosen": name == auto.get("chosen"), "member": name in members}

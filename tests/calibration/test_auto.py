@@ -37,6 +37,48 @@ def test_candidates_follow_the_data():
     assert ("bandpower", None) not in one and ("waveform", None) in one
 
 
+def test_waveform_adds_the_coarse_grid_only_where_it_halves_the_points():
+    from sblr_rt.calibration.auto import _with_grids
+    from sblr_rt.calibration.config import CalibrationConfig
+    from sblr_rt.preprocessing import Preprocessor
+
+    eeg = ["C3", "Cz", "C4"]
+    cands = [("waveform", None), ("waveform", "car"), ("bandpower", "car")]
+    config = CalibrationConfig()
+    short = Preprocessor(sfreq=100.0, tmin=-0.5, tmax=0.0, ch_names=eeg)  # 50 points
+    keys = _with_grids(cands, short, config)
+    # 0.5 s at 20 Hz: 10 points, one coarse twin per waveform candidate, none for power
+    assert keys[3:] == [("waveform", None, 10), ("waveform", "car", 10)]
+    assert keys[:3] == [(f, s, None) for f, s in cands]
+    # 3 s at 160 Hz: 100 points by default, 60 at 20 Hz -- near-copies, not added
+    long = Preprocessor(sfreq=160.0, tmin=0.5, tmax=3.5, ch_names=eeg)
+    assert all(grid is None for *_, grid in _with_grids(cands, long, config))
+    # a grid the user chose is kept
+    assert len(_with_grids(cands, short, config.replace(n_times=25))) == 3
+
+
+def test_auto_on_epoched_trials_averages_both_grids_and_saves_them(bcicomp2003_path, tmp_path):
+    from sblr_rt.io import read_recording
+
+    rec = read_recording(bcicomp2003_path)
+    model = calibrate(rec, cv=3, cv_repeats=1, n_jobs=1)
+    auto = model.metadata["selection"]["auto"]
+    names = {c["name"]: c["n_times"] for c in auto["candidates"]}
+    assert names == {
+        "waveform/none": 50, "waveform/car": 50, "waveform/csd": 50,
+        "waveform/none/10t": 10, "waveform/car/10t": 10, "waveform/csd/10t": 10,
+    }  # fmt: skip
+    assert model.is_ensemble and len(model.members) == 4
+    assert [m.preprocessor.n_times for m in model.members] == [names[n] for n in auto["ensemble"]]
+    assert all(np.abs(m.estimator.coef_).max() > 0 for m in model.members)  # not collapsed
+    n = rec.epoch_length
+    X = rec.data.reshape(rec.n_channels, -1, n).transpose(1, 0, 2)
+    save_model(model, tmp_path / "bci.sblr.npz")
+    loaded = load_model(tmp_path / "bci.sblr.npz")
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    assert np.mean(model.predict(X) == np.asarray(rec.marker_values)) > 0.75  # it learned
+
+
 def test_scores_are_log_loss_accuracy_and_auc():
     y = np.array([0, 0, 1, 1])
     proba = np.array([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.45, 0.55]])
@@ -94,8 +136,8 @@ def _candidate_features(seed=0, n=30):
     rng = np.random.default_rng(seed)
     y = np.arange(n) % 2
     feats = {}
-    for c, (s, t) in {("waveform", None): (6, 12), ("waveform", "car"): (6, 12),
-                      ("spectral", None): (6, 5)}.items():  # fmt: skip
+    for c, (s, t) in {("waveform", None, None): (6, 12), ("waveform", "car", None): (6, 12),
+                      ("spectral", None, None): (6, 5)}.items():  # fmt: skip
         Z = rng.standard_normal((n, s, t))
         Z[y == 1, 1, 2:5] += 0.7
         feats[c] = 3.0 * Z + 1.0
@@ -150,7 +192,7 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
             return apply_scaling(Z, self.row_offset_, self.row_scale_, self.col_scale_)
 
     feats, y = _candidate_features()
-    Z = feats["waveform", None]
+    Z = feats["waveform", None, None]
     config = CalibrationConfig(features="auto", cv=3, cv_repeats=1, n_jobs=1, search_tol=5e-3)
     assert CalibrationConfig().cv_tol == CalibrationConfig().tol  # unset: the paper's rule
     seen = []
@@ -161,9 +203,9 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
         return folds_paths(folds, rank, groups, est_params, score)
 
     monkeypatch.setattr(auto, "folds_paths", spy)
-    table, _, _ = auto._cross_validate({("waveform", None): Z}, y, config, None)
+    table, _, _ = auto._cross_validate({("waveform", None, None): Z}, y, config, None)
     assert seen and set(seen) == {5e-3}
-    final = auto._final_fit(Scaling(), Z, y, table["waveform", None][0]["point"], config)
+    final = auto._final_fit(Scaling(), Z, y, table["waveform", None, None][0]["point"], config)
     assert final.tol == config.tol == 1e-3
     # the fixed paths' search alike: its folds at search_tol, the chosen point at tol
     seen.clear()
