@@ -169,7 +169,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def smoothing_of(args: argparse.Namespace, model):
+def smoothing_of(args: argparse.Namespace, classifier):
     """Return the loop's smoothing: the model's run configuration, then the options.
 
     Parameters
@@ -177,21 +177,15 @@ def smoothing_of(args: argparse.Namespace, model):
     args : argparse.Namespace
         Parsed ``run`` arguments (``--smoothing``, ``--tau``, ``--early``,
         ``--early-after``; None where not given).
-    model : BCIModel
-        Its ``metadata["config"]`` holds the calibration's ``[online]`` fields.
+    classifier : OnlineClassifier
+        Its ``run_info.smoothing`` holds the calibration's ``[online]`` fields.
 
     Returns
     -------
     smoothing : sblr_rt.online.evidence.Smoothing
     """
-    from sblr_rt.online.evidence import Smoothing
-
-    return Smoothing.from_model(
-        model,
-        method=args.smoothing,
-        tau=args.tau,
-        early=args.early,
-        early_after=args.early_after,
+    return classifier.run_info.smoothing.override(
+        method=args.smoothing, tau=args.tau, early=args.early, early_after=args.early_after
     )
 
 
@@ -304,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
         recentre=not args.no_recentre,
         recentre_warmup=args.recentre_warmup,
     )
-    smoothing = smoothing_of(args, model)
+    smoothing = smoothing_of(args, clf)
     loop = OnlineLoop.from_lsl(
         clf,
         stream=args.stream,

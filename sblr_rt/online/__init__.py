@@ -8,8 +8,13 @@
 - ``paths/``: the feature paths, one :class:`StreamingPath` subclass each (projected
   waveform, filtered band power, plain), registered in :data:`PATHS`.
 - ``scheduler.py``: one scheduling step (ingest, gaps, sliding hops, trial windows).
-- ``loop.py``: :class:`OnlineLoop`, the collaborators (source, markers, sink, clock) and
-  the worker thread; :meth:`OnlineLoop.from_lsl` builds the LSL ones (``lsl.py``).
+- ``loop.py``: :class:`OnlineLoop`, the collaborators (source, markers, sink, clock), the
+  worker thread and the model swaps of a session that adapts; :meth:`OnlineLoop.from_lsl`
+  builds the LSL ones (``lsl.py``, :class:`LSLStreams`).
+- ``settings.py``: :class:`OnlineSettings` (what the loop decides, when) and
+  :class:`DisplaySettings` (what its snapshot keeps).
+- ``run_info.py``: :class:`RunInfo`, what the loop reads from a model file (unit,
+  calibration markers, smoothing, rejection settings, version), read once.
 - ``telemetry.py``: counters and latency statistics; :class:`Telemetry`, the snapshot.
 - ``cues.py``: which markers start a trial.
 - ``evidence.py``: the evidence accumulated over a trial (smoothed probabilities, early
@@ -31,16 +36,23 @@ from sblr_rt.online.classifier import (
 from sblr_rt.online.evidence import Evidence, Smoothing
 from sblr_rt.online.heap import freeze_heap
 from sblr_rt.online.loop import OnlineLoop
+from sblr_rt.online.lsl import LSLStreams
 from sblr_rt.online.paths import PATHS, StreamingPath
+from sblr_rt.online.run_info import RunInfo
+from sblr_rt.online.settings import DisplaySettings, OnlineSettings
 from sblr_rt.online.streaming import StreamingState
 from sblr_rt.online.telemetry import Telemetry
 from sblr_rt.online.units import check_stream_units, normalize_unit, unit_factor
 
 __all__ = [
     "PATHS",
+    "DisplaySettings",
     "Evidence",
+    "LSLStreams",
     "OnlineClassifier",
     "OnlineLoop",
+    "OnlineSettings",
+    "RunInfo",
     "Smoothing",
     "StreamingPath",
     "StreamingState",

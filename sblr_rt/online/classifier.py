@@ -53,6 +53,7 @@ from sblr_rt.io.jsonable import dumps
 from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
 from sblr_rt.online.paths import fast_path_for, path_class
+from sblr_rt.online.run_info import RunInfo
 from sblr_rt.online.streaming import StreamingState
 
 __all__ = [
@@ -160,6 +161,9 @@ class OnlineClassifier:
         ``"waveform"`` or ``"bandpower"``.
     path : str
         The path :meth:`step` uses: ``"folded"`` or ``"plain"``.
+    run_info : RunInfo
+        What the online loop reads from the model file: unit, calibration markers,
+        smoothing, rejection settings, version (:class:`~sblr_rt.online.run_info.RunInfo`).
     """
 
     def __init__(
@@ -172,6 +176,7 @@ class OnlineClassifier:
                     f"got {type(model).__name__}"
                 )
         self.model = model
+        self.run_info = RunInfo.from_model(model)
         pre = model.preprocessor
         self.ch_names = list(pre.ch_names)
         self.sfreq = float(pre.sfreq)

@@ -10,24 +10,30 @@ __all__ = ["CueFilter", "cue_classes"]
 
 
 def cue_classes(cues, classifier) -> dict[str, str]:
-    """Return ``{marker value: class label}`` of the markers that start a trial."""
+    """Return ``{marker value: class label}`` of the markers that start a trial.
+
+    Parameters
+    ----------
+    cues : sequence of str | str | None
+        See :class:`CueFilter`.
+    classifier : OnlineClassifier
+        Its ``classes`` and ``run_info.marker_classes``.
+
+    Returns
+    -------
+    classes : dict
+        ``{marker value: class label}``: the cues as their own class, or the model's
+        classes and the calibration's markers of them.
+    """
     if cues is not None:
         if isinstance(cues, str):
             cues = [c.strip() for c in cues.split(",") if c.strip()]
         return {str(c): str(c) for c in cues}
     classes = [str(c) for c in classifier.classes]
     out = {c: c for c in classes}
-    metadata = getattr(classifier.model, "metadata", None) or {}
-    config = metadata.get("config") or {}
-    pairs = config.get("classes") or {}
-    pairs = pairs.items() if isinstance(pairs, dict) else pairs
-    # and the recordings' own spelling of those markers (Comment/T1 for T1), which a
-    # replay of the calibration files sends
-    used = (metadata.get("epochs") or {}).get("markers")
-    pairs = [*pairs, *(used.items() if isinstance(used, dict) else [])]
-    for pair in pairs:
-        if isinstance(pair, list | tuple) and len(pair) == 2 and str(pair[1]) in classes:
-            out.setdefault(str(pair[0]), str(pair[1]))
+    for marker, label in classifier.run_info.marker_classes:
+        if label in classes:
+            out.setdefault(marker, label)
     return out
 
 
@@ -38,10 +44,10 @@ class CueFilter:
     ----------
     cues : sequence of str | str | None
         Marker values that start a trial (a comma-separated str is split); None: the
-        model's classes and the marker values of its calibration configuration
-        (``model.metadata["config"]["classes"]``, marker value -> class label).
+        model's classes and the marker values of its calibration
+        (:attr:`RunInfo.marker_classes <sblr_rt.online.run_info.RunInfo.marker_classes>`).
     classifier : OnlineClassifier
-        The classifier (its ``classes`` and ``model.metadata``).
+        The classifier (its ``classes`` and ``run_info``).
 
     Attributes
     ----------

@@ -89,36 +89,24 @@ class Smoothing:
             raise ValueError(f"'early_after' must be a number of seconds >= 0, got {after!r}")
         object.__setattr__(self, "early_after", float(after))
 
-    @classmethod
-    def from_model(cls, model, **overrides) -> Smoothing:
-        """Return the smoothing of a model's run configuration, with overrides.
+    def override(self, *, method=None, tau=None, early=None, early_after=None) -> Smoothing:
+        """Return a copy with the values given (a command line's options) in place.
 
         Parameters
         ----------
-        model : BCIModel | None
-            Its ``metadata["config"]`` may hold ``smoothing``, ``tau``, ``early`` and
-            ``early_after`` (the
-            calibration configuration's online fields).
-        **overrides
-            ``method``, ``tau``, ``early``, ``early_after``; None values are ignored, and
-            ``early="off"`` turns off early decisions that the model's configuration sets.
+        method, tau, early, early_after
+            As the fields; None leaves a field as it is, and ``early="off"`` turns off
+            the early decisions this smoothing sets.
 
         Returns
         -------
         smoothing : Smoothing
         """
-        metadata = getattr(model, "metadata", None) or {}
-        config = metadata.get("config") or {}
-        values = {
-            "method": config.get("smoothing"),
-            "tau": config.get("tau"),
-            "early": config.get("early"),
-            "early_after": config.get("early_after"),
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if values["early"] == "off":
-            values["early"] = None
-        return cls(**{k: v for k, v in values.items() if v is not None})
+        given = {"method": method, "tau": tau, "early": early, "early_after": early_after}
+        changes = {k: v for k, v in given.items() if v is not None}
+        if changes.get("early") == "off":
+            changes["early"] = None
+        return dataclasses.replace(self, **changes)
 
     def describe(self) -> str:
         """Return a short description for logs and status lines."""
@@ -133,7 +121,22 @@ class Smoothing:
 
 
 def check_smoothing(smoothing, classifier, mode: str, hop: float) -> Smoothing:
-    """Return the loop's :class:`Smoothing`: given, or from the model's run configuration.
+    """Return the loop's :class:`Smoothing`: given, or the model's run configuration's.
+
+    Parameters
+    ----------
+    smoothing : Smoothing | None
+        The loop's; None: ``classifier.run_info.smoothing``.
+    classifier : OnlineClassifier
+        Its ``run_info`` and ``classes``.
+    mode : str
+        The loop's mode.
+    hop : float
+        The loop's hop in seconds.
+
+    Returns
+    -------
+    smoothing : Smoothing
 
     Raises
     ------
@@ -144,7 +147,7 @@ def check_smoothing(smoothing, classifier, mode: str, hop: float) -> Smoothing:
         no sliding ones to decide early on (``hop`` 0), or ``early`` is not above chance.
     """
     if smoothing is None:
-        smoothing = Smoothing.from_model(getattr(classifier, "model", None))
+        smoothing = classifier.run_info.smoothing
     if not isinstance(smoothing, Smoothing):
         raise TypeError(f"'smoothing' must be a Smoothing or None, got {type(smoothing).__name__}")
     early = smoothing.early

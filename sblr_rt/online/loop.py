@@ -19,16 +19,16 @@ exception in the worker stops it and is raised again by the next public call.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
 
-from sblr_rt.online._adapting import AdaptingLoop
 from sblr_rt.online._startup import (
     build_scheduler,
-    check_arguments,
     close,
     open_collaborators,
+    stream_feed,
     stream_label,
 )
 from sblr_rt.online._stats import RawDisplay
@@ -36,8 +36,15 @@ from sblr_rt.online._watch import StatusWatch
 from sblr_rt.online.classifier import OnlineClassifier
 from sblr_rt.online.cues import CueFilter, cue_classes
 from sblr_rt.online.evidence import Evidence, check_smoothing
-from sblr_rt.online.lsl import lsl_collaborators
-from sblr_rt.online.swap import model_version_of
+from sblr_rt.online.lsl import LSLStreams, lsl_collaborators
+from sblr_rt.online.scheduler import Outputs
+from sblr_rt.online.settings import (
+    DisplaySettings,
+    OnlineSettings,
+    refuse_unknown,
+    take_options,
+)
+from sblr_rt.online.swap import prepare_swap
 from sblr_rt.online.tap import TrialTap
 from sblr_rt.online.telemetry import RawTraces, StreamTelemetry, Telemetry, TelemetryRecorder
 
@@ -45,20 +52,16 @@ logger = logging.getLogger("sblr_rt.online")
 
 __all__ = ["OnlineLoop"]
 
-_OPTIONS = (  # the keyword arguments from_lsl passes on to the constructor
-    "display_sfreq", "display_seconds", "history_seconds", "max_history", "unit_mismatch",
-    "smoothing", "keep_trials", "model_version",
-)  # fmt: skip
 _STATUS_EVERY = 0.1  # seconds of clock between reads of the source's status
 
 
-class OnlineLoop(AdaptingLoop):
+class OnlineLoop:
     """Classify an EEG stream in real time and publish the decisions.
 
     Parameters
     ----------
     model : BCIModel | OnlineClassifier
-        The trained model, or a classifier built on one.
+        The trained model, or a classifier built on one (``settings.fast`` builds it).
     source : object
         The EEG source: ``buffer`` (a :class:`~sblr_rt.stream.RingBuffer`), ``ch_names``,
         ``sfreq``, ``n_channels``, ``name``, ``status() -> dict``; optional ``start()`` and
@@ -71,44 +74,28 @@ class OnlineLoop(AdaptingLoop):
     clock : callable | None
         The clock of the stream's timestamps; default
         :func:`sblr_rt.stream.clock.local_clock`.
-    mode : ``"sliding"`` | ``"trial"``
-        ``"sliding"``: a decision on the latest window every ``hop`` seconds.
-        ``"trial"``: the same, and also a decision on the window that ends at each cue's
-        ``tmax``, marked ``"trial": true``.
-    hop : float
-        Seconds of stream time between sliding decisions, ``>= 0``; 0 turns sliding
-        decisions off (trial mode only then).
-    cues : sequence of str | str | None
-        Marker values that start a trial; None: the model's class labels and the marker
-        values of its calibration (``model.metadata["config"]["classes"]``).
-    fast : bool
-        Use the fast streaming path of the model's features (default) rather than the
-        plain pipeline; both give the same numbers to rounding.
-    display_sfreq, display_seconds : float
-        Rate and length of the decimated raw samples kept for :meth:`snapshot`.
-    history_seconds : float
-        Horizon of the latency, step-time and rate statistics.
-    max_history : int
-        Number of decisions, trial decisions and cues kept for :meth:`snapshot`.
-    unit_mismatch : {"rescale", "refuse"}
-        When the stream's channel units (``source.ch_units``) and the model's
-        (``model.metadata["unit"]``) are both known voltages and differ: multiply the
-        samples by the constant factor as they enter (default), or refuse at
-        :meth:`start`. An unknown unit on either side is logged as a warning and the
-        samples are used as they come (:func:`~sblr_rt.online.units.check_stream_units`).
-    smoothing : Smoothing | None
-        How evidence accumulates over a trial (:class:`~sblr_rt.online.evidence.Smoothing`:
-        EMA of the log-odds or mean since the cue; ``early`` for dynamic stopping). Every
-        decision carries ``proba_smoothed`` and ``early``. None: the model's run
-        configuration (``model.metadata["config"]``: ``smoothing``, ``tau``, ``early``),
-        else no smoothing.
-    keep_trials : bool
-        Note every trial decision so that :meth:`pop_trials` can hand the labelled trials
-        out (a session that adapts its model); trial mode only.
-    model_version : int | None
-        The version every decision names (``decision["model_version"]``); None: the
-        model's own (``metadata["adaptation"]["version"]``, else 0). :meth:`swap_model`
-        switches to another model and version between two decisions.
+    settings : OnlineSettings | None
+        What the loop decides and when (:class:`~sblr_rt.online.settings.OnlineSettings`:
+        ``mode``, ``hop``, ``cues``, ``fast``, ``unit_mismatch``, ``smoothing``,
+        ``keep_trials``, ``model_version``); None: the defaults, sliding every 0.05 s.
+    display : DisplaySettings | None
+        What :meth:`snapshot` keeps (:class:`~sblr_rt.online.settings.DisplaySettings`:
+        ``display_sfreq``, ``display_seconds``, ``history_seconds``, ``max_history``).
+    **options
+        Fields of :class:`~sblr_rt.online.settings.OnlineSettings` and
+        :class:`~sblr_rt.online.settings.DisplaySettings`, a shorthand:
+        ``OnlineLoop(model, source, markers=m, mode="trial")`` sets ``settings.mode``.
+
+    Attributes
+    ----------
+    settings : OnlineSettings
+        The settings, with ``smoothing`` and ``model_version`` resolved (the model's run
+        configuration, :attr:`OnlineClassifier.run_info
+        <sblr_rt.online.OnlineClassifier.run_info>`, where None was given).
+    display : DisplaySettings
+        What the snapshot keeps.
+    classifier : OnlineClassifier
+        The classifier of ``model`` (a model of :meth:`swap_model` decides after it).
 
     Notes
     -----
@@ -135,52 +122,44 @@ class OnlineLoop(AdaptingLoop):
         markers=None,
         sink=None,
         clock=None,
-        mode: str = "sliding",
-        hop: float = 0.05,
-        cues=None,
-        fast: bool = True,
-        display_sfreq: float = 100.0,
-        display_seconds: float = 10.0,
-        history_seconds: float = 60.0,
-        max_history: int = 500,
-        unit_mismatch: str = "rescale",
-        smoothing=None,
-        keep_trials: bool = False,
-        model_version: int | None = None,
+        settings: OnlineSettings | None = None,
+        display: DisplaySettings | None = None,
+        **options,
     ) -> None:
-        self.classifier = (
-            model if isinstance(model, OnlineClassifier) else OnlineClassifier(model, fast=fast)
+        settings = take_options(options, OnlineSettings, settings)
+        display = take_options(options, DisplaySettings, display)
+        refuse_unknown(options, "OnlineLoop()", OnlineSettings, DisplaySettings)
+        if settings.mode == "trial" and markers is None:
+            raise ValueError("'markers' must be a marker source in trial mode, got None.")
+        self.classifier = _as_classifier(model, settings.fast)
+        smoothing = check_smoothing(
+            settings.smoothing, self.classifier, settings.mode, settings.hop
         )
-        hop = check_arguments(mode, hop, markers, unit_mismatch, display_sfreq)
-        self.unit_mismatch = unit_mismatch
-        self.smoothing = check_smoothing(smoothing, self.classifier, mode, hop)
+        cue_filter = (
+            None
+            if settings.cues is None and settings.mode == "sliding"
+            else CueFilter(settings.cues, self.classifier)
+        )
+        version = settings.model_version
+        self.settings = dataclasses.replace(
+            settings,
+            smoothing=smoothing,
+            model_version=self.classifier.run_info.version if version is None else version,
+        )
+        self.display = display
         if clock is None:
             from sblr_rt.stream import local_clock as clock
         self.source = source
         self.markers = markers
         self.sink = sink
         self.clock = clock
-        self.mode = mode
-        self.hop = hop
-        self._cue_filter = (
-            None if cues is None and mode == "sliding" else CueFilter(cues, self.classifier)
-        )
-        self.cues = None if self._cue_filter is None else self._cue_filter.cues
-        if keep_trials and mode != "trial":
-            raise ValueError("'keep_trials' needs trial mode (cues), got mode='sliding'.")
+        self._cue_filter = cue_filter
         # A trial's class: the model's own marker -> class map, whatever 'cues' says.
         self._tap = (
             TrialTap(cue_classes(None, self.classifier), self.classifier.classes)
-            if keep_trials
+            if settings.keep_trials
             else None
         )
-        self._version = (
-            model_version_of(self.classifier.model) if model_version is None else model_version
-        )
-        self.display_sfreq = float(display_sfreq)
-        self.display_seconds = float(display_seconds)
-        self.history_seconds = float(history_seconds)
-        self.max_history = int(max_history)
         self._stop_event = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -188,14 +167,33 @@ class OnlineLoop(AdaptingLoop):
         self._scheduler = None
         self._display = None
         self._channels = None  # the ChannelMatch found at start
-        self._telemetry = TelemetryRecorder(self.history_seconds, self.max_history)
+        self._telemetry = TelemetryRecorder(display.history_seconds, display.max_history)
         self._watch = StatusWatch(_STATUS_EVERY)
         self._worker_cpu = 0.0
         self._worker_started = None
 
+    # The settings as attributes, as the loop has always offered them.
+    mode = property(lambda self: self.settings.mode, doc="``settings.mode``.")
+    hop = property(lambda self: self.settings.hop, doc="``settings.hop``.")
+    smoothing = property(lambda self: self.settings.smoothing, doc="``settings.smoothing``.")
+    unit_mismatch = property(
+        lambda self: self.settings.unit_mismatch, doc="``settings.unit_mismatch``."
+    )
+
+    @property
+    def cues(self) -> frozenset[str] | None:
+        """The marker values that start a trial (None: sliding mode without cues)."""
+        return None if self._cue_filter is None else self._cue_filter.cues
+
     @classmethod
     def from_lsl(
-        cls, model, *, mode: str = "sliding", hop: float = 0.05, cues=None, fast=True, **kwargs
+        cls,
+        model,
+        streams: LSLStreams | None = None,
+        *,
+        settings: OnlineSettings | None = None,
+        display: DisplaySettings | None = None,
+        **options,
     ) -> OnlineLoop:
         """Build a loop on LSL streams (connected at :meth:`start`).
 
@@ -203,36 +201,41 @@ class OnlineLoop(AdaptingLoop):
         ----------
         model : BCIModel | OnlineClassifier
             The trained model.
-        mode, hop, cues, fast
+        streams : LSLStreams | None
+            The EEG and marker streams to read and the decision outlets to open
+            (:class:`~sblr_rt.online.lsl.LSLStreams`); None: the defaults.
+        settings, display
             See :class:`OnlineLoop`.
-        **kwargs
-            ``display_sfreq``, ``display_seconds``, ``history_seconds``, ``max_history``,
-            ``unit_mismatch``, ``smoothing`` (see :class:`OnlineLoop`), and the streams of
-            :func:`~sblr_rt.online.lsl.lsl_collaborators`: ``stream``, ``stype``,
-            ``source_id`` (EEG), ``marker_stream``, ``marker_stype``,
-            ``marker_source_id`` (trial mode), ``outlet`` (bool), ``outlet_name``,
-            ``outlet_source_id``, ``timeout`` (seconds to wait for the streams at
-            :meth:`start`), ``buffer_seconds`` (raw samples kept, default 4 windows and
-            at least 30 s).
+        **options
+            Fields of :class:`~sblr_rt.online.lsl.LSLStreams` (``stream``, ``stype``,
+            ``source_id``, ``marker_stream``, ``marker_stype``, ``marker_source_id``,
+            ``outlet``, ``outlet_name``, ``outlet_source_id``, ``timeout``,
+            ``buffer_seconds``), of :class:`~sblr_rt.online.settings.OnlineSettings` and
+            of :class:`~sblr_rt.online.settings.DisplaySettings`, a shorthand.
 
         Returns
         -------
         loop : OnlineLoop
             Not started; a stopped loop cannot be started again (build a new one).
         """
-        options = {k: kwargs.pop(k) for k in _OPTIONS if k in kwargs}
-        clf = model if isinstance(model, OnlineClassifier) else OnlineClassifier(model, fast=fast)
-        source, markers, sink, clock = lsl_collaborators(clf, trial=mode == "trial", **kwargs)
+        streams = take_options(options, LSLStreams, streams)
+        settings = take_options(options, OnlineSettings, settings)
+        display = take_options(options, DisplaySettings, display)
+        refuse_unknown(
+            options, "OnlineLoop.from_lsl()", LSLStreams, OnlineSettings, DisplaySettings
+        )
+        clf = _as_classifier(model, settings.fast)
+        source, markers, sink, clock = lsl_collaborators(
+            clf, streams, trial=settings.mode == "trial"
+        )
         return cls(
             clf,
             source,
             markers=markers,
             sink=sink,
             clock=clock,
-            mode=mode,
-            hop=hop,
-            cues=cues,
-            **options,
+            settings=settings,
+            display=display,
         )
 
     def start(self, *, thread: bool = True) -> OnlineLoop:
@@ -260,15 +263,14 @@ class OnlineLoop(AdaptingLoop):
         self._raise_if_failed()
         if self._started:
             raise RuntimeError("The loop is already running; call OnlineLoop.stop() first.")
-        pick, scale, self._channels = open_collaborators(
+        feed, self._channels = open_collaborators(
             self.classifier,
             self.source,
             self.markers,
             self.sink,
-            unit_mismatch=self.unit_mismatch,
-            label=self._label,
+            unit_mismatch=self.settings.unit_mismatch,
         )
-        self._prepare(pick, scale)
+        self._prepare(feed)
         self._started = True
         self._stop_event.clear()
         if thread:
@@ -289,32 +291,34 @@ class OnlineLoop(AdaptingLoop):
         )
         return self
 
-    def _prepare(self, pick, scale=None) -> None:
+    def _prepare(self, feed) -> None:
+        settings, display = self.settings, self.display
         adaptation = self._telemetry.adaptation
-        self._telemetry = TelemetryRecorder(self.history_seconds, self.max_history)
-        self._telemetry.set_model_version(self._version)
+        self._telemetry = TelemetryRecorder(display.history_seconds, display.max_history)
+        self._telemetry.set_model_version(settings.model_version)
         self._telemetry.set_adaptation(adaptation)
         self._display = RawDisplay(
             self.source.n_channels,
             self.classifier.sfreq,
-            self.display_sfreq,
-            self.display_seconds,
+            display.display_sfreq,
+            display.display_seconds,
             self._telemetry.lock,
+        )
+        outputs = Outputs(
+            telemetry=self._telemetry,
+            clock=self.clock,
+            sink=self.sink,
+            on_chunk=self._display.push,
+            on_trial=None if self._tap is None else self._tap.record,
         )
         self._scheduler = build_scheduler(
             self.classifier,
             self.source,
-            pick,
-            self._telemetry,
-            self.clock,
-            self.sink,
-            hop=self.hop,
-            label=self._label,
-            on_chunk=self._display.push,
-            scale=scale,
-            evidence=Evidence(self.classifier.classes, self.smoothing),
-            model_version=self._version,
-            on_trial=None if self._tap is None else self._tap.record,
+            feed,
+            outputs,
+            hop=settings.hop,
+            evidence=Evidence(self.classifier.classes, settings.smoothing),
+            model_version=settings.model_version,
         )
         self._watch.reset()
         self._error = None
@@ -485,6 +489,101 @@ class OnlineLoop(AdaptingLoop):
             run_centring=None if scheduler is None else _centring_status(scheduler.state),
         )
 
+    # ------------------------------------------------------------------ adaptation
+    # What an adapter (``sblr_rt.calibration.adapt.Adapter``) calls: switch to a new model
+    # version between two decisions, name the version deciding now, hand out the labelled
+    # trials, show its status in the snapshot.
+    def swap_model(self, model, *, version: int | None = None) -> None:
+        """Switch to ``model`` between two decisions, without a gap; call from any thread.
+
+        The new model's streaming state is built here, on the calling thread, from the
+        samples the loop already ingested (:func:`~sblr_rt.online.swap.prepare_swap`);
+        the decision thread adopts it at the start of its next step, so no window is
+        skipped and the decision thread never waits for the preparation.
+
+        Parameters
+        ----------
+        model : BCIModel | OnlineClassifier
+            The new model: the same raw channels and rate as the stream.
+        version : int | None
+            The version its decisions name; None: the model's own
+            (:attr:`RunInfo.version <sblr_rt.online.run_info.RunInfo.version>`).
+
+        Raises
+        ------
+        RuntimeError
+            If the loop is not running.
+        ValueError
+            If the model does not fit the stream (channels, rate, unit).
+        """
+        self._raise_if_failed()
+        scheduler = self._scheduler
+        if scheduler is None or not self._started:
+            raise RuntimeError("Start the loop before swapping its model.")
+        current = self.classifier
+        clf = (
+            model
+            if isinstance(model, OnlineClassifier)
+            else OnlineClassifier(
+                model,
+                fast=current.fast,
+                recentre=current.recentre,
+                recentre_warmup=current.recentre_warmup,
+            )
+        )
+        feed, _ = stream_feed(clf, self.source, self.settings.unit_mismatch)
+        version = clf.run_info.version if version is None else int(version)
+        scheduler.swaps.put(prepare_swap(clf, scheduler, feed=feed, version=version))
+
+    @property
+    def model_version(self) -> int:
+        """The model version deciding now."""
+        scheduler = self._scheduler
+        return self.settings.model_version if scheduler is None else scheduler.model_version
+
+    @property
+    def swap_pending(self) -> bool:
+        """Whether a model from :meth:`swap_model` waits to be adopted."""
+        return self._scheduler is not None and self._scheduler.swaps.pending
+
+    def pop_trials(self, *, seconds_before: float = 2.0) -> list:
+        """Return the trials decided since the last call, labelled, with their samples.
+
+        Parameters
+        ----------
+        seconds_before : float
+            Seconds of samples kept before each trial's raw epoch.
+
+        Returns
+        -------
+        trials : list of LabelledTrial
+            See :class:`~sblr_rt.online.tap.LabelledTrial`; ``label`` is None for a cue
+            that names no class of the model.
+
+        Raises
+        ------
+        RuntimeError
+            If the loop was built without ``keep_trials=True``.
+        """
+        if self._tap is None:
+            raise RuntimeError("Build the loop with keep_trials=True to pop its trials.")
+        scheduler = self._scheduler
+        if scheduler is None:
+            return []
+        clf = scheduler.state.classifier
+        return self._tap.pop(
+            scheduler.buffer,
+            list(clf.ch_names),
+            feed=scheduler.feed,
+            sfreq=clf.sfreq,
+            seconds_before=seconds_before,
+        )
+
+    def set_adaptation(self, status: dict | None) -> None:
+        """Show the adaptation's status in :meth:`snapshot` (``Telemetry.adaptation``)."""
+        self._telemetry.set_adaptation(status)
+
+    # ------------------------------------------------------------------ internals
     @property
     def _label(self) -> str:
         return stream_label(self.source)
@@ -496,6 +595,11 @@ class OnlineLoop(AdaptingLoop):
             raise RuntimeError(
                 f"The online worker thread failed: {type(error).__name__}: {error}"
             ) from error
+
+
+def _as_classifier(model, fast: bool) -> OnlineClassifier:
+    """Return ``model`` if it is a classifier, else the classifier built on it."""
+    return model if isinstance(model, OnlineClassifier) else OnlineClassifier(model, fast=fast)
 
 
 def _centring_status(state) -> dict | None:

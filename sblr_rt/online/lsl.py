@@ -6,7 +6,9 @@ Built through the :mod:`sblr_rt.stream` facade (the only layer that talks to pyl
 
 from __future__ import annotations
 
-__all__ = ["LSLDecisionSink", "lsl_collaborators"]
+import dataclasses
+
+__all__ = ["LSLDecisionSink", "LSLStreams", "lsl_collaborators"]
 
 
 class LSLDecisionSink:
@@ -67,28 +69,66 @@ class LSLDecisionSink:
                 outlet.close()
 
 
-def lsl_collaborators(
-    classifier,
-    *,
-    stream=None,
-    stype=None,
-    source_id=None,
-    trial=False,
-    marker_stream=None,
-    marker_stype=None,
-    marker_source_id=None,
-    outlet=True,
-    outlet_name="SBLR-Predictions",
-    outlet_source_id=None,
-    timeout=5.0,
-    buffer_seconds=None,
-):
+@dataclasses.dataclass(frozen=True)
+class LSLStreams:
+    """The LSL streams of an online loop: the EEG and marker inlets, the decision outlets.
+
+    Parameters
+    ----------
+    stream, stype, source_id : str | None
+        The EEG stream by name, type (any case) or ``source_id``. A stream chosen by name
+        is taken whatever its type; with no name, ``stype`` defaults to ``EEG``.
+    marker_stream, marker_stype, marker_source_id : str | None
+        The marker stream of trial mode, chosen the same way (``marker_stype`` defaults to
+        ``Markers``).
+    outlet : bool
+        Publish the decisions (:class:`LSLDecisionSink`).
+    outlet_name : str
+        Name of the JSON outlet; the numeric one is ``<outlet_name>-Numeric``.
+    outlet_source_id : str | None
+        Its ``source_id`` (default: :func:`~sblr_rt.stream.decision_source_id` of the name).
+    timeout : float
+        Seconds to wait for the streams when the loop starts (> 0).
+    buffer_seconds : float | None
+        Raw samples kept; None: 4 windows of the model, at least 30 s.
+
+    Raises
+    ------
+    ValueError
+        If ``timeout`` or ``buffer_seconds`` is not positive.
+    """
+
+    stream: str | None = None
+    stype: str | None = None
+    source_id: str | None = None
+    marker_stream: str | None = None
+    marker_stype: str | None = None
+    marker_source_id: str | None = None
+    outlet: bool = True
+    outlet_name: str = "SBLR-Predictions"
+    outlet_source_id: str | None = None
+    timeout: float = 5.0
+    buffer_seconds: float | None = None
+
+    def __post_init__(self):
+        if not self.timeout > 0:
+            raise ValueError(f"'timeout' must be > 0, got {self.timeout!r}.")
+        if self.buffer_seconds is not None and not self.buffer_seconds > 0:
+            raise ValueError(f"'buffer_seconds' must be > 0, got {self.buffer_seconds!r}.")
+
+
+def lsl_collaborators(classifier, streams: LSLStreams | None = None, *, trial: bool = False):
     """Build the LSL source, marker source, sink and clock of an online loop (not started).
 
-    Parameters are those of :meth:`OnlineLoop.from_lsl`; ``trial`` asks for a marker source.
-    A stream chosen by name is taken whatever its type; ``stype`` and ``marker_stype``
-    (any case) choose by type, and default to ``EEG`` and ``Markers`` when no name is
-    given.
+    Parameters
+    ----------
+    classifier : OnlineClassifier
+        The loop's classifier (its window length sizes the buffer; its classes name the
+        numeric outlet's channels).
+    streams : LSLStreams | None
+        The streams; None: the defaults (the first EEG stream, the first marker stream).
+    trial : bool
+        Build a marker source (trial mode).
 
     Returns
     -------
@@ -103,23 +143,26 @@ def lsl_collaborators(
     """
     from sblr_rt.stream import LSLSource, MarkerSource, local_clock
 
-    if not timeout > 0:
-        raise ValueError(f"'timeout' must be > 0, got {timeout!r}.")
+    s = LSLStreams() if streams is None else streams
+    buffer_seconds = s.buffer_seconds
     if buffer_seconds is None:
         buffer_seconds = max(30.0, 4 * classifier.n_times / classifier.sfreq)
     source = LSLSource(
-        name=stream,
-        stype=stype,
-        source_id=source_id,
-        timeout=timeout,
+        name=s.stream,
+        stype=s.stype,
+        source_id=s.source_id,
+        timeout=s.timeout,
         buffer_seconds=float(buffer_seconds),
     )
     markers = None
     if trial:
         markers = MarkerSource(
-            name=marker_stream, stype=marker_stype, source_id=marker_source_id, timeout=timeout
+            name=s.marker_stream,
+            stype=s.marker_stype,
+            source_id=s.marker_source_id,
+            timeout=s.timeout,
         )
     sink = None
-    if outlet:
-        sink = LSLDecisionSink(outlet_name, outlet_source_id, classes=classifier.classes)
+    if s.outlet:
+        sink = LSLDecisionSink(s.outlet_name, s.outlet_source_id, classes=classifier.classes)
     return source, markers, sink, local_clock

@@ -5,8 +5,8 @@ Calibration leaves out an epoch when one of the channels the model uses is flat
 row) or beyond ``reject`` peak-to-peak (:mod:`sblr_rt.calibration.epochs`). A window the
 model was never trained on gets a decision with no meaning (ten channels railed at 0.4 V
 gave p = 1.00 every time), so the online loop applies the same rules, with the model's own
-settings (``metadata["config"]``), to every window before classifying it. A railed
-electrode is flat (constant at the rail) or clipped (stuck at it).
+settings (:class:`~sblr_rt.online.run_info.RunInfo`), to every window before classifying
+it. A railed electrode is flat (constant at the rail) or clipped (stuck at it).
 
 The checks cost nothing per decision in the default settings: as samples arrive,
 :class:`WindowQuality` notes per sample the latest sample at which any used channel last
@@ -34,9 +34,8 @@ class WindowQuality:
     Parameters
     ----------
     classifier : OnlineClassifier
-        Its model's used channels (``preprocessor.pick_indices``) and settings
-        (``model.metadata["config"]``: ``flat``, default 0; ``clip_run``, default 5, None
-        off; ``reject``, default None).
+        Its model's used channels (``preprocessor.pick_indices``) and calibration's
+        rejection settings (``run_info``: ``flat``, ``clip_run``, ``reject``).
     capacity : int
         Samples kept (the streaming state's capacity).
 
@@ -52,13 +51,8 @@ class WindowQuality:
         n_channels = len(classifier.ch_names)
         picks = getattr(pre, "pick_indices", None)
         self.used = np.arange(n_channels) if picks is None else np.asarray(picks, dtype=int)
-        config = (getattr(model, "metadata", None) or {}).get("config") or {}
-        config = config if isinstance(config, dict) else {}
-        self.flat = _number(config.get("flat", 0.0), 0.0)
-        clip_run = config.get("clip_run", 5)
-        self.clip_run = None if clip_run is None else max(1, int(_number(clip_run, 5)))
-        reject = config.get("reject")
-        self.reject = None if reject is None else _number(reject, None)
+        run_info = classifier.run_info
+        self.flat, self.clip_run, self.reject = run_info.flat, run_info.clip_run, run_info.reject
         self.n_times = int(classifier.n_times)
         capacity = int(capacity)
         n_used = len(self.used)
@@ -193,11 +187,3 @@ class WindowQuality:
         else:
             return []
         return [str(ch_names[self.used[i]]) for i in np.flatnonzero(bad)]
-
-
-def _number(value, default):
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return default
-    return value if np.isfinite(value) else default

@@ -23,16 +23,18 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from sblr_rt.io.gaps import find_gaps, gap_threshold
 from sblr_rt.online.classifier import public_decision
 from sblr_rt.online.quality import QUALITY_REASONS, WindowQuality
-from sblr_rt.online.streaming import count_nonfinite
+from sblr_rt.online.streaming import StreamFeed, count_nonfinite
 from sblr_rt.online.swap import SwapSlot
 
 logger = logging.getLogger("sblr_rt.online")
 
-__all__ = ["CUE_AHEAD", "CUE_EXPIRY", "Scheduler"]
+__all__ = ["CUE_AHEAD", "CUE_EXPIRY", "Outputs", "Scheduler", "stream_label"]
 
 #: The ``Dropped`` field of a sliding window refused for a ``StreamingState.why_not`` reason.
 _SLIDING_REASONS = {"gap": "refilling", "unavailable": "gap"}
@@ -46,6 +48,38 @@ CUE_EXPIRY = 10.0
 _CUES_LOGGED = 10
 
 
+@dataclass(frozen=True)
+class Outputs:
+    """Where a :class:`Scheduler`'s results go, and the clock that stamps them.
+
+    Parameters
+    ----------
+    telemetry : TelemetryRecorder
+        Where counts, gaps and decisions are recorded.
+    clock : callable
+        The clock of the stream's timestamps (``sblr_rt.stream.clock.local_clock``), for
+        the publish time and the cues' expiry.
+    sink : object with ``push(dict)`` | None
+        Where decisions are published.
+    on_chunk : callable | None
+        ``on_chunk(first_index, data, timestamps)`` for every chunk read (the display).
+    on_trial : callable | None
+        ``on_trial(t_cue, cue, decision)`` after each trial decision (the trial tap).
+    """
+
+    telemetry: object
+    clock: Callable[[], float]
+    sink: object | None = None
+    on_chunk: Callable | None = None
+    on_trial: Callable | None = None
+
+
+def stream_label(source) -> str:
+    """Return how the logs and errors name the EEG stream of ``source``."""
+    name = getattr(source, "name", None)
+    return f"EEG stream {name!r}" if name else "the EEG stream"
+
+
 class Scheduler:
     """Ingest the source's new samples and decide the due windows.
 
@@ -53,37 +87,25 @@ class Scheduler:
     ----------
     state : StreamingState
         The classifier's streaming state (fed here).
-    buffer : RingBuffer
-        The source's raw buffer (``n_pushed``, ``first_index``, ``get``).
-    pick : ndarray of int | None
-        The model's channels in the stream's order (None: the stream's own order).
-    telemetry : TelemetryRecorder
-        Where counts, gaps and decisions are recorded.
-    clock : callable
-        The LSL clock (``sblr_rt.stream.clock.local_clock``), for the publish time.
-    sink : object with ``push(dict)`` | None
-        Where decisions are published.
+    source : object
+        The started EEG source: ``buffer`` (a :class:`~sblr_rt.stream.RingBuffer`:
+        ``n_pushed``, ``first_index``, ``get``), optional ``name`` (for messages) and
+        ``gap_indices(start, stop)``, the buffer indices of samples that follow a gap as the
+        source detected them (:meth:`sblr_rt.stream.LSLSource.gap_indices`; absent:
+        :func:`sblr_rt.io.gaps.find_gaps` is applied here).
+    feed : StreamFeed
+        The stream's channels the model reads and the unit factor, applied as samples
+        enter the state.
+    outputs : Outputs
+        The telemetry, the clock, the sink and the display's and trial tap's hooks.
     hop_samples : int
         Samples between sliding decisions; 0: no sliding decisions.
-    label : str
-        How to name the stream in messages.
-    on_chunk : callable | None
-        ``on_chunk(first_index, data, timestamps)`` for every chunk read (the display).
-    gap_indices : callable | None
-        ``gap_indices(start, stop)``: the buffer indices of samples that follow a gap, as
-        the source detected them (:meth:`sblr_rt.stream.LSLSource.gap_indices`); None:
-        apply :func:`sblr_rt.io.gaps.find_gaps` here.
-    scale : float | ndarray of shape (n_model_channels,) | None
-        Factor from the stream's unit to the model's, applied to the model's channels as
-        they enter the state (:func:`sblr_rt.online.units.check_stream_units`); None: 1.
     evidence : Evidence | None
         The evidence accumulated over a trial (:mod:`sblr_rt.online.evidence`): every
         decision gets ``proba_smoothed`` and ``early``, and a sliding decision may decide
         the open trial early. None: decisions as they come.
     model_version : int
         The version every decision names (``decision["model_version"]``).
-    on_trial : callable | None
-        ``on_trial(t_cue, cue, decision)`` after each trial decision (the trial tap).
 
     Attributes
     ----------
@@ -95,36 +117,30 @@ class Scheduler:
     def __init__(
         self,
         state,
-        buffer,
-        pick,
-        telemetry,
-        clock,
-        sink,
-        hop_samples,
-        label,
-        on_chunk=None,
-        gap_indices=None,
-        scale=None,
+        source,
+        feed: StreamFeed,
+        outputs: Outputs,
+        *,
+        hop_samples: int = 0,
         evidence=None,
-        model_version=0,
-        on_trial=None,
+        model_version: int = 0,
     ):
         self.state = state
-        self.buffer = buffer
-        self.pick = pick
-        self.telemetry = telemetry
-        self.clock = clock
-        self.sink = sink
+        self.buffer = source.buffer
+        self.gap_indices = getattr(source, "gap_indices", None)
+        self.label = stream_label(source)
+        self.feed = feed
+        self.telemetry = outputs.telemetry
+        self.clock = outputs.clock
+        self.sink = outputs.sink
+        self.on_chunk = outputs.on_chunk
+        self.on_trial = outputs.on_trial
         self.hop_samples = int(hop_samples)
-        self.label = label
-        self.on_chunk = on_chunk
-        self.gap_indices = gap_indices
-        self.scale = scale
         self.evidence = evidence
         self.gap_threshold = gap_threshold(state.classifier.sfreq)
         # Start from the oldest sample held: samples that arrived while the loop was
         # still connecting are classified too (cues at the very start need them).
-        self.n_in = buffer.first_index  # raw index of the next sample to read
+        self.n_in = self.buffer.first_index  # raw index of the next sample to read
         self.offset = self.n_in  # raw index of the state's sample 0
         self.last_ts: float | None = None
         self.next_slide: int | None = None  # state index of the next sliding decision
@@ -132,7 +148,6 @@ class Scheduler:
         self.decided_early: dict[tuple[float, str], dict] = {}  # cue -> its early decision
         self.halted: str | None = None
         self.model_version = int(model_version)
-        self.on_trial = on_trial
         self.swaps = SwapSlot()
         clf = state.classifier
         # Seconds from a cue to its trial window's last sample.
@@ -143,6 +158,16 @@ class Scheduler:
         self.quality_base = self.n_in  # raw index of the quality ring's sample 0
         self._stretch: tuple[str, int] | None = None  # (reason, windows) of refusals
         self._n_cue_refusals = 0
+
+    def gaps_in(self, start: int, stop: int, timestamps, last: float | None):
+        """Return the rows of raw samples ``[start, stop)`` that follow a gap.
+
+        The source's own gaps when it tracks them (one rule, one count), else
+        :func:`~sblr_rt.io.gaps.find_gaps` on ``timestamps`` after ``last``.
+        """
+        if self.gap_indices is not None:
+            return self.gap_indices(start, stop) - start
+        return find_gaps(timestamps, last=last, threshold=self.gap_threshold)
 
     # ------------------------------------------------------------------------------------
     def step(self, cues=()) -> int:
@@ -289,21 +314,13 @@ class Scheduler:
         if self.on_chunk is not None:
             self.on_chunk(first_index, data, ts)
         prev, self.last_ts = self.last_ts, float(ts[-1])
-        if self.gap_indices is not None:  # the source's own gaps: one rule, one count
-            gap_at = self.gap_indices(first_index, n_pushed) - first_index
-        else:  # a source that does not track gaps: the same rule, applied here
-            gap_at = find_gaps(ts, last=prev, threshold=self.gap_threshold)
-        picked = data if self.pick is None else data[:, self.pick]
-        if self.scale is not None:  # the stream's unit to the model's: once, here
-            picked = picked * self.scale
+        gap_at = self.gaps_in(first_index, n_pushed, ts, prev)
+        picked = self.feed.apply(data)
         n_bad = count_nonfinite(picked)
         if n_bad:
             self.telemetry.count("nonfinite_samples", n_bad)
         self.quality.push(picked)
-        start = 0
         for g in gap_at:
-            state.push(picked[start:g], ts[start:g])
-            state.mark_break()
             t_before = ts[g - 1] if g > 0 else prev
             logger.warning(
                 "Gap of %.3f s in %s; decisions resume once a full window follows.",
@@ -311,8 +328,7 @@ class Scheduler:
                 self.label,
             )
             self.telemetry.gap(t_before, ts[g])
-            start = g
-        state.push(picked[start:], ts[start:])
+        state.push_with_breaks(picked, ts, gap_at)
         return n_pushed - first_index
 
     def trial_decisions_due(self) -> None:

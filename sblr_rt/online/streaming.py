@@ -8,6 +8,7 @@ timestamps, non-finite samples, breaks, which windows may be classified) and dri
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from sblr_rt.io.gaps import gap_threshold
 from sblr_rt.online.paths import StreamingPath, path_class
 from sblr_rt.stream.ring_buffer import RingBuffer
 
-__all__ = ["StreamingState", "count_nonfinite"]
+__all__ = ["StreamFeed", "StreamingState", "count_nonfinite"]
 
 
 def count_nonfinite(chunk: np.ndarray) -> int:
@@ -23,6 +24,35 @@ def count_nonfinite(chunk: np.ndarray) -> int:
     if chunk.size == 0:
         return 0
     return int(np.count_nonzero(~np.isfinite(chunk).all(axis=1)))
+
+
+@dataclass(frozen=True)
+class StreamFeed:
+    """How the stream's samples become the model's: its channels picked, its unit rescaled.
+
+    Found when the loop starts (and for each swapped model) from the stream's channels and
+    units against the model's (:func:`~sblr_rt.online._startup.stream_feed`).
+
+    Attributes
+    ----------
+    pick : ndarray of int | None
+        The stream's channels the model reads, in the model's order (None: all, as is).
+    scale : float | ndarray of shape (n_model_channels,) | None
+        Factor from the stream's unit to the model's (None: 1).
+    """
+
+    pick: np.ndarray | None = None
+    scale: float | np.ndarray | None = None
+
+    def apply(self, data: np.ndarray) -> np.ndarray:
+        """Return the model's channels of ``data``, shape (n_samples, n_channels), rescaled.
+
+        A view of ``data`` when nothing is picked nor rescaled.
+        """
+        picked = data if self.pick is None else data[:, self.pick]
+        if self.scale is not None:  # the stream's unit to the model's: once, here
+            picked = picked * self.scale
+        return picked
 
 
 class StreamingState:
@@ -126,6 +156,25 @@ class StreamingState:
         # The ring's one data column holds the timestamps too (a view, no allocation).
         self._times.push(timestamps[:, None], timestamps)
         self._prune()
+
+    def push_with_breaks(self, chunk: np.ndarray, timestamps: np.ndarray, breaks) -> None:
+        """Append raw samples with a break before each of the rows ``breaks``.
+
+        Parameters
+        ----------
+        chunk : ndarray, shape (n_samples, n_channels)
+            Raw samples in the model's channel order.
+        timestamps : ndarray, shape (n_samples,)
+            Their timestamps.
+        breaks : sequence of int
+            Increasing rows of ``chunk`` that follow a gap (:meth:`mark_break` before each).
+        """
+        start = 0
+        for g in breaks:
+            self.push(chunk[start:g], timestamps[start:g])
+            self.mark_break()
+            start = g
+        self.push(chunk[start:], timestamps[start:])
 
     def _note_bad(self, indices: np.ndarray) -> None:
         runs = self._bad_runs

@@ -17,7 +17,8 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from sblr_rt.io.gaps import find_gaps
+from sblr_rt.online.run_info import RunInfo
+from sblr_rt.online.streaming import StreamFeed
 
 logger = logging.getLogger("sblr_rt.online")
 
@@ -25,39 +26,25 @@ __all__ = ["PreparedSwap", "SwapSlot", "model_version_of", "prepare_swap"]
 
 
 def model_version_of(model) -> int:
-    """Return the version counter a model file carries (``metadata["adaptation"]``), else 0."""
-    metadata = getattr(model, "metadata", None) or {}
-    adaptation = metadata.get("adaptation") or {}
-    try:
-        return int(adaptation.get("version", 0))
-    except (TypeError, ValueError):
-        return 0
+    """Return the version counter a model file carries, else 0.
+
+    See :attr:`RunInfo.version <sblr_rt.online.run_info.RunInfo.version>`.
+    """
+    return RunInfo.from_model(model).version
 
 
-def _feed(state, buffer, start, stop, pick, scale, gap_indices, threshold, last_ts):
-    """Push raw samples ``[start, stop)`` of ``buffer`` into ``state``; return the last time.
+def _feed(state, scheduler, start, stop, feed, last_ts):
+    """Push raw samples ``[start, stop)`` of the scheduler's buffer into ``state``.
 
-    The gaps are found by the same rule as :meth:`Scheduler.ingest` (the source's own
-    ``gap_indices`` or :func:`~sblr_rt.io.gaps.find_gaps`), without logging or counting
-    them again: the scheduler already did when it ingested these samples.
+    The gaps are found by the scheduler's rule (:meth:`Scheduler.gaps_in
+    <sblr_rt.online.scheduler.Scheduler.gaps_in>`), without logging or counting them
+    again: the scheduler already did when it ingested these samples. Returns the last
+    sample's time.
     """
     if stop <= start:
         return last_ts
-    chunk, ts = buffer.get(start, stop)
-    data = chunk.T
-    if gap_indices is not None:
-        gap_at = gap_indices(start, stop) - start
-    else:
-        gap_at = find_gaps(ts, last=last_ts, threshold=threshold)
-    picked = data if pick is None else data[:, pick]
-    if scale is not None:
-        picked = picked * scale
-    first = 0
-    for g in gap_at:
-        state.push(picked[first:g], ts[first:g])
-        state.mark_break()
-        first = g
-    state.push(picked[first:], ts[first:])
+    chunk, ts = scheduler.buffer.get(start, stop)
+    state.push_with_breaks(feed.apply(chunk.T), ts, scheduler.gaps_in(start, stop, ts, last_ts))
     return float(ts[-1])
 
 
@@ -75,7 +62,7 @@ class PreparedSwap:
         Raw (ring buffer) index of the state's sample 0, and of the next sample to feed.
     last_ts : float | None
         Timestamp of the last sample fed.
-    pick, scale
+    feed : StreamFeed
         The stream's channels in the new model's order, and the unit factor.
     version : int
         The model version decisions will name.
@@ -86,8 +73,7 @@ class PreparedSwap:
     offset: int
     n_in: int
     last_ts: float | None
-    pick: object
-    scale: object
+    feed: StreamFeed
     version: int
 
     def adopt(self, scheduler) -> bool:
@@ -98,29 +84,21 @@ class PreparedSwap:
         """
         try:
             self.last_ts = _feed(
-                self.state,
-                scheduler.buffer,
-                self.n_in,
-                scheduler.n_in,
-                self.pick,
-                self.scale,
-                scheduler.gap_indices,
-                scheduler.gap_threshold,
-                self.last_ts,
+                self.state, scheduler, self.n_in, scheduler.n_in, self.feed, self.last_ts
             )
         except ValueError:
             return False
         old_offset = scheduler.offset
         scheduler.state = self.state
         scheduler.offset = self.offset
-        scheduler.pick, scheduler.scale = self.pick, self.scale
+        scheduler.feed = self.feed
         if scheduler.next_slide is not None:  # state indices, re-based
             scheduler.next_slide += old_offset - self.offset
         scheduler.model_version = self.version
         return True
 
 
-def prepare_swap(classifier, scheduler, *, pick, scale, version) -> PreparedSwap:
+def prepare_swap(classifier, scheduler, *, feed, version) -> PreparedSwap:
     """Build ``classifier``'s streaming state on the samples ``scheduler`` already ingested.
 
     Runs on any thread but the decision thread (it reads the ring buffer only).
@@ -131,9 +109,9 @@ def prepare_swap(classifier, scheduler, *, pick, scale, version) -> PreparedSwap
         The new model's classifier (same raw channels and rate as the stream).
     scheduler : Scheduler
         The running loop's scheduler (its buffer, capacity, ingest position, gap rule).
-    pick, scale
+    feed : StreamFeed
         The stream's channels in the new model's order and the unit factor
-        (:func:`~sblr_rt.online._startup.open_collaborators`' rules).
+        (:func:`~sblr_rt.online._startup.stream_feed`).
     version : int
         The version decisions of this model will name.
 
@@ -148,23 +126,13 @@ def prepare_swap(classifier, scheduler, *, pick, scale, version) -> PreparedSwap
         end = scheduler.n_in
         start = max(buffer.first_index, end - capacity)
         try:
-            last = _feed(
-                state,
-                buffer,
-                start,
-                end,
-                pick,
-                scale,
-                scheduler.gap_indices,
-                scheduler.gap_threshold,
-                None,
-            )
+            last = _feed(state, scheduler, start, end, feed, None)
             break
         except ValueError:
             state = classifier.streaming(capacity=capacity)
     else:  # pragma: no cover - the writer outran five reads of a >= 30 s buffer
         raise RuntimeError("could not read the recent samples to prepare the new model")
-    return PreparedSwap(classifier, state, start, end, last, pick, scale, int(version))
+    return PreparedSwap(classifier, state, start, end, last, feed, int(version))
 
 
 class SwapSlot:

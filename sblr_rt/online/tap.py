@@ -101,7 +101,7 @@ class TrialTap:
         )
         self._count += 1
 
-    def pop(self, buffer, ch_names, *, pick, scale, sfreq, seconds_before) -> list:
+    def pop(self, buffer, ch_names, *, feed, sfreq, seconds_before) -> list:
         """Return the trials noted since the last call, with their raw segments.
 
         Parameters
@@ -109,9 +109,9 @@ class TrialTap:
         buffer : RingBuffer
             The source's raw buffer.
         ch_names : list of str
-            The model's raw channels (the order of ``pick``).
-        pick, scale
-            The stream's channels in the model's order (None: as is) and the unit factor.
+            The model's raw channels (the order of ``feed.pick``).
+        feed : StreamFeed
+            The stream's channels in the model's order and the unit factor.
         sfreq : float
             Sampling rate.
         seconds_before : float
@@ -133,9 +133,7 @@ class TrialTap:
             except ValueError:
                 logger.warning("Trial %d (cue %r): its samples are gone; not kept.", index, cue)
                 continue
-            data = chunk if pick is None else chunk[pick]
-            if scale is not None:
-                data = data * np.reshape(scale, (-1, 1))
+            data = feed.apply(chunk.T).T
             label = self.cue_classes.get(cue)
             if label not in self.model_classes:
                 label = None

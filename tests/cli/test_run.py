@@ -147,23 +147,26 @@ def test_run_adapt_needs_trial_mode_and_an_existing_init(model_path, tmp_path, c
 
 
 def test_smoothing_comes_from_the_calibration_toml_and_the_options_win(model_path, tmp_path):
-    # [online] of the calibration TOML is stored with the model (metadata["config"]);
-    # run's options override it field by field, and --early off turns early decisions off.
+    # [online] of the calibration TOML is stored with the model (metadata["config"]) and
+    # read back as the classifier's run_info; run's options override it field by field,
+    # and --early off turns early decisions off.
     from sblr_rt.calibration.config import load_config
     from sblr_rt.cli import build_parser
     from sblr_rt.cli.run import smoothing_of
 
     from sblr_rt import load_model
+    from sblr_rt.online import OnlineClassifier
     from sblr_rt.online.evidence import Smoothing
 
     toml = tmp_path / "calibration.toml"
     toml.write_text('[online]\nsmoothing = "ema"\ntau = 2.0\nearly = 0.9\nearly_after = 0.5\n')
     model = load_model(model_path)
     model.metadata = {**(model.metadata or {}), "config": load_config(toml).to_dict()}
+    clf = OnlineClassifier(model)
     parser = build_parser()
 
     def smoothing(*options):
-        return smoothing_of(parser.parse_args(["run", "--model", "m", *options]), model)
+        return smoothing_of(parser.parse_args(["run", "--model", "m", *options]), clf)
 
     assert smoothing() == Smoothing("ema", 2.0, 0.9, 0.5)
     assert smoothing("--tau", "0.25") == Smoothing("ema", 0.25, 0.9, 0.5)

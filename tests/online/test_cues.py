@@ -5,10 +5,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from sblr_rt.online.cues import CueFilter, cue_classes
+from sblr_rt.online.run_info import RunInfo
 
 
 def _classifier(metadata):
-    return SimpleNamespace(classes=["T1", "T2"], model=SimpleNamespace(metadata=metadata))
+    return SimpleNamespace(classes=["T1", "T2"], run_info=RunInfo.from_metadata(metadata))
 
 
 def test_the_calibration_markers_in_the_recordings_spelling_start_trials():

@@ -10,6 +10,7 @@ import pytest
 
 from sblr_rt.online import Evidence, OnlineClassifier, OnlineLoop, Smoothing
 from sblr_rt.online.evidence import check_smoothing
+from sblr_rt.online.run_info import RunInfo
 
 SFREQ = 100.0
 
@@ -147,13 +148,15 @@ def test_smoothing_settings_are_checked(make_model):
 def test_the_model_run_configuration_gives_the_default_and_options_win(make_model):
     model = make_model()
     model.metadata = {"config": {"smoothing": "ema", "tau": 2.0, "early": 0.9}}
-    assert Smoothing.from_model(model) == Smoothing("ema", 2.0, 0.9)
-    assert Smoothing.from_model(model, early_after=0.5).early_after == 0.5
-    assert Smoothing.from_model(model, method="mean", early=None) == Smoothing("mean", 2.0, 0.9)
-    assert Smoothing.from_model(model, early=0.7).early == 0.7
-    assert Smoothing.from_model(model, tau=0.5).tau == 0.5
+    smoothing = RunInfo.from_model(model).smoothing
+    assert smoothing == Smoothing("ema", 2.0, 0.9)
+    assert smoothing.override(early_after=0.5).early_after == 0.5
+    assert smoothing.override(method="mean", early=None) == Smoothing("mean", 2.0, 0.9)
+    assert smoothing.override(early=0.7).early == 0.7
+    assert smoothing.override(early="off").early is None
+    assert smoothing.override(tau=0.5).tau == 0.5
     model.metadata = {}
-    assert Smoothing.from_model(model) == Smoothing()
+    assert RunInfo.from_model(model).smoothing == Smoothing()
     loop = OnlineLoop(
         model,
         object(),

@@ -9,11 +9,15 @@ import pytest
 from sblr_rt.calibration.epochs import _reject_reason
 
 from sblr_rt.online.quality import WindowQuality
+from sblr_rt.online.run_info import RunInfo
 
 
 def _quality(n_channels, n_times, config, capacity):
-    model = types.SimpleNamespace(preprocessor=None, metadata={"config": config})
-    clf = types.SimpleNamespace(model=model, ch_names=list(range(n_channels)), n_times=n_times)
+    model = types.SimpleNamespace(preprocessor=None)
+    run_info = RunInfo.from_metadata({"config": config})
+    clf = types.SimpleNamespace(
+        model=model, run_info=run_info, ch_names=list(range(n_channels)), n_times=n_times
+    )
     return WindowQuality(clf, capacity)
 
 

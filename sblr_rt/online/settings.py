@@ -1,0 +1,202 @@
+"""The online loop's settings: what it decides and when, and what its snapshot keeps.
+
+Two small frozen dataclasses, checked when built: :class:`OnlineSettings` (mode, hop, cues,
+path, unit rule, smoothing, trial tap, model version) and :class:`DisplaySettings` (the
+raw traces and statistics :meth:`OnlineLoop.snapshot <sblr_rt.online.OnlineLoop.snapshot>`
+returns). The LSL streams of :meth:`OnlineLoop.from_lsl
+<sblr_rt.online.OnlineLoop.from_lsl>` are a third, :class:`~sblr_rt.online.lsl.LSLStreams`.
+
+The loop takes each as one object, or its fields as keywords, a shorthand:
+``OnlineLoop(model, source, mode="trial", hop=0.1)`` is ``OnlineLoop(model, source,
+settings=OnlineSettings(mode="trial", hop=0.1))``. :func:`take_options` sorts such keywords
+by the fields of each class, so that every name and default is written in one place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from sblr_rt.online.evidence import Smoothing
+from sblr_rt.online.units import UNIT_MISMATCH
+
+__all__ = ["MODES", "DisplaySettings", "OnlineSettings", "take_options"]
+
+#: Values of :attr:`OnlineSettings.mode`.
+MODES = ("sliding", "trial")
+
+
+@dataclasses.dataclass(frozen=True)
+class OnlineSettings:
+    """What the online loop decides, and when.
+
+    Parameters
+    ----------
+    mode : ``"sliding"`` | ``"trial"``
+        ``"sliding"``: a decision on the latest window every ``hop`` seconds.
+        ``"trial"``: the same, and also a decision on the window that ends at each cue's
+        ``tmax``, marked ``"trial": true`` (needs a marker source).
+    hop : float
+        Seconds of stream time between sliding decisions, ``>= 0``; 0 turns sliding
+        decisions off (trial mode only then).
+    cues : sequence of str | str | None
+        Marker values that start a trial (a comma-separated str is split); None: the
+        model's class labels and the marker values of its calibration
+        (:attr:`RunInfo.cue_classes <sblr_rt.online.run_info.RunInfo.cue_classes>`).
+    fast : bool
+        Use the fast streaming path of the model's features (default) rather than the
+        plain pipeline; both give the same numbers to rounding.
+    unit_mismatch : {"rescale", "refuse"}
+        When the stream's channel units (``source.ch_units``) and the model's are both
+        known voltages and differ: multiply the samples by the constant factor as they
+        enter (default), or refuse at start. An unknown unit on either side is logged as
+        a warning and the samples are used as they come
+        (:func:`~sblr_rt.online.units.check_stream_units`).
+    smoothing : Smoothing | None
+        How evidence accumulates over a trial (:class:`~sblr_rt.online.evidence.Smoothing`:
+        EMA of the log-odds or mean since the cue; ``early`` for dynamic stopping). Every
+        decision carries ``proba_smoothed`` and ``early``. None: the model's run
+        configuration (:attr:`RunInfo.smoothing
+        <sblr_rt.online.run_info.RunInfo.smoothing>`).
+    keep_trials : bool
+        Note every trial decision so that :meth:`OnlineLoop.pop_trials
+        <sblr_rt.online.OnlineLoop.pop_trials>` can hand the labelled trials out (a
+        session that adapts its model); trial mode only.
+    model_version : int | None
+        The version every decision names; None: the model's own
+        (:attr:`RunInfo.version <sblr_rt.online.run_info.RunInfo.version>`).
+
+    Raises
+    ------
+    ValueError
+        If ``mode``, ``hop`` or ``unit_mismatch`` is out of range, or ``keep_trials`` is
+        set in sliding mode.
+    TypeError
+        If ``smoothing`` is neither a :class:`~sblr_rt.online.evidence.Smoothing` nor None.
+
+    Examples
+    --------
+    >>> OnlineSettings(mode="trial", hop=0.1, cues="T1, T2").cues
+    ('T1', 'T2')
+    """
+
+    mode: str = "sliding"
+    hop: float = 0.05
+    cues: tuple[str, ...] | None = None
+    fast: bool = True
+    unit_mismatch: str = "rescale"
+    smoothing: Smoothing | None = None
+    keep_trials: bool = False
+    model_version: int | None = None
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        if self.mode not in MODES:
+            raise ValueError(f"'mode' must be one of {MODES}, got {self.mode!r}.")
+        hop = float(self.hop)
+        if not math.isfinite(hop) or hop < 0:
+            raise ValueError(f"'hop' must be a finite number of seconds >= 0, got {self.hop!r}.")
+        if self.mode == "sliding" and hop == 0:
+            raise ValueError("'hop' must be > 0 in sliding mode (0 turns sliding off), got 0.")
+        set_(self, "hop", hop)
+        if self.cues is not None:
+            cues = self.cues
+            if isinstance(cues, str):
+                cues = [c.strip() for c in cues.split(",") if c.strip()]
+            set_(self, "cues", tuple(str(c) for c in cues))
+        if self.unit_mismatch not in UNIT_MISMATCH:
+            raise ValueError(
+                f"'unit_mismatch' must be one of {UNIT_MISMATCH}, got {self.unit_mismatch!r}."
+            )
+        if self.smoothing is not None and not isinstance(self.smoothing, Smoothing):
+            raise TypeError(
+                f"'smoothing' must be a Smoothing or None, got {type(self.smoothing).__name__}"
+            )
+        if self.keep_trials and self.mode != "trial":
+            raise ValueError("'keep_trials' needs trial mode (cues), got mode='sliding'.")
+        if self.model_version is not None:
+            set_(self, "model_version", int(self.model_version))
+
+
+@dataclasses.dataclass(frozen=True)
+class DisplaySettings:
+    """What the online loop keeps for its snapshot (a dashboard polls it).
+
+    Parameters
+    ----------
+    display_sfreq, display_seconds : float
+        Rate and length of the decimated raw samples kept for the snapshot's ``raw``.
+    history_seconds : float
+        Horizon of the latency, step-time and rate statistics.
+    max_history : int
+        Number of decisions, trial decisions and cues kept.
+
+    Raises
+    ------
+    ValueError
+        If a value is not positive.
+    """
+
+    display_sfreq: float = 100.0
+    display_seconds: float = 10.0
+    history_seconds: float = 60.0
+    max_history: int = 500
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if not value > 0:
+                raise ValueError(f"'{field.name}' must be > 0, got {value!r}.")
+        object.__setattr__(self, "max_history", int(self.max_history))
+
+
+def take_options(options: dict, cls, given=None):
+    """Return ``given`` (or ``cls()``) with the fields of ``cls`` found in ``options`` set.
+
+    The fields found are removed from ``options``, so that what is left after every
+    settings class has taken its own is unknown.
+
+    Parameters
+    ----------
+    options : dict
+        Keyword arguments; the ones naming a field of ``cls`` are popped.
+    cls : type
+        A settings dataclass (:class:`OnlineSettings`, :class:`DisplaySettings`,
+        :class:`~sblr_rt.online.lsl.LSLStreams`).
+    given : cls | None
+        The settings object passed as such; None: the defaults.
+
+    Returns
+    -------
+    settings : cls
+
+    Raises
+    ------
+    TypeError
+        If ``given`` is not a ``cls``.
+    """
+    if given is not None and not isinstance(given, cls):
+        raise TypeError(f"expected a {cls.__name__} or None, got {type(given).__name__}")
+    names = [f.name for f in dataclasses.fields(cls) if f.name in options]
+    changes = {name: options.pop(name) for name in names}
+    base = cls() if given is None else given
+    return dataclasses.replace(base, **changes) if changes else base
+
+
+def refuse_unknown(options: dict, where: str, *classes) -> None:
+    """Raise TypeError naming the keywords no settings class took.
+
+    Parameters
+    ----------
+    options : dict
+        What is left after :func:`take_options`.
+    where : str
+        The call, for the message.
+    *classes : type
+        The settings classes whose fields were accepted.
+    """
+    if options:
+        valid = sorted(f.name for cls in classes for f in dataclasses.fields(cls))
+        raise TypeError(
+            f"{where} got unexpected keyword arguments {sorted(options)}; valid: {valid}."
+        )

@@ -1,0 +1,96 @@
+"""The loop's settings objects, their checks, and the keyword shorthand for their fields."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from sblr_rt.online import (
+    DisplaySettings,
+    LSLStreams,
+    OnlineClassifier,
+    OnlineLoop,
+    OnlineSettings,
+    RunInfo,
+    Smoothing,
+)
+
+
+def test_settings_are_checked_when_built():
+    assert OnlineSettings(cues="T1, T2").cues == ("T1", "T2")
+    assert OnlineSettings(mode="trial", hop=0).hop == 0.0
+    with pytest.raises(ValueError, match="'mode' must be one of"):
+        OnlineSettings(mode="live")
+    with pytest.raises(ValueError, match="'hop' must be > 0 in sliding mode"):
+        OnlineSettings(hop=0)
+    with pytest.raises(ValueError, match="'unit_mismatch' must be one of"):
+        OnlineSettings(unit_mismatch="ignore")
+    with pytest.raises(ValueError, match="'keep_trials' needs trial mode"):
+        OnlineSettings(keep_trials=True)
+    with pytest.raises(TypeError, match="Smoothing or None"):
+        OnlineSettings(smoothing="ema")
+    with pytest.raises(ValueError, match="'display_sfreq' must be > 0"):
+        DisplaySettings(display_sfreq=0)
+    with pytest.raises(ValueError, match="'timeout' must be > 0"):
+        LSLStreams(timeout=0)
+
+
+def test_keywords_are_a_shorthand_for_the_settings_fields(make_model):
+    model = make_model()
+    by_keywords = OnlineLoop(
+        model, object(), markers=object(), mode="trial", hop=0.1, max_history=7
+    )
+    by_objects = OnlineLoop(
+        model,
+        object(),
+        markers=object(),
+        settings=OnlineSettings(mode="trial", hop=0.1),
+        display=DisplaySettings(max_history=7),
+    )
+    assert by_keywords.settings == by_objects.settings
+    assert by_keywords.display == by_objects.display == DisplaySettings(max_history=7)
+    assert (by_keywords.mode, by_keywords.hop) == ("trial", 0.1)
+    # a keyword wins over the object's field
+    loop = OnlineLoop(model, object(), settings=OnlineSettings(hop=0.5), hop=0.2)
+    assert loop.hop == 0.2
+    with pytest.raises(TypeError, match=r"unexpected keyword arguments \['hopp'\]"):
+        OnlineLoop(model, object(), hopp=0.1)
+    with pytest.raises(ValueError, match="'markers' must be a marker source"):
+        OnlineLoop(model, object(), mode="trial")
+
+
+def test_from_lsl_sorts_its_keywords_by_settings_object(make_model):
+    model = make_model()
+    loop = OnlineLoop.from_lsl(
+        model, stream="EEG-X", outlet=False, mode="trial", hop=0.25, display_seconds=3.0
+    )
+    assert loop.source.name == "EEG-X" and loop.sink is None and loop.markers is not None
+    assert loop.settings.hop == 0.25 and loop.display.display_seconds == 3.0
+    loop = OnlineLoop.from_lsl(model, LSLStreams(stream="EEG-Y", outlet=False))
+    assert loop.source.name == "EEG-Y" and loop.markers is None
+    with pytest.raises(TypeError, match="unexpected keyword arguments"):
+        OnlineLoop.from_lsl(model, stream_name="EEG-X")
+
+
+def test_the_run_info_is_read_once_from_the_model_file(make_model):
+    model = copy.copy(make_model())  # the cached model stays as it is
+    model.metadata = {
+        "unit": "uV",
+        "config": {"classes": {"T1": "class0"}, "smoothing": "mean", "clip_run": None},
+        "epochs": {"markers": {"Comment/T1": "T1"}},
+        "adaptation": {"version": 3},
+    }
+    info = OnlineClassifier(model).run_info
+    assert info == RunInfo(
+        unit="uV",
+        marker_classes=(("T1", "class0"), ("Comment/T1", "T1")),
+        smoothing=Smoothing("mean"),
+        clip_run=None,
+        version=3,
+    )
+    loop = OnlineLoop(model, object())
+    assert loop.settings.smoothing == Smoothing("mean") and loop.model_version == 3
+    # a file of any age: missing or malformed keys give the defaults
+    assert RunInfo.from_metadata(None) == RunInfo()
+    assert RunInfo.from_metadata({"config": "bad", "adaptation": {"version": "x"}}) == RunInfo()
