@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sblr_rt.model import SparseBilinearLogisticRegression
+from sblr_rt.model import SparseBilinearLogisticRegression, ZeroTrapWarning
 from sblr_rt.model.baselines import (
     BilinearLogisticRegression,
     SparseLogisticRegression,
@@ -26,7 +28,12 @@ from sblr_rt.model.baselines import (
     ]
 )
 def test_sklearn_compatible(estimator, check):
-    check(estimator)
+    # These checks test the API contract, not what a fit learns: some fit one label, or
+    # weights that leave one class, where the empty model is the right answer. Every other
+    # test turns the zero-trap warning into an error (pyproject.toml).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroTrapWarning)
+        check(estimator)
 
 
 def test_balanced_class_weight_is_computed_as_scikit_learn_does():

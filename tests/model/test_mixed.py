@@ -105,6 +105,8 @@ def test_fast_route_multiclass_and_warm_start():
     X, _ = _bci(n=90, seed=4)
     y = np.arange(90) % 3
     X[y == 2] += 0.2 * np.hanning(X.shape[2])
+    for k in (0, 1):  # every class has a pattern of its own, so no one-vs-rest model is empty
+        X[y == k, 3 * k] += 0.5 * np.hanning(X.shape[2])
     for multi_class in ("ovr", "multinomial"):
         paper = SparseBilinearLogisticRegression(
             rank=1, multi_class=multi_class, solver="paper", **PEN
