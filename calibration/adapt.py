@@ -46,7 +46,7 @@ from sblr_rt.calibration.refit import (
 from sblr_rt.io.model_file import save_model
 from sblr_rt.io.recording import Recording
 from sblr_rt.lifetime import watch_parent
-from sblr_rt.online.swap import model_version_of
+from sblr_rt.online.run_info import RunInfo
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -203,10 +203,8 @@ class Adapter:
         self.loop, self.model = loop, model
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        config = (model.metadata or {}).get("config") or {}
-        pairs = config.get("classes") or {}
-        class_map = dict(pairs) if isinstance(pairs, dict) else {a: b for a, b in pairs}
-        class_map = class_map or None
+        run_info = RunInfo.from_model(model)
+        class_map = dict(run_info.classes) or None
         self.calibration = [labelled_recording(r, class_map) for r in calibration]
         self.trials: list = []
         self._recordings = list(self.calibration)  # the calibration set, in order
@@ -214,8 +212,8 @@ class Adapter:
         self.every, self.min_per_class = int(every), int(min_per_class)
         self.seconds_before, self.poll = float(seconds_before), float(poll)
         self.job = refit_model if job is None else job
-        self.version = model_version_of(model)
-        self._unit = (model.metadata or {}).get("unit") or "V"
+        self.version = run_info.version
+        self._unit = run_info.unit or "V"
         self._since_reselect = 0
         self._attempted = 0  # session trials in the last refit submitted
         self._pending = None  # (future, version, n_trials, reselect, t_submit)

@@ -274,26 +274,26 @@ def _online(args, model, recording_path) -> dict:
         with loop:
             while True:
                 for d in loop.pop_decisions():
-                    if not d.get("trial"):
+                    if not d.trial:
                         continue
-                    truth = class_map.get(d["cue"], d["cue"])
-                    ok = str(d["label"]) == str(truth)
+                    truth = class_map.get(d.cue, d.cue)
+                    ok = str(d.label) == str(truth)
                     results["total"] += 1
                     results["correct"] += ok
                     results["decisions"].append(d)
-                    p = max(d["proba"].values())
+                    p = max(d.proba.values())
                     _say(
                         f"      trial {results['total']:2d}: cue {truth!s:>6} -> "
-                        f"{d['label']!s:>6} (p={p:.2f}) {'ok' if ok else '--'}   running "
+                        f"{d.label!s:>6} (p={p:.2f}) {'ok' if ok else '--'}   running "
                         f"accuracy {results['correct'] / results['total']:.2f}"
                     )
                 if ended.is_set():
                     time.sleep(0.3)  # the last windows: the hop is 0.25 s
                     for d in loop.pop_decisions():
-                        if d.get("trial"):
-                            truth = class_map.get(d["cue"], d["cue"])
+                        if d.trial:
+                            truth = class_map.get(d.cue, d.cue)
                             results["total"] += 1
-                            results["correct"] += str(d["label"]) == str(truth)
+                            results["correct"] += str(d.label) == str(truth)
                             results["decisions"].append(d)
                     break
                 time.sleep(0.05)

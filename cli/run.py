@@ -334,13 +334,13 @@ def run(args: argparse.Namespace) -> int:
         while time.monotonic() < t_end:
             time.sleep(0.05)
             for d in loop.pop_decisions():
-                if d["trial"]:
-                    proba = ", ".join(f"{k}: {v:.2f}" for k, v in d["proba"].items())
-                    smooth = ", ".join(f"{k}: {v:.2f}" for k, v in d["proba_smoothed"].items())
-                    when = "early" if d["early"] else "at tmax"
-                    version = f" [model v{d['model_version']}]" if adapter else ""
+                if d.trial:
+                    proba = ", ".join(f"{k}: {v:.2f}" for k, v in d.proba.items())
+                    smooth = ", ".join(f"{k}: {v:.2f}" for k, v in d.proba_smoothed.items())
+                    when = "early" if d.early else "at tmax"
+                    version = f" [model v{d.model_version}]" if adapter else ""
                     print(
-                        f"trial cue {d['cue']!r} -> {d['label']!r} ({proba}); smoothed "
+                        f"trial cue {d.cue!r} -> {d.label!r} ({proba}); smoothed "
                         f"({smooth}), {when}{version}",
                         flush=True,
                     )

@@ -398,10 +398,10 @@ class MainWindow(QtWidgets.QMainWindow):
     def _feed_paradigm(self, snapshot) -> None:
         if self.paradigm is None or not self.paradigm.feedback_enabled:
             return
-        decisions = [d for d in snapshot.decisions if not d.get("trial")]
+        decisions = [d for d in snapshot.decisions if not d.trial]
         if decisions:  # the evidence over the trial, not one noisy window
             latest = decisions[-1]
-            self.paradigm.set_feedback(latest.get("proba_smoothed") or latest.get("proba"))
+            self.paradigm.set_feedback(latest.proba_smoothed or latest.proba)
 
     # ------------------------------------------------------------------------ screenshots
     def _save_screenshots_dialog(self) -> None:

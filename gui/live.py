@@ -340,33 +340,32 @@ class LiveTab(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------------- decisions
     def _draw_decisions(self, snapshot: Telemetry, now: float) -> None:
-        decisions = [d for d in snapshot.decisions if not d.get("trial")]
+        decisions = [d for d in snapshot.decisions if not d.trial]
         trials = list(snapshot.trials)
         if not trials:
-            trials = [d for d in snapshot.decisions if d.get("trial")]
+            trials = [d for d in snapshot.decisions if d.trial]
         for d in decisions[-1:] + trials[-1:]:
-            for label in d.get("proba") or {}:
+            for label in d.proba:
                 self._proba_curve(str(label))
         if decisions:
-            t = np.array([float(d["window_end"]) for d in decisions]) - now
-            for key, curves in (
+            t = np.array([float(d.window_end) for d in decisions]) - now
+            for field, curves in (
                 ("proba", self.proba_curves),
                 ("proba_smoothed", self.smoothed_curves),
             ):
                 for label, curve in curves.items():
-                    p = np.array([float((d.get(key) or {}).get(label, np.nan)) for d in decisions])
-                    curve.setData(t, p)
+                    p = [(getattr(d, field) or {}).get(label, np.nan) for d in decisions]
+                    curve.setData(t, np.array(p, dtype=float))
         else:
             for curve in [*self.proba_curves.values(), *self.smoothed_curves.values()]:
                 curve.setData([], [])
         spots = []
         for d in trials:
-            label = str(d.get("label"))
-            proba = d.get("proba") or {}
+            label = str(d.label)
             index = self._classes.index(label) if label in self._classes else 0
             spots.append(
                 {
-                    "pos": (float(d["window_end"]) - now, float(proba.get(label, 1.0))),
+                    "pos": (float(d.window_end) - now, float(d.proba.get(label, 1.0))),
                     "brush": pg.mkBrush(class_color(index)),
                     "data": label,
                 }

@@ -15,6 +15,8 @@
   :class:`DisplaySettings` (what its snapshot keeps).
 - ``run_info.py``: :class:`RunInfo`, what the loop reads from a model file (unit,
   calibration markers, smoothing, rejection settings, version), read once.
+- ``decision.py``: :class:`Decision`, one window's decision, and its two encodings (JSON,
+  numbers).
 - ``telemetry.py``: counters and latency statistics; :class:`Telemetry`, the snapshot.
 - ``cues.py``: which markers start a trial.
 - ``evidence.py``: the evidence accumulated over a trial (smoothed probabilities, early
@@ -33,6 +35,7 @@ from sblr_rt.online.classifier import (
     match_stream,
     public_decision,
 )
+from sblr_rt.online.decision import Decision
 from sblr_rt.online.evidence import Evidence, Smoothing
 from sblr_rt.online.heap import freeze_heap
 from sblr_rt.online.loop import OnlineLoop
@@ -46,6 +49,7 @@ from sblr_rt.online.units import check_stream_units, normalize_unit, unit_factor
 
 __all__ = [
     "PATHS",
+    "Decision",
     "DisplaySettings",
     "Evidence",
     "LSLStreams",

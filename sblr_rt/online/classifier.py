@@ -49,14 +49,15 @@ import math
 
 import numpy as np
 
-from sblr_rt.io.jsonable import dumps
 from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
+from sblr_rt.online.decision import Decision
 from sblr_rt.online.paths import fast_path_for, path_class
 from sblr_rt.online.run_info import RunInfo
 from sblr_rt.online.streaming import StreamingState
 
 __all__ = [
+    "Decision",
     "OnlineClassifier",
     "StreamingState",
     "check_stream_info",
@@ -65,62 +66,51 @@ __all__ = [
     "public_decision",
 ]
 
-#: Keys of a decision as published on ``SBLR-Predictions``.
-PUBLIC_KEYS = ("label", "proba", "window_end", "trial", "cue")
-#: Keys published when the decision has them: the smoothed probability over the trial and
-#: whether a trial decision came before ``tmax`` (:mod:`sblr_rt.online.evidence`).
-OPTIONAL_PUBLIC_KEYS = ("proba_smoothed", "early")
-
 _PATHS = ("auto", "plain", "folded")
 
 
-def public_decision(decision: dict) -> dict:
+def public_decision(decision) -> dict:
     """Return the part of a decision that is published: ``label, proba, window_end, trial, cue``.
 
-    Plus ``proba_smoothed`` and ``early`` when the decision has them (the online loop's).
+    Plus ``proba_smoothed``, ``early`` and ``model_version`` when the decision has them
+    (the online loop's).
 
     Parameters
     ----------
-    decision : dict
-        A decision from :meth:`OnlineClassifier.step` or :meth:`StreamingState.decide`.
+    decision : Decision | dict
+        A decision from :meth:`OnlineClassifier.step` or the loop, or a dict of its fields.
 
     Returns
     -------
     public : dict
-        JSON-serialisable (plain Python types); plus ``model_version`` when the decision
-        names one (the online loop's do).
+        JSON-serialisable (plain Python types): :meth:`Decision.public
+        <sblr_rt.online.decision.Decision.public>`.
     """
-    end = decision.get("window_end")
-    public = {
-        "label": decision["label"],
-        "proba": decision["proba"],
-        "window_end": None if end is None else float(end),
-        "trial": bool(decision.get("trial", False)),
-        "cue": decision.get("cue"),
-    }
-    # the online loop's evidence (sblr_rt.online.evidence): added fields, never renamed
-    for key in OPTIONAL_PUBLIC_KEYS:
-        if key in decision:
-            public[key] = decision[key]
-    if "model_version" in decision:  # the loop's decisions name the model that made them
-        public["model_version"] = int(decision["model_version"])
-    return public
+    return _as_decision(decision).public()
 
 
-def decision_to_json(decision: dict) -> str:
+def decision_to_json(decision) -> str:
     """Serialize a decision as pushed on ``SBLR-Predictions``.
 
     Parameters
     ----------
-    decision : dict
+    decision : Decision | dict
         A decision from :meth:`OnlineClassifier.step` or the loop.
 
     Returns
     -------
     text : str
-        The JSON object with keys ``label``, ``proba``, ``window_end``, ``trial``, ``cue``.
+        The JSON object with keys ``label``, ``proba``, ``window_end``, ``trial``, ``cue``
+        (:meth:`Decision.to_json <sblr_rt.online.decision.Decision.to_json>`).
     """
-    return dumps(public_decision(decision))
+    return _as_decision(decision).to_json()
+
+
+def _as_decision(decision) -> Decision:
+    if isinstance(decision, Decision):
+        return decision
+    names = {f.name for f in dataclasses.fields(Decision)}
+    return Decision(**{"score": None, **{k: v for k, v in decision.items() if k in names}})
 
 
 class OnlineClassifier:
@@ -391,17 +381,18 @@ class OnlineClassifier:
 
         Returns
         -------
-        decision : dict
+        decision : Decision
             ``label`` (str), ``proba`` ({label: float}), ``score`` (float for two
-            classes, else list of float), ``window_end``, ``trial``, ``cue``. Windows
+            classes, else list of float), ``window_end``, ``trial``, ``cue``
+            (:class:`~sblr_rt.online.decision.Decision`). Windows
             holding NaN give NaN scores and ``label`` None: check with
             :func:`numpy.isfinite` before calling, as the loop does.
         """
         scores = self.decision_function(window, path=path)
         return self.decision(scores, window_end, trial, cue)
 
-    def decision(self, scores, window_end=None, trial: bool = False, cue=None) -> dict:
-        """Return the decision dict for the scores of one window (see :meth:`step`).
+    def decision(self, scores, window_end=None, trial: bool = False, cue=None) -> Decision:
+        """Return the decision for the scores of one window (see :meth:`step`).
 
         Parameters
         ----------
@@ -416,7 +407,7 @@ class OnlineClassifier:
 
         Returns
         -------
-        decision : dict
+        decision : Decision
             ``label`` (None when a score is not finite), ``proba``, ``score``,
             ``window_end``, ``trial``, ``cue``.
         """
@@ -425,14 +416,14 @@ class OnlineClassifier:
             label, proba = self.decide(values)
         else:
             label, proba = None, dict.fromkeys(self.classes, float("nan"))
-        return {
-            "label": label,
-            "proba": proba,
-            "score": values[0] if self._binary else values,
-            "window_end": window_end,
-            "trial": bool(trial),
-            "cue": cue,
-        }
+        return Decision(
+            label=label,
+            proba=proba,
+            score=values[0] if self._binary else values,
+            window_end=window_end,
+            trial=bool(trial),
+            cue=cue,
+        )
 
     # ------------------------------------------------------------------ streaming
     def streaming(self, *, capacity: int | None = None, path: str = "auto") -> StreamingState:

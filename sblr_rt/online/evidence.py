@@ -236,10 +236,6 @@ class Evidence:
     def observe(self, decision: dict) -> tuple[float, str] | None:
         """Add a decision's evidence; write ``proba_smoothed`` and ``early`` into it.
 
-        Sliding decisions update the evidence. A trial decision reads it (its window is
-        counted in ``proba_smoothed`` without being stored: the sliding decisions around
-        it already saw the same samples) and closes the trial.
-
         Parameters
         ----------
         decision : dict
@@ -248,36 +244,58 @@ class Evidence:
         Returns
         -------
         trial : (float, str) | None
+            See :meth:`add`.
+        """
+        smoothed, trial = self.add(decision)
+        decision.setdefault("early", False)
+        decision["proba_smoothed"] = smoothed
+        return trial
+
+    def add(self, decision) -> tuple[dict[str, float], tuple[float, str] | None]:
+        """Add a decision's evidence; return the smoothed probability and any early trial.
+
+        Sliding decisions update the evidence. A trial decision reads it (its window is
+        counted in ``proba_smoothed`` without being stored: the sliding decisions around
+        it already saw the same samples) and closes the trial.
+
+        Parameters
+        ----------
+        decision : Decision | Mapping
+            ``proba``, ``window_end``, ``trial`` (and ``cue``); not changed.
+
+        Returns
+        -------
+        proba_smoothed : dict
+            ``{class: probability}`` of the evidence with this decision.
+        trial : (float, str) | None
             The open trial's ``(t_cue, value)`` when this sliding decision decides it
             early (``smoothing.early`` reached); None otherwise.
         """
-        decision.setdefault("early", False)
         logp = self._log(decision["proba"])
         t = decision.get("window_end")
         t = math.nan if t is None else float(t)
         if decision.get("trial"):
-            decision["proba_smoothed"] = self._proba(self._value(*self._combined(logp, t)))
+            smoothed = self._proba(self._value(*self._combined(logp, t)))
             if self.trial is not None and decision.get("cue") == self.trial[1]:
                 self.trial = None
             else:  # decided before the decisions reached its cue
                 self._upcoming = [c for c in self._upcoming if c[1] != decision.get("cue")]
-            return None
+            return smoothed, None
         self._open_due(t)  # first: a cue opened now counts this decision below
         self._recent.append((t, logp))
         if self.trial is None or t >= self.trial[0]:
             self._accumulate(logp, t)
         # a window ending before the open trial's cue has no evidence but its own
         smoothed = self._proba(logp if self._state is None else self._value())
-        decision["proba_smoothed"] = smoothed
         early = self.smoothing.early
         if early is None or self.trial is None:
-            return None
+            return smoothed, None
         if not t - self.trial[0] >= self.smoothing.early_after:
-            return None
+            return smoothed, None
         if max(smoothed.values()) >= early:
             trial, self.trial = self.trial, None
-            return trial
-        return None
+            return smoothed, trial
+        return smoothed, None
 
     @property
     def smoothed(self) -> dict[str, float] | None:

@@ -35,6 +35,7 @@ from sblr_rt.online._stats import RawDisplay
 from sblr_rt.online._watch import StatusWatch
 from sblr_rt.online.classifier import OnlineClassifier
 from sblr_rt.online.cues import CueFilter, cue_classes
+from sblr_rt.online.decision import Decision
 from sblr_rt.online.evidence import Evidence, check_smoothing
 from sblr_rt.online.lsl import LSLStreams, lsl_collaborators
 from sblr_rt.online.scheduler import Outputs
@@ -407,35 +408,36 @@ class OnlineLoop:
             self._telemetry.cue(t, value)
         return self._cue_filter.accept(popped)
 
-    def pop_decisions(self) -> list[dict]:
+    def pop_decisions(self) -> list[Decision]:
         """Return the decisions made since the last call, oldest first.
 
         Returns
         -------
-        decisions : list of dict
+        decisions : list of Decision
             Each as pushed to the sink (``label``, ``proba``, ``window_end``, ``trial``,
-            ``cue``, ``model_version``) plus ``score``,
+            ``cue``, ``model_version``, ``proba_smoothed``, ``early``) plus ``score``,
             ``window_start_index``/``window_stop_index`` (absolute sample indices in the
-            stream since :meth:`start`), ``published``
-            (clock time when pushed) and ``step_time`` (seconds spent classifying).
+            stream since :meth:`start`), ``published`` (clock time when pushed) and
+            ``step_time`` (seconds spent classifying); see
+            :class:`~sblr_rt.online.decision.Decision`.
         """
         self._raise_if_failed()
         return self._telemetry.pop_pending()
 
-    def wait_for_decisions(self, n: int, timeout: float, *, trial: bool = False) -> list[dict]:
+    def wait_for_decisions(self, n: int, timeout: float, *, trial: bool = False) -> list[Decision]:
         """Collect at least ``n`` decisions (trial decisions only if ``trial``).
 
         Returns
         -------
-        decisions : list of dict
+        decisions : list of Decision
             Everything popped (see :meth:`pop_decisions`); fewer than ``n`` if the
             ``timeout`` (seconds) expired.
         """
         deadline = time.monotonic() + timeout
-        got: list[dict] = []
+        got: list[Decision] = []
         while time.monotonic() < deadline:
             got.extend(self.pop_decisions())
-            if sum(1 for d in got if d["trial"] or not trial) >= n:
+            if sum(1 for d in got if d.trial or not trial) >= n:
                 break
             time.sleep(0.01)
         return got

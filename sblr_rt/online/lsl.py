@@ -55,7 +55,10 @@ class LSLDecisionSink:
                 raise
 
     def push(self, decision: dict) -> None:
-        """Publish one decision (``label, proba, window_end, trial, cue``, ...)."""
+        """Publish one decision's public part as JSON and as numbers.
+
+        The part :meth:`Decision.public <sblr_rt.online.decision.Decision.public>` gives.
+        """
         self._outlet.push(decision)
         if self._numeric is not None:
             self._numeric.push(decision)

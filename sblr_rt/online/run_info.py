@@ -29,9 +29,11 @@ class RunInfo:
     ----------
     unit : str | None
         The unit the model was calibrated in (``"V"``, ``"uV"``, ...); None: unknown.
-    marker_classes : tuple of (str, str)
-        ``(marker value, class label)`` pairs of the calibration: its ``classes``, then
-        the recordings' own spelling of those markers (``Comment/T1`` for ``T1``), which a
+    classes : tuple of (str, str)
+        ``(marker value, class label)`` pairs of the calibration configuration's
+        ``classes``; empty: every marker value found was a class.
+    recorded_markers : tuple of (str, str)
+        The recordings' own spelling of those markers (``("Comment/T1", "T1")``), which a
         replay of the calibration files sends.
     smoothing : Smoothing
         The calibration's ``[online]`` fields (``smoothing``, ``tau``, ``early``,
@@ -56,12 +58,18 @@ class RunInfo:
     """
 
     unit: str | None = None
-    marker_classes: tuple[tuple[str, str], ...] = ()
+    classes: tuple[tuple[str, str], ...] = ()
+    recorded_markers: tuple[tuple[str, str], ...] = ()
     smoothing: Smoothing = dataclasses.field(default_factory=Smoothing)
     flat: float = 0.0
     clip_run: int | None = 5
     reject: float | None = None
     version: int = 0
+
+    @property
+    def marker_classes(self) -> tuple[tuple[str, str], ...]:
+        """``(marker value, class label)``: :attr:`classes`, then :attr:`recorded_markers`."""
+        return (*self.classes, *self.recorded_markers)
 
     @classmethod
     def from_model(cls, model) -> RunInfo:
@@ -104,7 +112,8 @@ class RunInfo:
         }
         return cls(
             unit=None if unit is None else str(unit),
-            marker_classes=(*_pairs(config.get("classes")), *_pairs(_epochs_markers(metadata))),
+            classes=_pairs(config.get("classes")),
+            recorded_markers=_pairs(_epochs_markers(metadata)),
             smoothing=Smoothing(**{k: v for k, v in smoothing.items() if v is not None}),
             flat=_number(config.get("flat", 0.0), 0.0),
             clip_run=None if clip_run is None else max(1, int(_number(clip_run, 5))),

@@ -20,14 +20,14 @@ stretch of such windows.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from sblr_rt.io.gaps import find_gaps, gap_threshold
-from sblr_rt.online.classifier import public_decision
+from sblr_rt.online.decision import Decision
 from sblr_rt.online.quality import QUALITY_REASONS, WindowQuality
 from sblr_rt.online.streaming import StreamFeed, count_nonfinite
 from sblr_rt.online.swap import SwapSlot
@@ -48,7 +48,7 @@ CUE_EXPIRY = 10.0
 _CUES_LOGGED = 10
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Outputs:
     """Where a :class:`Scheduler`'s results go, and the clock that stamps them.
 
@@ -145,7 +145,7 @@ class Scheduler:
         self.last_ts: float | None = None
         self.next_slide: int | None = None  # state index of the next sliding decision
         self.pending_cues: list[tuple[float, str]] = []
-        self.decided_early: dict[tuple[float, str], dict] = {}  # cue -> its early decision
+        self.decided_early: dict[tuple[float, str], Decision] = {}  # cue -> early decision
         self.halted: str | None = None
         self.model_version = int(model_version)
         self.swaps = SwapSlot()
@@ -368,11 +368,12 @@ class Scheduler:
             early = self.decided_early.pop((t, value), None)
             if early is not None:  # published early; the tap still gets the tmax window
                 if self.on_trial is not None:
-                    window = {
-                        "window_start_index": stop - state.n_times + self.offset,
-                        "window_stop_index": stop + self.offset,
-                    }
-                    self.on_trial(t, value, {**early, **window})
+                    window = dataclasses.replace(
+                        early,
+                        window_start_index=stop - state.n_times + self.offset,
+                        window_stop_index=stop + self.offset,
+                    )
+                    self.on_trial(t, value, window)
                 continue
             decision = self.decide(stop, trial=True, cue=value)
             if decision is not None and self.on_trial is not None:
@@ -404,7 +405,7 @@ class Scheduler:
         self.decide(n, trial=False, cue=None)
         self.next_slide = n + hop - (n - self.next_slide) % hop
 
-    def decide(self, stop: int, *, trial: bool, cue) -> dict | None:
+    def decide(self, stop: int, *, trial: bool, cue) -> Decision | None:
         """Classify the window ending before ``stop`` and publish it, or count why not."""
         state = self.state
         reason = "halted" if self.halted else state.why_not(stop)
@@ -415,37 +416,43 @@ class Scheduler:
             t0 = time.perf_counter()
             decision = state.decide(stop, trial=trial, cue=cue)
             step_time = time.perf_counter() - t0
-            if decision["label"] is None:  # non-finite scores are never published
+            if decision.label is None:  # non-finite scores are never published
                 reason, decision = "nonfinite", None
         if reason is not None:
             self._refused(stop, reason, trial, cue)
             return None
-        decision["model_version"] = self.model_version
-        early = None if self.evidence is None else self.evidence.observe(decision)
-        self._publish(decision, stop, step_time)
+        decision = dataclasses.replace(decision, model_version=self.model_version)
+        early = None
+        if self.evidence is not None:
+            smoothed, early = self.evidence.add(decision)
+            decision = dataclasses.replace(decision, proba_smoothed=smoothed, early=False)
+        decision = self._publish(decision, stop, step_time)
         if early is not None:  # the smoothed evidence decided the open trial
-            smoothed = decision["proba_smoothed"]
+            smoothed = decision.proba_smoothed
             label = max(smoothed, key=smoothed.__getitem__)
-            early_decision = {**decision, "label": label, "trial": True, "cue": early[1]}
-            early_decision["early"] = True
-            self._publish(early_decision, stop, step_time)
+            early_decision = dataclasses.replace(
+                decision, label=label, trial=True, cue=early[1], early=True
+            )
             # The cue stays pending until its tmax window is in, so that the trial tap
             # (adaptation) gets the same epoch as a trial decided at tmax; no second
             # decision is published for it.
-            self.decided_early[early] = early_decision
+            self.decided_early[early] = self._publish(early_decision, stop, step_time)
         return decision
 
-    def _publish(self, decision: dict, stop: int, step_time: float) -> None:
+    def _publish(self, decision: Decision, stop: int, step_time: float) -> Decision:
+        """Push ``decision`` to the sink; record and return it with its indices and time."""
         if self.sink is not None:
-            self.sink.push(public_decision(decision))
+            self.sink.push(decision.public())
         published = self.clock()
-        decision.update(
+        decision = dataclasses.replace(
+            decision,
             window_start_index=stop - self.state.n_times + self.offset,
             window_stop_index=stop + self.offset,
             published=published,
             step_time=step_time,
         )
-        self.telemetry.decision(decision, published, published - decision["window_end"])
+        self.telemetry.decision(decision, published, published - decision.window_end)
+        return decision
 
     def _signal_check(self, stop: int) -> str | None:
         """Apply calibration's signal checks to the window; warn once per bad stretch."""

@@ -300,7 +300,7 @@ class StreamingState:
             return "nonfinite"
         return None
 
-    def decide(self, stop: int, *, trial: bool = False, cue: str | None = None) -> dict:
+    def decide(self, stop: int, *, trial: bool = False, cue: str | None = None):
         """Classify the raw window of samples ``stop - n_times`` .. ``stop - 1``.
 
         Parameters
@@ -314,7 +314,7 @@ class StreamingState:
 
         Returns
         -------
-        decision : dict
+        decision : Decision
             As :meth:`OnlineClassifier.step`, with ``window_end`` the last sample's
             timestamp.
 

@@ -86,17 +86,17 @@ class TrialTap:
         self._noted: deque = deque(maxlen=maxlen)
         self._count = 0
 
-    def record(self, t_cue: float, cue: str, decision: dict) -> None:
+    def record(self, t_cue: float, cue: str, decision) -> None:
         """Note a decided trial (decision thread; cheap)."""
         self._noted.append(
             (
                 self._count,
                 float(t_cue),
                 str(cue),
-                decision["label"],
-                int(decision.get("model_version", 0)),
-                int(decision["window_start_index"]),
-                int(decision["window_stop_index"]),
+                decision.label,
+                int(decision.model_version or 0),
+                int(decision.window_start_index),
+                int(decision.window_stop_index),
             )
         )
         self._count += 1

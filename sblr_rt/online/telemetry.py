@@ -213,8 +213,9 @@ class Telemetry:
         The EEG stream.
     raw : RawTraces
         Decimated raw samples of the selected channels.
-    decisions, trials : tuple of dict
-        Recent decisions (all; trial ones), oldest first.
+    decisions, trials : tuple of Decision
+        Recent decisions (all; trial ones), oldest first
+        (:class:`~sblr_rt.online.decision.Decision`).
     cues : tuple of (float, str)
         Recent markers received.
     step_time, latency : Stats
@@ -406,20 +407,20 @@ class TelemetryRecorder:
             self.cues.append((float(t), str(value)))
             self.counts["cues"] += 1
 
-    def decision(self, decision: dict, published: float, latency: float) -> None:
+    def decision(self, decision, published: float, latency: float) -> None:
         """Record a published decision (with its ``step_time`` and ``trial``)."""
         with self.lock:
-            self.step_times.add(published, decision["step_time"])
+            self.step_times.add(published, decision.step_time)
             self.latencies.add(published, latency)
             self.decision_times.add(published, 1.0)
             self.decisions.append(decision)
             self.pending.append(decision)
-            if decision["trial"]:
+            if decision.trial:
                 self.trial_decisions.append(decision)
                 self.counts["trial_decisions"] += 1
             self.counts["decisions"] += 1
 
-    def pop_pending(self) -> list[dict]:
+    def pop_pending(self) -> list:
         """Return and forget the decisions recorded since the last call."""
         with self.lock:
             out = list(self.pending)

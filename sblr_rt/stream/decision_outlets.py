@@ -10,13 +10,14 @@ a ``source_id`` from :func:`decision_source_id`, so they are never taken for a c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pylsl
 
 from sblr_rt.io.jsonable import dumps
 from sblr_rt.stream._info import DECISION_NAME, DECISION_SOURCE_PREFIX
+from sblr_rt.stream.decision_format import numeric_sample
 from sblr_rt.stream.outlets import MarkerOutlet, Outlet, check_str
 
 __all__ = ["PredictionOutlet", "ProbabilityOutlet", "decision_source_id"]
@@ -163,31 +164,15 @@ class ProbabilityOutlet(Outlet):
         info.desc().append_child("acquisition").append_child_value("manufacturer", "sblr-rt")
         self._outlet = pylsl.StreamOutlet(info)
 
-    def sample(self, decision: dict) -> np.ndarray:
+    def sample(self, decision: Mapping) -> np.ndarray:
         """Return the sample of one decision, shape (2 * n_classes + 3,), float32.
 
         Parameters
         ----------
-        decision : dict
-            ``proba`` ({class: probability}); optional ``proba_smoothed`` (default the
-            raw one), ``trial`` and ``early`` (default False), ``model_version`` (default
-            0).
+        decision : Mapping
+            See :func:`numeric_sample`.
         """
-        if not isinstance(decision, dict):
-            raise TypeError(f"'decision' must be a dict, got {type(decision).__name__}")
-        proba = decision.get("proba") or {}
-        missing = [c for c in self.classes if c not in proba]
-        if missing:
-            raise ValueError(
-                f"'decision' must give a probability for every class {self.classes}, "
-                f"got {sorted(proba)}"
-            )
-        smoothed = decision.get("proba_smoothed") or proba
-        row = [float(proba[c]) for c in self.classes]
-        row += [float(smoothed.get(c, proba[c])) for c in self.classes]
-        row += [float(bool(decision.get("trial"))), float(bool(decision.get("early")))]
-        row.append(float(decision.get("model_version") or 0))
-        return np.asarray(row, dtype=np.float32)
+        return numeric_sample(decision, self.classes)
 
     def push(self, decision: dict, timestamp: float | None = None) -> None:
         """Publish one decision, stamped with its ``window_end``.

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sblr_rt.io.model_file import save_model
+from sblr_rt.online.decision import Decision
 from sblr_rt.online.telemetry import Dropped, RawTraces, Stats, StreamTelemetry, Telemetry
 
 SIM_CLASSES = ("left", "right")
@@ -123,28 +124,28 @@ class FakeSnapshots:
         for t in np.arange(now - self.seconds, last, 0.05):
             p = 1 / (1 + np.exp(-np.sin(t)))
             decisions.append(
-                {
-                    "label": self.classes[int(p > 0.5)],
-                    "window_end": float(t),
-                    "trial": False,
-                    "cue": None,
-                    "proba": {self.classes[0]: 1 - p, self.classes[1]: p},
+                Decision(
+                    label=self.classes[int(p > 0.5)],
+                    proba={self.classes[0]: 1 - p, self.classes[1]: p},
+                    score=0.0,
+                    window_end=float(t),
                     # the evidence over the trial: pulled towards chance here
-                    "proba_smoothed": {
+                    proba_smoothed={
                         self.classes[0]: 0.5 - (p - 0.5) / 2,
                         self.classes[1]: 0.5 + (p - 0.5) / 2,
                     },
-                }
+                )
             )
         cue_t = now - 4.0
         trials = [
-            {
-                "label": "right",
-                "window_end": cue_t + 1.5,
-                "trial": True,
-                "cue": "right",
-                "proba": {"left": 0.2, "right": 0.8},
-            }
+            Decision(
+                label="right",
+                proba={"left": 0.2, "right": 0.8},
+                score=1.4,
+                window_end=cue_t + 1.5,
+                trial=True,
+                cue="right",
+            )
         ]
         return Telemetry(
             time=now,

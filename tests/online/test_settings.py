@@ -84,11 +84,13 @@ def test_the_run_info_is_read_once_from_the_model_file(make_model):
     info = OnlineClassifier(model).run_info
     assert info == RunInfo(
         unit="uV",
-        marker_classes=(("T1", "class0"), ("Comment/T1", "T1")),
+        classes=(("T1", "class0"),),
+        recorded_markers=(("Comment/T1", "T1"),),
         smoothing=Smoothing("mean"),
         clip_run=None,
         version=3,
     )
+    assert info.marker_classes == (("T1", "class0"), ("Comment/T1", "T1"))
     loop = OnlineLoop(model, object())
     assert loop.settings.smoothing == Smoothing("mean") and loop.model_version == 3
     # a file of any age: missing or malformed keys give the defaults

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from sblr_rt.online.decision import Decision
 from sblr_rt.online.telemetry import Dropped, RecentValues, Telemetry, TelemetryRecorder
 
 
@@ -25,7 +26,7 @@ def test_recent_values_keep_only_the_horizon():
 def test_recorder_freezes_counts_into_a_frozen_telemetry():
     rec = TelemetryRecorder(history_seconds=10.0, max_history=3)
     for k in range(5):
-        decision = {"trial": k % 2 == 1, "step_time": 0.001 * (k + 1), "label": "a"}
+        decision = Decision("a", {"a": 1.0}, 0.0, trial=k % 2 == 1, step_time=0.001 * (k + 1))
         rec.decision(decision, published=float(k), latency=0.01)
     rec.drop("nonfinite", 2)
     rec.drop("behind")
