@@ -22,16 +22,22 @@ the paper's on every problem of ``benchmarks/solver.py``.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils import assert_all_finite
 
+from sblr_rt.model._fitting import data_scale, standardise, unit_scale
 from sblr_rt.model.solver import SolverResult, bcpd
 
-__all__ = ["TOL32", "as_float32", "bcpd_mixed"]
+__all__ = ["KERNEL", "TOL32", "as_float32", "bcpd_mixed", "fast_inputs"]
 
 #: The float32 phase stops at ``TOL32 * tol``: its iterations are cheap, and going further
 #: down the slow tail than the paper's rule makes the fit end no higher than the paper's
 #: (with 1.0 one l1 case of the tests ended 3e-6 higher; 0.3 and 0.1 gave F no higher than
 #: the paper's on all 18 cases of a seed sweep, 0.3 with 1-2 fewer iterations).
 TOL32 = 0.3
+
+#: The block update of both phases (:data:`sblr_rt.model.solver.KERNELS`): the compiled one.
+#: ``benchmarks/solver.py`` sets it to "numpy" to measure what the compiled kernel earns.
+KERNEL = "numba"
 
 
 def as_float32(X):
@@ -42,7 +48,64 @@ def as_float32(X):
         return np.ascontiguousarray(X, dtype=np.float32)
 
 
-def bcpd_mixed(X, X32, datafit, U0, V0, b0, penalty_u, penalty_v, *, tol, max_iter, **kwargs):
+def fast_inputs(X, sample_weight=None):
+    """Return the fast route's data: X as given, its standardised float32 copy, the scale.
+
+    Float64 epochs are read twice in all: once converted to float32, and once more as the
+    float32 copy is divided by the scale in place. The scale is the RMS of the float32
+    copy (a float32 dot product reads half the bytes of the float64 sum of squares, and its
+    relative error of about 1e-6 only moves the standardising factor, which any value
+    fits), and the same sum of squares proves X finite, so scikit-learn's check of the
+    float64 data (one more pass) is left out (``check_X(..., ensure_all_finite=False)``).
+    The float64 data are never divided: the float64 iterations divide their products by
+    the scale instead (:func:`~sblr_rt.model.solver.bcpd`'s ``x_scale``). Sample weights,
+    values beyond the float32 range and sums of squares that could overflow or underflow
+    take the exact scale (:func:`~sblr_rt.model._fitting.data_scale`), then convert.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_epochs, n_channels, n_times), float32 or float64
+        Epochs as validated, finite or not (a non-finite entry raises scikit-learn's
+        ``ValueError``).
+    sample_weight : ndarray, shape (n_epochs,) | None
+        Epoch weights (the RMS is the weighted one).
+
+    Returns
+    -------
+    X64 : ndarray
+        X itself for float64 input (unscaled: divide its products by ``scale``); for
+        float32 input, the standardised float32 epochs (``scale`` then does not apply
+        to it).
+    X32 : ndarray, shape of X, float32
+        The standardised epochs in float32 (``X64`` itself for float32 input).
+    scale : float
+        The RMS the fit divides the data by (1.0 for data used as given).
+    """
+    if X.dtype == np.float32:  # the paper's iterations on float32 data
+        assert_all_finite(X, input_name="X")
+        X_fit, scale = standardise(X, sample_weight=sample_weight)
+        return X_fit, X_fit, scale
+    X32 = as_float32(X)  # a new array, ours to scale in place
+    flat = X32.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ss = float(np.dot(flat, flat)) if flat.size else 0.0
+    # equal weights: the weighted RMS is the plain one (and the fit the unweighted one)
+    uniform = sample_weight is None or np.all(sample_weight == sample_weight[0])
+    if uniform and np.isfinite(ss) and 1e-30 < ss < 1e30:
+        scale = unit_scale(np.sqrt(ss / flat.size))
+        if scale != 1.0:
+            np.multiply(X32, np.float32(1.0 / scale), out=X32)
+        return X, X32, scale
+    assert_all_finite(X, input_name="X")
+    scale = unit_scale(data_scale(X, sample_weight))
+    if scale != 1.0:
+        X32 = as_float32(X / scale)
+    return X, X32, scale
+
+
+def bcpd_mixed(
+    X, X32, datafit, U0, V0, b0, penalty_u, penalty_v, *, tol, max_iter, x_scale=1.0, **kwargs
+):
     """Run :func:`~sblr_rt.model.solver.bcpd` on float32 products, then finish on X.
 
     Parameters
@@ -50,8 +113,10 @@ def bcpd_mixed(X, X32, datafit, U0, V0, b0, penalty_u, penalty_v, *, tol, max_it
     X : ndarray, shape (n, s, t), C-contiguous float32 or float64
         Samples as given.
     X32 : ndarray, shape (n, s, t), C-contiguous float32
-        X in float32 (X itself when X is float32: the route is then plain ``bcpd``).
-        The float32 phase stops at ``q^k <= TOL32 * tol``.
+        ``X / x_scale`` in float32 (X itself when X is float32: the route is then plain
+        ``bcpd``). The float32 phase stops at ``q^k <= TOL32 * tol``.
+    x_scale : float
+        The data of the problem are ``X / x_scale`` (see :func:`fast_inputs`).
     datafit, U0, V0, b0, penalty_u, penalty_v, tol, max_iter, **kwargs
         As in :func:`~sblr_rt.model.solver.bcpd` (``kwargs``: ``eta``, ``L_min``,
         ``L_u0``, ``L_v0``).
@@ -65,8 +130,9 @@ def bcpd_mixed(X, X32, datafit, U0, V0, b0, penalty_u, penalty_v, *, tol, max_it
     """
     if X32 is X:
         return bcpd(
-            X, datafit, U0, V0, b0, penalty_u, penalty_v, tol=tol, max_iter=max_iter, **kwargs
-        )
+            X, datafit, U0, V0, b0, penalty_u, penalty_v, tol=tol, max_iter=max_iter,
+            kernel=KERNEL, **kwargs,
+        )  # fmt: skip
     first = bcpd(
         X32,
         datafit,
@@ -77,6 +143,7 @@ def bcpd_mixed(X, X32, datafit, U0, V0, b0, penalty_u, penalty_v, *, tol, max_it
         penalty_v,
         tol=tol * TOL32,
         max_iter=max_iter,
+        kernel=KERNEL,
         **kwargs,
     )
     kwargs.update(L_u0=first.L_u, L_v0=first.L_v)
@@ -90,6 +157,8 @@ def bcpd_mixed(X, X32, datafit, U0, V0, b0, penalty_u, penalty_v, *, tol, max_it
         penalty_v,
         tol=tol,
         max_iter=max(max_iter - first.n_iter, 1),
+        x_scale=x_scale,
+        kernel=KERNEL,
         **kwargs,
     )
     # The float64 F^0 replaces the float32 evaluation of the same point.

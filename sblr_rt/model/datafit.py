@@ -25,6 +25,8 @@ run), with the labels' leading axes.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 from scipy.special import expit, logsumexp
 
@@ -83,6 +85,16 @@ class Logistic:
         #: d (mean loss) / d (loss of epoch i): w_i / n, shaped as the scores
         self.wn = 1.0 / self.n if self.w is None else self.w[..., None] / self.n
         self._w3 = None if self.w is None else self.w[..., None]
+
+    @cached_property
+    def rows(self):
+        """The labels and the weights (ones if none) as (1 or n_runs, n_epochs) arrays.
+
+        What the compiled block update (:mod:`sblr_rt.model._kernels`) reads.
+        """
+        y = np.ascontiguousarray(self.y[..., 0]).reshape(-1, self.n)
+        w = np.ones((1, self.n)) if self.w is None else self.w
+        return y, np.ascontiguousarray(w, dtype=np.float64).reshape(-1, self.n)
 
     def take(self, runs):
         """Return the datafit of the runs ``runs`` (itself when the labels are shared)."""

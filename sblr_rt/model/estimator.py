@@ -27,14 +27,13 @@ from sblr_rt.model._fitting import (
     check_X,
     class_problems,
     cold_start,
-    fast_data_scale,
     l1_max,
     moments,
     ray_scaled,
     sample_weights,
     standardise,
 )
-from sblr_rt.model._mixed import as_float32, bcpd_mixed
+from sblr_rt.model._mixed import bcpd_mixed, fast_inputs
 from sblr_rt.model._mne import epochs_array
 from sblr_rt.model.factors import spatial_patterns
 from sblr_rt.model.penalties import ElasticNet
@@ -121,19 +120,21 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
     warm_start : bool, default=False
         Start from the previous fit's factors (of its standardised problem), intercept
         and step sizes when the data shape and classes are unchanged.
-    solver : {"paper", "fast"}, default="paper"
-        ``"paper"``: Algorithm 2 on the data as given (float32 products for float32
-        input, float64 otherwise). ``"fast"``: float64 input is solved first with
-        float32 products (a float32 copy of X, half the memory traffic) until the
-        stopping rule holds at ``0.3 * tol``, then the same iterations continue on the
-        float64 data until the float64 rule ``q^k <= tol`` holds. The data scale, the
-        start, the mean-epoch moments and the Haufe patterns also use the float32 copy
-        (relative differences about 1e-7). The objective is non-convex and the two
-        routes may end at different stationary points: on the 60 problems of the
-        paper's Table 1 in ``benchmarks/solver.py`` (s = t up to 250, both starts) the
-        fast route ended lower or equal on 59 and higher on one (by 4e-3). For float32
-        input both are the same. :func:`~sblr_rt.model.path.fit_penalty_paths` always
-        runs the paper's route.
+    solver : {"fast", "paper"}, default="fast"
+        ``"fast"``: the iterations of Algorithm 2, with each block update made in one
+        compiled call (numba, :mod:`sblr_rt.model._kernels`; the same steps, sums in
+        another order), and float64 input solved first with float32 products (a
+        standardised float32 copy of X, half the memory traffic) until the stopping
+        rule holds at ``0.3 * tol``, then on the float64 data until the float64 rule
+        ``q^k <= tol`` holds. The data scale, the start, the mean-epoch moments and the
+        Haufe patterns also use the float32 copy (relative differences about 1e-7).
+        ``"paper"``: Algorithm 2 as written, in numpy, on the data as given (float32
+        products for float32 input, float64 otherwise). The objective is non-convex and
+        the two routes may end at different stationary points: on the 60 problems of the
+        paper's Table 1 in ``benchmarks/solver.py --routes`` (s = t up to 250, both
+        starts) the fast route ended no higher than the paper's on all 60.
+        :func:`~sblr_rt.model.path.fit_penalty_paths` runs the paper's updates (numpy
+        by default).
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes in the loss, ``{label: weight}``; ``"balanced"`` weighs
         each class by ``n_epochs / (n_classes * count)`` (scikit-learn's rule), so that
@@ -246,7 +247,7 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         init="svd",
         random_state=None,
         warm_start=False,
-        solver="paper",
+        solver="fast",
         class_weight=None,
     ):
         self.rank = rank
@@ -309,7 +310,9 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         X = epochs_array(X)
         # np.asarray, not np.ndim: array-likes may refuse __array_function__
         self._input_2d = (X.ndim if hasattr(X, "ndim") else np.asarray(X).ndim) == 2
-        X, y = check_X(X, estimator=self, y=y, reset=True)
+        fast = self.solver == "fast"
+        # The fast route checks finiteness on its float32 copy (see _mixed.fast_inputs).
+        X, y = check_X(X, estimator=self, y=y, reset=True, ensure_all_finite=not fast)
         check_classification_targets(y)
         _, s, t = X.shape
         le = LabelEncoder()
@@ -326,14 +329,13 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
             )
         self.n_times_in_ = t
         weights = sample_weights(y, sample_weight, self.class_weight, X.shape[0])
-        # The fast route reads a float32 copy wherever float32 rounding is harmless (see
-        # the 'solver' parameter); X32 is X itself for float32 input.
-        X32 = as_float32(X) if self.solver == "fast" else None
-        fast_rms = X32 is not None and X32 is not X and weights is None
-        rms = fast_data_scale(X, X32) if fast_rms else None
-        X_fit, scale = standardise(X, rms=rms, sample_weight=weights)
-        if X32 is not None and scale != 1.0:
-            X32 = as_float32(X_fit)
+        if fast:
+            # X_fit is X unscaled (float64 input: the float64 iterations divide their
+            # products by the scale) and X32 the standardised float32 copy, which the fast
+            # route reads wherever float32 rounding is harmless (see 'solver').
+            X_fit, X32, scale = fast_inputs(X, weights)
+        else:
+            (X_fit, scale), X32 = standardise(X, sample_weight=weights), None
         if warm and not (np.array_equal(prev[0], classes) and prev[1:] == (s, t)):
             warm = False
         problems = class_problems(y_enc, classes.size, self.multi_class, weights)
@@ -341,21 +343,20 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         with single_threaded_blas():
             # A warm start is the last fit's solution of its standardised problem, so a
             # refit on the same data in other units starts (and ends) where it ended.
-            solutions, l1max = self._solve(X_fit, problems, pen_u, pen_v, warm, X32)
+            solutions, l1max = self._solve(X_fit, problems, pen_u, pen_v, warm, X32, scale)
             l1max = np.asarray(l1max)
             self._warn_zero_trap(l1max, classes, pen[0].l1, pen[1].l1)
             self._fit_scale = scale
-            if X32 is None:
-                self._set_fitted(X, classes, solutions, l1max, scale)
-            else:  # patterns are quadratic in X: those of X_fit = X / scale, times scale**2
-                self._set_fitted(X32, classes, solutions, l1max, scale, scale**2)
+            # the fast route's patterns come from the standardised float32 copy
+            self._set_fitted(X if X32 is None else X32, classes, solutions, l1max, scale, fast)
         self._warn_after_fit(classes, solutions, pen)
         return self
 
-    def _solve(self, X, problems, pen_u, pen_v, warm, X32=None):
+    def _solve(self, X, problems, pen_u, pen_v, warm, X32=None, x_scale=1.0):
         """Return the solver's results per problem and the l1 thresholds at the start.
 
-        ``X32`` (float32 copy of X) selects the fast route (see the 'solver' parameter).
+        ``X32`` (the standardised float32 copy) selects the fast route (see the 'solver'
+        parameter); its float64 iterations read ``X / x_scale``.
         """
         _, s, _ = X.shape
         x_mean, Ds = moments(X if X32 is None else X32, problems)
@@ -379,7 +380,7 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         else:
 
             def solve(X, *args, **kwargs):
-                return bcpd_mixed(X, X32, *args, **kwargs)
+                return bcpd_mixed(X, X32, *args, x_scale=x_scale, **kwargs)
 
         solutions = [
             solve(
@@ -451,17 +452,23 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
                 stacklevel=4,
             )
 
-    def _set_fitted(self, X, classes, solutions, l1max, scale=1.0, pattern_scale=1.0):
+    def _set_fitted(self, X, classes, solutions, l1max, scale=1.0, standardised=False):
+        """Set the fitted attributes; ``standardised``: X is the data divided by ``scale``."""
         self.classes_ = classes
         self._solutions = solutions
         self.l1_penalty_max_ = l1max
         n_classes = classes.size
         U, V, b, self.n_iter_, self.objective_ = assemble(solutions, n_classes, self.multi_class)
+        if standardised:
+            # Cov(X V) (U_fit / scale) = scale * Cov(X_fit V) U_fit: patterns are quadratic
+            # in X, and scale**2 alone may overflow where the patterns do not.
+            patterns = np.stack([spatial_patterns(X, U[c], V[c]) for c in range(U.shape[0])])
+            if scale != 1.0:
+                patterns *= scale
         if scale != 1.0:
             U = U / scale  # from the X / scale problem back to the caller's units
-        patterns = np.stack([spatial_patterns(X, U[c], V[c]) for c in range(U.shape[0])])
-        if pattern_scale != 1.0:
-            patterns *= pattern_scale
+        if not standardised:
+            patterns = np.stack([spatial_patterns(X, U[c], V[c]) for c in range(U.shape[0])])
         if n_classes == 2:
             self.spatial_, self.temporal_ = U[0], V[0]
             self.spatial_patterns_ = patterns[0]

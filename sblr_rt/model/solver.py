@@ -24,10 +24,12 @@ import numpy as np
 import scipy.linalg
 from threadpoolctl import ThreadpoolController
 
+from sblr_rt.model.datafit import Logistic
 from sblr_rt.model.penalties import elastic_net_prox, elastic_net_value
 from sblr_rt.model.products import x_times_u, x_times_v
 
 __all__ = [
+    "KERNELS",
     "BCPDBatch",
     "SolverResult",
     "bcpd",
@@ -41,6 +43,11 @@ _MAX_TRIALS = 200
 _TRIALS_AT_ONCE = 3
 
 _CONTROLLER = None
+
+#: The implementations of a block update: ``"numpy"`` (:func:`_block`, vectorised over
+#: runs and trials) and ``"numba"`` (:func:`sblr_rt.model._kernels.logistic_block`, one
+#: compiled call; binary logistic problems, the numpy code for the multinomial).
+KERNELS = ("numpy", "numba")
 
 
 def single_threaded_blas():
@@ -220,6 +227,33 @@ def _block(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
     )
 
 
+def _block_compiled(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
+    """:func:`_block` by the compiled kernel, for a binary logistic datafit (m = 1)."""
+    from sblr_rt.model._kernels import logistic_block  # numba is imported on first use
+
+    y, w = datafit.rows
+    K = Z.shape[0]
+    Z_new, b_new, L, loss_new, loss0, trials = logistic_block(
+        np.ascontiguousarray(A[:, 0]),
+        np.ascontiguousarray(Z[:, 0]),
+        np.ascontiguousarray(b[:, 0]),
+        y,
+        w,
+        np.ascontiguousarray(l1, dtype=np.float64),
+        np.ascontiguousarray(l2, dtype=np.float64),
+        np.ascontiguousarray(L_prev, dtype=np.float64),
+        float(eta),
+        float(L_min),
+        _MAX_TRIALS,
+    )
+    if np.any(trials < 0):
+        raise FloatingPointError(
+            f"no step size passed the sufficient-decrease test after {_MAX_TRIALS} trials; "
+            "the data probably contain values too large to represent"
+        )
+    return Z_new.reshape(K, 1, -1), b_new.reshape(K, 1), L, loss_new, loss0, trials
+
+
 class BCPDBatch:
     """K runs of block coordinate proximal descent sharing one datafit, advanced by block.
 
@@ -244,16 +278,23 @@ class BCPDBatch:
         As in :func:`bcpd`.
     L_u0, L_v0 : array-like of shape (K,) | None
         Step parameters before the first iteration (default ``L_min``).
+    kernel : {"numpy", "numba"}
+        The block update's implementation (see :data:`KERNELS`); the multinomial datafit
+        always takes the numpy one.
     """
 
     def __init__(
         self, datafit, U0, V0, b0, l1_u, l2_u, l1_v, l2_v, *,
-        tol=1e-3, max_iter=500, eta=2.0, L_min=1e-4, L_u0=None, L_v0=None,
+        tol=1e-3, max_iter=500, eta=2.0, L_min=1e-4, L_u0=None, L_v0=None, kernel="numpy",
     ):  # fmt: skip
+        if kernel not in KERNELS:
+            raise ValueError(f"'kernel' must be one of {KERNELS}; got {kernel!r}.")
         K, self.m, self.s, self.r = np.shape(U0)
         self.t = np.shape(V0)[2]
         self.datafit = datafit
         self.tol, self.max_iter, self.eta, self.L_min = tol, max_iter, eta, L_min
+        compiled = kernel == "numba" and isinstance(datafit, Logistic)
+        self._block = _block_compiled if compiled else _block
         self.U = np.array(U0, dtype=np.float64).reshape(K, self.m, self.s * self.r)
         self.V = np.array(V0, dtype=np.float64).reshape(K, self.m, self.t * self.r)
         self.b = np.array(b0, dtype=np.float64).reshape(K, self.m)
@@ -306,7 +347,7 @@ class BCPDBatch:
         self.k[j] += 1
         U, b = self.U[j], self.b[j]
         l1, l2 = self.pen[0, j], self.pen[1, j]
-        U_new, b_hat, self.L_u[j], _, loss0, trials = _block(
+        U_new, b_hat, self.L_u[j], _, loss0, trials = self._block(
             self._datafit(), A, U, b, l1, l2, self.L_u[j], self.eta, self.L_min
         )
         self.n_trials[j] += trials
@@ -324,7 +365,7 @@ class BCPDBatch:
         B = B.reshape(-1, self.m, *B.shape[1:])
         V, U = self.V[j], self.U[j]
         l1, l2 = self.pen[2, j], self.pen[3, j]
-        V_new, b_new, self.L_v[j], loss_v, _, trials = _block(
+        V_new, b_new, self.L_v[j], loss_v, _, trials = self._block(
             self._datafit(), B, V, self.b[j], l1, l2, self.L_v[j], self.eta, self.L_min
         )
         self.n_trials[j] += trials
@@ -393,6 +434,8 @@ def bcpd(
     L_min=1e-4,
     L_u0=None,
     L_v0=None,
+    x_scale=1.0,
+    kernel="numpy",
 ):
     """Run block coordinate proximal descent (paper Algorithm 2).
 
@@ -419,6 +462,14 @@ def bcpd(
     L_u0, L_v0 : float | None
         Step parameters ``L^0`` before the first iteration; default ``L_min`` (so the
         first trials search upwards from ``L_min``).
+    x_scale : float
+        The samples of the problem are ``X / x_scale``: the products with X are divided
+        by it (through the small factors), which saves a scaled copy of X. 1.0: X as
+        given, and the products are exactly those of X.
+    kernel : {"numpy", "numba"}
+        The block update's implementation (:data:`KERNELS`): ``"numpy"`` is Algorithm 2
+        as written and recorded; ``"numba"`` makes the same steps in one compiled call per
+        block (binary problems), equal up to the order of floating-point sums.
 
     Returns
     -------
@@ -440,10 +491,17 @@ def bcpd(
         L_min=L_min,
         L_u0=L0[0],
         L_v0=L0[1],
+        kernel=kernel,
     )
-    while run.active.size:
-        run.u_step(x_times_v(X, run.V3()))
-        run.v_step(x_times_u(X, run.U3()))
+    if x_scale == 1.0:
+        while run.active.size:
+            run.u_step(x_times_v(X, run.V3()))
+            run.v_step(x_times_u(X, run.U3()))
+    else:
+        inv = 1.0 / x_scale
+        while run.active.size:
+            run.u_step(x_times_v(X, run.V3() * inv))
+            run.v_step(x_times_u(X, run.U3() * inv))
     return run.result(0)
 
 

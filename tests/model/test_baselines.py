@@ -80,7 +80,7 @@ def test_vectorized_logistic_regression_is_sklearn_on_vec_x():
 def test_bilinear_is_sblr_without_penalties():
     X, y = _data()
     a = BilinearLogisticRegression(rank=2).fit(X, y)
-    b = SparseBilinearLogisticRegression(rank=2).fit(X, y)
+    b = SparseBilinearLogisticRegression(rank=2, solver="paper").fit(X, y)  # Algorithm 2
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     assert "mu1" not in a.get_params()
 

@@ -17,15 +17,33 @@ from sblr_rt.model.baselines import (
 # (n_epochs, n_channels=n_features, n_times=1), as MNE's decoders do (np.atleast_3d).
 
 
+def _expected_failed_checks(estimator):
+    # The default (fast) route solves float64 input in float32 first: weighted and repeated
+    # epochs round their float32 sums differently and may stop an iteration apart, which
+    # this check's rtol of 1e-7 sees. The paper's route passes it (listed below).
+    if getattr(estimator, "solver", None) == "fast":
+        return {
+            "check_sample_weight_equivalence_on_dense_data": (
+                "float32 phase: weights equal repeated epochs up to float32 rounding"
+            )
+        }
+    return {}
+
+
 @parametrize_with_checks(
     [
         SparseBilinearLogisticRegression(),
         SparseBilinearLogisticRegression(mu1=1e-4, nu2=1e-3, multi_class="multinomial"),
+        SparseBilinearLogisticRegression(solver="paper"),
+        SparseBilinearLogisticRegression(
+            mu1=1e-4, nu2=1e-3, multi_class="multinomial", solver="paper"
+        ),
         BilinearLogisticRegression(),
         VectorizedLogisticRegression(),
         SparseLogisticRegression(),
         SparseLogisticRegression(solver="liblinear"),
-    ]
+    ],
+    expected_failed_checks=_expected_failed_checks,
 )
 def test_sklearn_compatible(estimator, check):
     # These checks test the API contract, not what a fit learns: some fit one label, or

@@ -79,14 +79,18 @@ def test_fast_route_objective_is_float64_value():
     np.testing.assert_allclose(clf.objective_[-1], loss + pen, rtol=1e-12)
 
 
-def test_float32_input_fast_is_paper():
+def test_float32_input_fast_makes_the_paper_steps():
+    # float32 input: the paper's iterations, with the compiled block update (the same
+    # steps; sums in another order)
     X, y = _bci(seed=1)
     X32 = X.astype(np.float32)
     paper = SparseBilinearLogisticRegression(rank=1, solver="paper", **PEN).fit(X32, y)
     fast = SparseBilinearLogisticRegression(rank=1, solver="fast", **PEN).fit(X32, y)
-    np.testing.assert_array_equal(fast.objective_, paper.objective_)
-    np.testing.assert_array_equal(fast.spatial_, paper.spatial_)
-    np.testing.assert_array_equal(fast.spatial_patterns_, paper.spatial_patterns_)
+    assert fast.n_iter_ == paper.n_iter_ and np.any(fast.spatial_)
+    assert fast._solutions[0].n_trials == paper._solutions[0].n_trials
+    np.testing.assert_allclose(fast.objective_, paper.objective_, rtol=1e-12)
+    np.testing.assert_allclose(fast.spatial_, paper.spatial_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fast.spatial_patterns_, paper.spatial_patterns_, rtol=1e-5)
 
 
 @pytest.mark.parametrize("unit", [1.0, 1e-6])

@@ -23,7 +23,9 @@ def _sequential(X, y, path, **params):
     out, est = [], None
     for point in path:
         if est is None or not (np.any(est.spatial_) and np.any(est.temporal_)):
-            est = SparseBilinearLogisticRegression(**point, warm_start=True, **params)
+            est = SparseBilinearLogisticRegression(
+                **point, warm_start=True, solver="paper", **params
+            )  # the paths make the paper's updates
         else:
             est.set_params(**point)
         est.fit(X, y)
