@@ -1,9 +1,13 @@
-"""Calibration configuration: one frozen dataclass, loadable from TOML.
+"""Calibration configuration: one frozen dataclass per concern, loadable from TOML.
 
-Every field has a default suited to the simulated source and to epoched files; a TOML
-file may set any of them, at top level or inside tables (``[epochs]``,
+:class:`CalibrationConfig` holds five settings objects: :class:`EpochSettings` (classes,
+window), :class:`PreprocessingSettings` (feature path, channels, filters, scaling),
+:class:`RejectionSettings`, :class:`SelectionSettings` (cross-validation, searches,
+solver) and :class:`RunSettings` (the run configuration stored with the model). Every
+field has a default suited to the simulated source and to epoched files; a TOML file may
+set any of them by name, at top level or inside tables (``[epochs]``,
 ``[preprocessing]``, ``[rejection]``, ``[selection]``, ``[online]``: the table names only
-group keys).
+group keys for reading).
 ``classes`` is either a list of marker values or a table mapping marker values to class
 labels (several markers may map to one class). A marker the recordings spell with a
 prefix is found by its last part when that is unambiguous: ``T1`` is ``Comment/T1`` in a
@@ -46,17 +50,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-__all__ = ["FEATURE_CHOICES", "CalibrationConfig", "load_config"]
+from sblr_rt.online.settings import refuse_unknown, take_options
+
+__all__ = [
+    "CONCERNS",
+    "FEATURE_CHOICES",
+    "CalibrationConfig",
+    "EpochSettings",
+    "PreprocessingSettings",
+    "RejectionSettings",
+    "RunSettings",
+    "SelectionSettings",
+    "load_config",
+]
 
 #: Values of ``features``: ``"auto"`` or a feature path.
 FEATURE_CHOICES = ("auto", "waveform", "bandpower", "spectral", "covariance")
 
-_GROUPS = ("epochs", "preprocessing", "rejection", "selection", "online")
-
 
 @dataclass(frozen=True)
-class CalibrationConfig:
-    """Everything calibration needs besides the data.
+class EpochSettings:
+    """Which epochs calibration cuts: the classes and the window around each cue.
 
     Parameters
     ----------
@@ -69,6 +83,31 @@ class CalibrationConfig:
         Epoch window relative to each cue in seconds, ``[tmin, tmax)``. None: for epoched
         files the whole trial; for continuous recordings ``tmin=0.0``, ``tmax=3.5`` (the
         paper's cue length).
+    """
+
+    classes: tuple[tuple[str, str], ...] | None = None
+    tmin: float | None = None
+    tmax: float | None = None
+
+    def __post_init__(self):
+        if self.classes is not None:
+            object.__setattr__(self, "classes", _normalise_classes(self.classes))
+        _check_numbers(self)
+        if self.tmin is not None and self.tmax is not None and self.tmax <= self.tmin:
+            raise ValueError(f"'tmax' must exceed 'tmin', got tmin={self.tmin}, tmax={self.tmax}")
+
+    @property
+    def class_map(self) -> dict[str, str] | None:
+        """Marker value -> class label, or None for "every value found"."""
+        return None if self.classes is None else dict(self.classes)
+
+
+@dataclass(frozen=True)
+class PreprocessingSettings:
+    """What the model reads: the feature path, channels, spatial stage, filters, scaling.
+
+    Parameters
+    ----------
     features : {"auto", "waveform", "bandpower", "spectral", "covariance"}
         Feature path (:class:`sblr_rt.preprocessing.Preprocessor`). ``"auto"`` (the
         default) evaluates every path with every spatial stage that applies by repeated
@@ -104,6 +143,57 @@ class CalibrationConfig:
         Scaling of the model input (fitted on training folds only during selection).
     filter_length : float | None
         FIR length in seconds (None: automatic).
+    """
+
+    features: str = "auto"
+    spatial: str | None = "default"
+    reference: str | None = "default"
+    picks: tuple[str, ...] | None = None
+    eog: tuple[str, ...] | None = None
+    l_freq: float | None = None
+    h_freq: float | None = None
+    bands: tuple[tuple[float, float], ...] | None = None
+    n_times: int | None = None
+    baseline: tuple[float, float] | None = None
+    scaling: str | None = "channel"
+    filter_length: float | None = None
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        if self.picks is not None:
+            if isinstance(self.picks, str):
+                raise TypeError("'picks' must be a list of channel names, got a str")
+            set_(self, "picks", tuple(str(p) for p in self.picks))
+        if self.eog is not None:
+            if isinstance(self.eog, str):
+                raise TypeError("'eog' must be a list of channel names, got a str")
+            set_(self, "eog", tuple(str(c) for c in self.eog) or None)
+        _check_numbers(self)
+        if self.features not in FEATURE_CHOICES:
+            raise ValueError(f"'features' must be one of {FEATURE_CHOICES}, got {self.features!r}")
+        if self.spatial not in ("default", None, "none", "car", "csd"):
+            raise ValueError(
+                f"'spatial' must be 'default', None, 'car' or 'csd', got {self.spatial!r}"
+            )
+        if self.spatial == "none":
+            set_(self, "spatial", None)
+        if self.scaling == "none":  # TOML has no null
+            set_(self, "scaling", None)
+        if self.reference not in ("default", "channels", "bands", None, "none"):
+            raise ValueError(
+                "'reference' must be 'default', 'channels', 'bands' or None, got "
+                f"{self.reference!r}"
+            )
+        if self.reference == "none":
+            set_(self, "reference", None)
+
+
+@dataclass(frozen=True)
+class RejectionSettings:
+    """Which epochs calibration leaves out (and the online loop's windows too).
+
+    Parameters
+    ----------
     reject : float | None
         Reject epochs whose peak-to-peak amplitude on any used channel exceeds this, in
         the recording's units (None: no threshold).
@@ -113,6 +203,22 @@ class CalibrationConfig:
     clip_run : int | None
         Reject epochs with a used channel stuck at its recording-wide minimum or maximum
         for at least this many consecutive samples (amplifier clipping); None: off.
+    """
+
+    reject: float | None = None
+    flat: float = 0.0
+    clip_run: int | None = 5
+
+    def __post_init__(self):
+        _check_numbers(self)
+
+
+@dataclass(frozen=True)
+class SelectionSettings:
+    """How the model is chosen and fitted: cross-validation, the searches, the solver.
+
+    Parameters
+    ----------
     cv : int | "loo"
         Stratified k-fold (shuffled with ``random_state``) or leave-one-out.
     cv_repeats : int
@@ -173,47 +279,8 @@ class CalibrationConfig:
         joblib workers for the CV (-1: all cores).
     random_state : int
         Seed of the fold shuffling.
-    smoothing : {"none", "ema", "mean"}
-        The run configuration stored with the model (``sblr-rt run`` reads it; its
-        options win): how the online loop accumulates evidence over a trial, an
-        exponential moving average of the log-odds or the mean since the cue
-        (:class:`sblr_rt.online.evidence.Smoothing`).
-    tau : float
-        Time constant of the ``"ema"`` smoothing, in seconds.
-    early : float | None
-        Decide a trial as soon as the smoothed probability of a class reaches this;
-        None: at ``tmax``.
-    early_after : float
-        Seconds after the cue before an early decision may be taken.
-    recentre : bool
-        Unsupervised run centring (:mod:`sblr_rt.model.run_centring`): each calibration
-        run's features are centred on that run's own mean, and the model stores the
-        calibration reference, from which the online loop (and
-        :meth:`~sblr_rt.bci_model.BCIModel.decision_function_run` offline) re-estimates
-        each new run's mean from its trial windows, without labels.
-    recentre_warmup : float
-        Weight, in trials, of the calibration reference in the new run's running mean
-        (1: the first trial counts as much as the whole calibration).
     """
 
-    classes: tuple[tuple[str, str], ...] | None = None
-    tmin: float | None = None
-    tmax: float | None = None
-    features: str = "auto"
-    spatial: str | None = "default"
-    reference: str | None = "default"
-    picks: tuple[str, ...] | None = None
-    eog: tuple[str, ...] | None = None
-    l_freq: float | None = None
-    h_freq: float | None = None
-    bands: tuple[tuple[float, float], ...] | None = None
-    n_times: int | None = None
-    baseline: tuple[float, float] | None = None
-    scaling: str | None = "channel"
-    filter_length: float | None = None
-    reject: float | None = None
-    flat: float = 0.0
-    clip_run: int | None = 5
     cv: int | str = 5
     cv_repeats: int = 2
     auto_ranks: tuple[int, ...] = (1, 2)
@@ -235,25 +302,9 @@ class CalibrationConfig:
     search_dtype: str = "float32"
     n_jobs: int = -1
     random_state: int = 0
-    smoothing: str = "none"
-    tau: float = 1.0
-    early: float | None = None
-    early_after: float = 0.0
-    recentre: bool = True
-    recentre_warmup: float = 1.0
 
     def __post_init__(self):
         set_ = object.__setattr__
-        if self.classes is not None:
-            set_(self, "classes", _normalise_classes(self.classes))
-        if self.picks is not None:
-            if isinstance(self.picks, str):
-                raise TypeError("'picks' must be a list of channel names, got a str")
-            set_(self, "picks", tuple(str(p) for p in self.picks))
-        if self.eog is not None:
-            if isinstance(self.eog, str):
-                raise TypeError("'eog' must be a list of channel names, got a str")
-            set_(self, "eog", tuple(str(c) for c in self.eog) or None)
         _check_numbers(self)
         set_(self, "ranks", tuple(int(r) for r in self.ranks))
         set_(self, "auto_ranks", tuple(int(r) for r in self.auto_ranks))
@@ -263,33 +314,11 @@ class CalibrationConfig:
             raise ValueError(f"'auto_l1' must be fractions in [0, 1), got {self.auto_l1}")
         if not self.auto_l2 or any(v < 0 for v in self.auto_l2):
             raise ValueError(f"'auto_l2' must be values >= 0, got {self.auto_l2}")
-        if self.features not in FEATURE_CHOICES:
-            raise ValueError(f"'features' must be one of {FEATURE_CHOICES}, got {self.features!r}")
-        if self.spatial not in ("default", None, "none", "car", "csd"):
-            raise ValueError(
-                f"'spatial' must be 'default', None, 'car' or 'csd', got {self.spatial!r}"
-            )
-        if self.spatial == "none":
-            set_(self, "spatial", None)
-        if self.scaling == "none":  # TOML has no null
-            set_(self, "scaling", None)
         if self.class_weight == "none":
             set_(self, "class_weight", None)
         if self.class_weight not in (None, "balanced"):
             raise ValueError(
                 f"'class_weight' must be 'balanced' or None, got {self.class_weight!r}"
-            )
-        if self.reference not in ("default", "channels", "bands", None, "none"):
-            raise ValueError(
-                "'reference' must be 'default', 'channels', 'bands' or None, got "
-                f"{self.reference!r}"
-            )
-        if self.reference == "none":
-            set_(self, "reference", None)
-        if self.recentre_warmup <= 0:
-            raise ValueError(
-                "'recentre_warmup' must be a positive number of trials, got "
-                f"{self.recentre_warmup}"
             )
         if isinstance(self.auto_ensemble, bool) or not isinstance(self.auto_ensemble, int):
             raise TypeError(f"'auto_ensemble' must be an integer, got {self.auto_ensemble!r}")
@@ -330,22 +359,159 @@ class CalibrationConfig:
             )
         if any(v < 0 for v in self.l2_values):
             raise ValueError(f"'l2_values' must be >= 0, got {self.l2_values}")
-        from sblr_rt.online.evidence import Smoothing
-
-        # the run configuration's checks
-        Smoothing(self.smoothing, self.tau, self.early, self.early_after)
-        if self.tmin is not None and self.tmax is not None and self.tmax <= self.tmin:
-            raise ValueError(f"'tmax' must exceed 'tmin', got tmin={self.tmin}, tmax={self.tmax}")
-
-    @property
-    def class_map(self) -> dict[str, str] | None:
-        """Marker value -> class label, or None for "every value found"."""
-        return None if self.classes is None else dict(self.classes)
 
     @property
     def cv_tol(self) -> float:
         """The stopping rule of the cross-validated fits: ``search_tol``, else ``tol``."""
         return self.tol if self.search_tol is None else self.search_tol
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The run configuration stored with the model: what ``sblr-rt run`` starts from.
+
+    Parameters
+    ----------
+    smoothing : {"none", "ema", "mean"}
+        The run configuration stored with the model (``sblr-rt run`` reads it; its
+        options win): how the online loop accumulates evidence over a trial, an
+        exponential moving average of the log-odds or the mean since the cue
+        (:class:`sblr_rt.online.evidence.Smoothing`).
+    tau : float
+        Time constant of the ``"ema"`` smoothing, in seconds.
+    early : float | None
+        Decide a trial as soon as the smoothed probability of a class reaches this;
+        None: at ``tmax``.
+    early_after : float
+        Seconds after the cue before an early decision may be taken.
+    recentre : bool
+        Unsupervised run centring (:mod:`sblr_rt.model.run_centring`): each calibration
+        run's features are centred on that run's own mean, and the model stores the
+        calibration reference, from which the online loop (and
+        :meth:`~sblr_rt.bci_model.BCIModel.decision_function_run` offline) re-estimates
+        each new run's mean from its trial windows, without labels.
+    recentre_warmup : float
+        Weight, in trials, of the calibration reference in the new run's running mean
+        (1: the first trial counts as much as the whole calibration).
+    """
+
+    smoothing: str = "none"
+    tau: float = 1.0
+    early: float | None = None
+    early_after: float = 0.0
+    recentre: bool = True
+    recentre_warmup: float = 1.0
+
+    def __post_init__(self):
+        _check_numbers(self)
+        if self.recentre_warmup <= 0:
+            raise ValueError(
+                "'recentre_warmup' must be a positive number of trials, got "
+                f"{self.recentre_warmup}"
+            )
+        from sblr_rt.online.evidence import Smoothing
+
+        # the online loop's checks
+        Smoothing(self.smoothing, self.tau, self.early, self.early_after)
+
+
+#: The concerns of a calibration configuration, in order: attribute -> settings class. The
+#: TOML tables of the same names group keys for reading only.
+CONCERNS = {
+    "epochs": EpochSettings,
+    "preprocessing": PreprocessingSettings,
+    "rejection": RejectionSettings,
+    "selection": SelectionSettings,
+    "online": RunSettings,
+}
+#: Every field, in order, and the concern holding it.
+_CONCERN_OF = {f.name: group for group, cls in CONCERNS.items() for f in fields(cls)}
+
+
+@dataclass(frozen=True, init=False)
+class CalibrationConfig:
+    """Everything calibration needs besides the data, one settings object per concern.
+
+    Parameters
+    ----------
+    epochs : EpochSettings | None
+        The classes and the epoch window.
+    preprocessing : PreprocessingSettings | None
+        The feature path, channels, spatial stage, filters and scaling.
+    rejection : RejectionSettings | None
+        Which epochs (and online windows) are left out.
+    selection : SelectionSettings | None
+        Cross-validation, the searches and the solver's limits.
+    online : RunSettings | None
+        The run configuration stored with the model.
+    **fields
+        Any field of those, by name, a shorthand that wins over the objects':
+        ``CalibrationConfig(tmin=0.5, cv=10)`` sets ``epochs.tmin`` and
+        ``selection.cv``. A TOML file (:func:`load_config`) names the fields so, at top
+        level or in tables of the concerns' names.
+
+    Notes
+    -----
+    ``config.tmin`` reads ``config.epochs.tmin`` (every field reads so, by its name), and
+    :meth:`to_dict` gives the fields flat, as model files store them.
+
+    Examples
+    --------
+    >>> config = CalibrationConfig(tmin=0.5, tmax=3.5, cv="loo", smoothing="ema")
+    >>> config.epochs.tmax, config.selection.cv, config.online.smoothing
+    (3.5, 'loo', 'ema')
+    >>> config.tmax
+    3.5
+    """
+
+    epochs: EpochSettings
+    preprocessing: PreprocessingSettings
+    rejection: RejectionSettings
+    selection: SelectionSettings
+    online: RunSettings
+
+    def __init__(
+        self,
+        *,
+        epochs: EpochSettings | None = None,
+        preprocessing: PreprocessingSettings | None = None,
+        rejection: RejectionSettings | None = None,
+        selection: SelectionSettings | None = None,
+        online: RunSettings | None = None,
+        **fields,
+    ) -> None:
+        given = dict(
+            epochs=epochs,
+            preprocessing=preprocessing,
+            rejection=rejection,
+            selection=selection,
+            online=online,
+        )
+        for name, cls in CONCERNS.items():
+            object.__setattr__(self, name, take_options(fields, cls, given[name]))
+        refuse_unknown(fields, "CalibrationConfig()", *CONCERNS.values())
+
+    def __getattr__(self, name: str):
+        # Called only for names that are not attributes: a field, read from its concern.
+        concern = _CONCERN_OF.get(name)
+        if concern is None:
+            raise AttributeError(f"'CalibrationConfig' object has no attribute {name!r}")
+        return getattr(getattr(self, concern), name)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Return the name of every field of every concern, in order."""
+        return tuple(_CONCERN_OF)
+
+    @property
+    def class_map(self) -> dict[str, str] | None:
+        """Marker value -> class label, or None for "every value found"."""
+        return self.epochs.class_map
+
+    @property
+    def cv_tol(self) -> float:
+        """The stopping rule of the cross-validated fits: ``search_tol``, else ``tol``."""
+        return self.selection.cv_tol
 
     def replace(self, **changes) -> CalibrationConfig:
         """Return a copy with some fields changed (None values are ignored).
@@ -353,25 +519,26 @@ class CalibrationConfig:
         Parameters
         ----------
         **changes
-            Field values; a value of None leaves the field as it is.
+            Field values by name; a value of None leaves the field as it is.
 
         Returns
         -------
         config : CalibrationConfig
             The new configuration.
         """
-        valid = {f.name for f in fields(self)}
-        unknown = set(changes) - valid
+        unknown = set(changes) - set(_CONCERN_OF)
         if unknown:
             raise ValueError(
-                f"unknown configuration keys {sorted(unknown)}; valid: {sorted(valid)}"
+                f"unknown configuration keys {sorted(unknown)}; valid: {sorted(_CONCERN_OF)}"
             )
         changes = {k: v for k, v in changes.items() if v is not None}
-        return dataclasses.replace(self, **changes)
+        return CalibrationConfig(**{name: getattr(self, name) for name in CONCERNS}, **changes)
 
     def to_dict(self) -> dict:
-        """Return the fields as plain JSON-serialisable values."""
-        out = dataclasses.asdict(self)
+        """Return the fields, flat, as JSON-serialisable values (as model files keep them)."""
+        out = {}
+        for name in CONCERNS:
+            out.update(dataclasses.asdict(getattr(self, name)))
         if self.classes is not None:
             out["classes"] = {m: c for m, c in self.classes}
         return out
@@ -412,18 +579,19 @@ def _float_tuple(name: str, values) -> tuple[float, ...]:
     return tuple(_finite(name, v) for v in values)
 
 
-def _check_numbers(config: CalibrationConfig) -> None:
-    """Make every float field of ``config`` a finite float (None stays None)."""
+def _check_numbers(config) -> None:
+    """Make every float field of a settings object a finite float (None stays None)."""
     set_ = object.__setattr__
-    for name in _FLOATS:
+    names = {f.name for f in fields(config)}
+    for name in names.intersection(_FLOATS):
         value = getattr(config, name)
         if value is not None:
             set_(config, name, _finite(name, value))
-    for name in _FLOAT_SEQUENCES:
+    for name in names.intersection(_FLOAT_SEQUENCES):
         value = getattr(config, name)
         if value is not None:
             set_(config, name, _float_tuple(name, value))
-    if config.bands is None:
+    if getattr(config, "bands", None) is None:
         return
     if isinstance(config.bands, str | bytes) or not isinstance(config.bands, Sequence):
         raise TypeError(f"'bands' must be a list of (low, high) pairs, got {config.bands!r}")
@@ -486,14 +654,14 @@ def load_config(path=None, **overrides) -> CalibrationConfig:
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{path} is not valid TOML: {exc}") from exc
         for key, value in doc.items():
-            if key in _GROUPS and isinstance(value, dict):
+            if key in CONCERNS and isinstance(value, dict):
                 for sub, subvalue in value.items():
                     if sub in values:
                         raise ValueError(f"{path}: key {sub!r} is set twice")
                     values[sub] = subvalue
             else:
                 values[key] = value
-        valid = {f.name for f in fields(CalibrationConfig)}
+        valid = set(CalibrationConfig.field_names())
         unknown = sorted(set(values) - valid)
         if unknown:
             raise ValueError(

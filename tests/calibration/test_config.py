@@ -57,15 +57,29 @@ def test_the_example_configuration_loads_and_names_every_field():
     import re
     from pathlib import Path
 
-    from sblr_rt.calibration.config import CalibrationConfig, load_config
+    from sblr_rt.calibration.config import CONCERNS, CalibrationConfig, load_config
 
     path = Path(__file__).resolve().parents[2] / "examples" / "calibration.toml"
     config = load_config(path)
     assert config.features == "auto" and config.class_map == {"T1": "fists", "T2": "feet"}
     text = path.read_text()
     named = set(re.findall(r"^#? ?([a-z_0-9]+) =", text, flags=re.M))
-    fields = {f.name for f in dataclasses.fields(CalibrationConfig)}
+    fields = set(CalibrationConfig.field_names())
     assert fields <= named, sorted(fields - named)
+    # each table of the example is a concern, and holds that concern's fields
+    for concern, cls in CONCERNS.items():
+        in_table = set(re.findall(r"^#? ?([a-z_0-9]+) =", _table(text, concern), flags=re.M))
+        assert in_table == {f.name for f in dataclasses.fields(cls)}, concern
+        assert getattr(config, concern) == cls(
+            **{f.name: getattr(config, f.name) for f in dataclasses.fields(cls)}
+        )
+
+
+def _table(text: str, name: str) -> str:
+    """Return the lines of TOML table ``[name]`` in ``text``, up to the next table."""
+    start = text.index(f"[{name}]")
+    end = text.find("\n[", start + 1)
+    return text[start : None if end < 0 else end]
 
 
 @pytest.mark.parametrize("name", ["tol", "search_tol"])
