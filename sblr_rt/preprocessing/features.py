@@ -236,6 +236,8 @@ class BandpowerPath(FeaturePath):
     centred = True
     #: The per-window references this path offers; the first is its default.
     references: ClassVar[tuple] = ("channels", None)
+    #: Whether each band is a block of model rows (True) or a model column (spectral).
+    bands_as_rows: ClassVar[bool] = True
 
     def __init__(self, *, sfreq, n_window, bands, n_times, numtaps, reference="default"):
         if reference == "default":
@@ -266,11 +268,13 @@ class BandpowerPath(FeaturePath):
         return cls(**{k: params[k] for k in keys}, reference=params.get("reference", "default"))
 
     def n_rows(self, n_picks: int) -> int:
-        """Return the model rows: one per picked channel and band."""
-        return n_picks * len(self.bands)
+        """Return the model rows: one per picked channel (and band, if bands are rows)."""
+        return n_picks * (len(self.bands) if self.bands_as_rows else 1)
 
     def row_names(self, picks: Sequence[str]) -> list[str]:
-        """Return ``"C3 8-13Hz"``-style names, band-major."""
+        """Return ``"C3 8-13Hz"``-style names, band-major (the channels if bands are columns)."""
+        if not self.bands_as_rows:
+            return list(picks)
         return [f"{ch} {lo:g}-{hi:g}Hz" for lo, hi in self.bands for ch in picks]
 
     def grid_index(self) -> np.ndarray:
@@ -339,6 +343,7 @@ class SpectralPath(BandpowerPath):
 
     name = "spectral"
     references: ClassVar[tuple] = ("bands", None)
+    bands_as_rows: ClassVar[bool] = False
 
     def __init__(self, *, sfreq, n_window, bands, n_times, numtaps, reference="default"):
         if n_times is not None and int(n_times) != len(bands):
@@ -360,14 +365,6 @@ class SpectralPath(BandpowerPath):
     def default_bands(cls) -> tuple[tuple[float, float], ...]:
         """Return 2 Hz bands from 6 to 34 Hz."""
         return SPECTRAL_BANDS
-
-    def n_rows(self, n_picks: int) -> int:
-        """Return the model rows: one per picked channel."""
-        return n_picks
-
-    def row_names(self, picks: Sequence[str]) -> list[str]:
-        """Return the channel names."""
-        return list(picks)
 
     def grid_index(self) -> np.ndarray:
         """Return the centre of the window for every band (the columns are frequencies)."""
