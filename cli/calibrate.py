@@ -9,6 +9,8 @@ from pathlib import Path
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
 
+from sblr_rt._docs import fill_doc, help_text
+
 
 def _cv(value: str):
     if value.lower() == "loo":
@@ -168,7 +170,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="where to save the recording (default: <MODEL stem>_raw.fif next to MODEL)",
     )
     live.add_argument(
-        "--timeout", type=bounded("seconds"), default=10.0, help="seconds to find the streams"
+        "--timeout", type=bounded("seconds"), default=10.0, help=help_text("timeout")
     )
     parser.set_defaults(func=run)
     return parser
@@ -227,13 +229,13 @@ def _bids_recordings(args: argparse.Namespace) -> list[str]:
     return [str(p.fpath) for p in paths]
 
 
+@fill_doc
 def run(args: argparse.Namespace) -> int:
     """Run calibration with the parsed arguments.
 
     Parameters
     ----------
-    args : argparse.Namespace
-        Parsed arguments.
+    %(args)s
 
     Returns
     -------

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from sblr_rt._docs import fill_doc
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``inspect`` sub-command.
@@ -35,13 +37,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+@fill_doc
 def run(args: argparse.Namespace) -> int:
     """Print the model summary.
 
     Parameters
     ----------
-    args : argparse.Namespace
-        Parsed arguments.
+    %(args)s
 
     Returns
     -------

@@ -7,6 +7,8 @@ import argparse
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
 
+from sblr_rt._docs import fill_doc, help_text
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``record`` sub-command.
@@ -33,10 +35,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--out", help="output .fif file")
-    parser.add_argument(
-        "--stream", default=None, help="EEG stream name (default: the only stream of type EEG)"
-    )
-    parser.add_argument("--source-id", default=None, help="EEG stream source_id")
+    parser.add_argument("--stream", default=None, help=help_text("stream"))
+    parser.add_argument("--source-id", default=None, help=help_text("source_id"))
     add_stream_type_option(parser)
     add_marker_options(
         parser,
@@ -49,7 +49,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--duration", type=bounded("seconds"), default=None, help="seconds to record"
     )
     parser.add_argument(
-        "--timeout", type=bounded("seconds"), default=10.0, help="seconds to find streams"
+        "--timeout", type=bounded("seconds"), default=10.0, help=help_text("timeout")
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
     parser.add_argument(
@@ -62,13 +62,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+@fill_doc
 def run(args: argparse.Namespace) -> int:
     """Record (or recover) with the parsed arguments.
 
     Parameters
     ----------
-    args : argparse.Namespace
-        Parsed arguments.
+    %(args)s
 
     Returns
     -------

@@ -7,6 +7,8 @@ import argparse
 from sblr_rt.cli._numbers import bounded
 from sblr_rt.cli._player import add_player_options, check_player_options
 
+from sblr_rt._docs import fill_doc
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``replay`` sub-command.
@@ -54,13 +56,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+@fill_doc
 def run(args: argparse.Namespace) -> int:
     """Replay the file with the parsed arguments.
 
     Parameters
     ----------
-    args : argparse.Namespace
-        Parsed arguments.
+    %(args)s
 
     Returns
     -------

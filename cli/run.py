@@ -10,6 +10,8 @@ from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
 
+from sblr_rt._docs import fill_doc, help_text
+
 #: Values of ``--smoothing`` (those of :data:`sblr_rt.online.evidence.SMOOTHING`; not
 #: imported, so that ``--help`` stays fast).
 SMOOTHING = ("none", "ema", "mean")
@@ -54,10 +56,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "instead of a fresh calibration, and adapt from there: --model MODEL --adapt (the "
         "version counter continues from the file's)",
     )
-    parser.add_argument(
-        "--stream", default=None, help="EEG stream name (default: the only stream of type EEG)"
-    )
-    parser.add_argument("--source-id", default=None, help="EEG stream source_id")
+    parser.add_argument("--stream", default=None, help=help_text("stream"))
+    parser.add_argument("--source-id", default=None, help=help_text("source_id"))
     add_stream_type_option(parser)
     parser.add_argument(
         "--hop",
@@ -87,7 +87,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--outlet-name", default="SBLR-Predictions", help="prediction stream")
     parser.add_argument(
-        "--timeout", type=bounded("seconds"), default=10.0, help="seconds to find streams"
+        "--timeout", type=bounded("seconds"), default=10.0, help=help_text("timeout")
     )
     parser.add_argument(
         "--duration", type=bounded("seconds"), default=None, help="stop after this many seconds"
@@ -253,13 +253,13 @@ def _centring(status: dict | None) -> str:
     return f"; run centring: this run's mean from {n} trial(s) (reference weight {warmup:g})"
 
 
+@fill_doc
 def run(args: argparse.Namespace) -> int:
     """Run the online loop with the parsed arguments.
 
     Parameters
     ----------
-    args : argparse.Namespace
-        Parsed arguments.
+    %(args)s
 
     Returns
     -------

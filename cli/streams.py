@@ -6,6 +6,8 @@ import argparse
 
 from sblr_rt.cli._numbers import bounded
 
+from sblr_rt._docs import fill_doc
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``streams`` sub-command.
@@ -37,13 +39,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+@fill_doc
 def run(args: argparse.Namespace) -> int:
     """Print one line per stream.
 
     Parameters
     ----------
-    args : argparse.Namespace
-        Parsed arguments.
+    %(args)s
 
     Returns
     -------

@@ -14,6 +14,7 @@ import logging
 
 import numpy as np
 
+from sblr_rt._docs import fill_doc
 from sblr_rt.online._channels import match_stream
 from sblr_rt.online.scheduler import Scheduler, stream_label
 from sblr_rt.online.streaming import StreamFeed
@@ -24,6 +25,7 @@ logger = logging.getLogger("sblr_rt.online")
 __all__ = ["build_scheduler", "close", "open_collaborators", "stream_feed", "stream_label"]
 
 
+@fill_doc
 def stream_feed(classifier, source, unit_mismatch: str):
     """Check a started source against the model: its channels, rate and units.
 
@@ -34,8 +36,7 @@ def stream_feed(classifier, source, unit_mismatch: str):
         <sblr_rt.online.OnlineClassifier.run_info>` unit).
     source : object
         The EEG source: ``ch_names``, ``sfreq``, optional ``ch_units`` and ``name``.
-    unit_mismatch : {"rescale", "refuse"}
-        See :func:`~sblr_rt.online.units.check_stream_units`.
+    %(unit_mismatch)s
 
     Returns
     -------
@@ -69,6 +70,7 @@ def _model_unit(classifier):
     return None if run_info is None else run_info.unit
 
 
+@fill_doc
 def open_collaborators(classifier, source, markers, sink, *, unit_mismatch):
     """Start the source, check it against the model, start the markers, open the sink.
 
@@ -78,8 +80,7 @@ def open_collaborators(classifier, source, markers, sink, *, unit_mismatch):
         The loop's classifier.
     source, markers, sink : object
         The loop's collaborators (``markers`` and ``sink`` may be None).
-    unit_mismatch : {"rescale", "refuse"}
-        See :func:`~sblr_rt.online.units.check_stream_units`.
+    %(unit_mismatch)s
 
     Returns
     -------

@@ -49,6 +49,7 @@ import math
 
 import numpy as np
 
+from sblr_rt._docs import fill_doc
 from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
 from sblr_rt.online.decision import Decision
@@ -354,6 +355,7 @@ class OnlineClassifier:
         label = self.classes[max(range(len(proba)), key=proba.__getitem__)]
         return label, dict(zip(self.classes, proba, strict=True))
 
+    @fill_doc
     def step(
         self,
         window,
@@ -370,12 +372,9 @@ class OnlineClassifier:
         window : array, shape (n_channels, n_times)
             Raw samples in the model's channel order, ``n_times = n_pad + n_window``
             (the raw epoch of :class:`~sblr_rt.bci_model.BCIModel`).
-        window_end : float | None
-            Timestamp of the window's last sample (copied into the decision).
-        trial : bool
-            Whether this is a trial (cue-locked) decision.
-        cue : str | None
-            The cue's marker value, for trial decisions.
+        %(window_end)s
+        %(trial)s
+        %(cue)s
         path : {"auto", "plain", "folded"}
             Computation path (same numbers to rounding).
 
@@ -391,6 +390,7 @@ class OnlineClassifier:
         scores = self.decision_function(window, path=path)
         return self.decision(scores, window_end, trial, cue)
 
+    @fill_doc
     def decision(self, scores, window_end=None, trial: bool = False, cue=None) -> Decision:
         """Return the decision for the scores of one window (see :meth:`step`).
 
@@ -398,12 +398,9 @@ class OnlineClassifier:
         ----------
         scores : ndarray, shape (n_outputs,)
             Scores of one window.
-        window_end : float | None
-            Timestamp of the window's last sample.
-        trial : bool
-            Whether this is a trial decision.
-        cue : str | None
-            The cue's marker value.
+        %(window_end)s
+        %(trial)s
+        %(cue)s
 
         Returns
         -------

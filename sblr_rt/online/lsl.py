@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from sblr_rt._docs import fill_doc
+
 __all__ = ["LSLDecisionSink", "LSLStreams", "lsl_collaborators"]
 
 
@@ -72,15 +74,17 @@ class LSLDecisionSink:
                 outlet.close()
 
 
+@fill_doc
 @dataclasses.dataclass(frozen=True)
 class LSLStreams:
     """The LSL streams of an online loop: the EEG and marker inlets, the decision outlets.
 
     Parameters
     ----------
-    stream, stype, source_id : str | None
-        The EEG stream by name, type (any case) or ``source_id``. A stream chosen by name
-        is taken whatever its type; with no name, ``stype`` defaults to ``EEG``.
+    %(stream)s
+    stype : str | None
+        The EEG stream's type (any case); with no name, ``EEG``.
+    %(source_id)s
     marker_stream, marker_stype, marker_source_id : str | None
         The marker stream of trial mode, chosen the same way (``marker_stype`` defaults to
         ``Markers``).
@@ -90,8 +94,7 @@ class LSLStreams:
         Name of the JSON outlet; the numeric one is ``<outlet_name>-Numeric``.
     outlet_source_id : str | None
         Its ``source_id`` (default: :func:`~sblr_rt.stream.decision_source_id` of the name).
-    timeout : float
-        Seconds to wait for the streams when the loop starts (> 0).
+    %(timeout)s
     buffer_seconds : float | None
         Raw samples kept; None: 4 windows of the model, at least 30 s.
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from sblr_rt._docs import fill_doc
 from sblr_rt.online.evidence import Smoothing
 from sblr_rt.online.units import UNIT_MISMATCH
 
@@ -26,6 +27,7 @@ __all__ = ["MODES", "DisplaySettings", "OnlineSettings", "take_options"]
 MODES = ("sliding", "trial")
 
 
+@fill_doc
 @dataclasses.dataclass(frozen=True)
 class OnlineSettings:
     """What the online loop decides, and when.
@@ -46,12 +48,7 @@ class OnlineSettings:
     fast : bool
         Use the fast streaming path of the model's features (default) rather than the
         plain pipeline; both give the same numbers to rounding.
-    unit_mismatch : {"rescale", "refuse"}
-        When the stream's channel units (``source.ch_units``) and the model's are both
-        known voltages and differ: multiply the samples by the constant factor as they
-        enter (default), or refuse at start. An unknown unit on either side is logged as
-        a warning and the samples are used as they come
-        (:func:`~sblr_rt.online.units.check_stream_units`).
+    %(unit_mismatch)s
     smoothing : Smoothing | None
         How evidence accumulates over a trial (:class:`~sblr_rt.online.evidence.Smoothing`:
         EMA of the log-odds or mean since the cue; ``early`` for dynamic stopping). Every

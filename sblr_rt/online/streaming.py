@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sblr_rt._docs import fill_doc
 from sblr_rt.io.gaps import gap_threshold
 from sblr_rt.online.paths import StreamingPath, path_class
 from sblr_rt.stream.ring_buffer import RingBuffer
@@ -300,6 +301,7 @@ class StreamingState:
             return "nonfinite"
         return None
 
+    @fill_doc
     def decide(self, stop: int, *, trial: bool = False, cue: str | None = None):
         """Classify the raw window of samples ``stop - n_times`` .. ``stop - 1``.
 
@@ -307,10 +309,8 @@ class StreamingState:
         ----------
         stop : int
             Absolute index one past the window's last sample.
-        trial : bool
-            Whether this is a trial decision.
-        cue : str | None
-            The cue's marker value.
+        %(trial)s
+        %(cue)s
 
         Returns
         -------

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sblr_rt._docs import fill_doc
+
 logger = logging.getLogger("sblr_rt.online")
 
 __all__ = ["UNIT_MISMATCH", "check_stream_units", "normalize_unit", "unit_factor"]
@@ -85,6 +87,7 @@ def unit_factor(unit_from: str, unit_to: str) -> float:
     return _VOLTS[a] / _VOLTS[b]
 
 
+@fill_doc
 def check_stream_units(
     model_unit,
     ch_units: Sequence[str] | None,
@@ -101,8 +104,7 @@ def check_stream_units(
     ch_units : sequence of str | None
         The units of the model's channels in the stream, in the model's channel order
         (``""`` where absent); None when the source declares none.
-    unit_mismatch : {"rescale", "refuse"}
-        When both units are known voltages and differ: rescale the samples, or refuse.
+    %(unit_mismatch)s
     stream : str
         How to name the stream in messages.
 
