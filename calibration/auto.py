@@ -54,7 +54,7 @@ from collections.abc import Mapping
 
 import numpy as np
 from joblib import Parallel, delayed
-from sblr_rt.calibration.epochs import EpochSet, cut_raw_epochs
+from sblr_rt.calibration.epochs import RawEpochs, cut_raw_epochs
 from sblr_rt.calibration.selection import folds_paths, make_splits, run_path, scaled_fold
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import RepeatedStratifiedKFold
@@ -154,7 +154,7 @@ class _Features(Mapping):
     here: joblib reads its tasks lazily.
     """
 
-    def __init__(self, raw: EpochSet, pres: dict, *, recentre: bool) -> None:
+    def __init__(self, raw: RawEpochs, pres: dict, *, recentre: bool) -> None:
         self._raw, self._pres, self._recentre = raw, pres, recentre
         self._filtered, self._done = {}, {}
         self.references = {}  # the calibration reference of each run-centred candidate
@@ -166,7 +166,7 @@ class _Features(Mapping):
             features = key[0]  # the grids of one path share its filtered windows
             pre = self._pres[key]
             if features not in self._filtered:
-                Z = self._raw.Z
+                Z = self._raw.data
                 self._filtered[features] = pre.filter_epochs(
                     Z[:, :, Z.shape[2] - pre.n_times_raw :], spatial=False
                 )
@@ -414,17 +414,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     fits = {c: _final_fit(pres[c], feats[c], raw.y, best[c]["point"], config) for c in ensemble}
     rank, l2, fraction = best[chosen]["point"]
     pre, est = pres[chosen], fits[chosen]
-    Z = feats[chosen]
-    epochs = EpochSet(
-        Z=Z,
-        y=raw.y,
-        classes=raw.classes,
-        onsets=raw.onsets,
-        rejected=raw.rejected,
-        n_found=raw.n_found,
-        reference=feats.references.get(chosen),
-        markers=raw.markers,
-    )
+    epochs = raw.with_features(feats[chosen], feats.references.get(chosen))
     candidates_report = [
         {
             "name": _name(c),

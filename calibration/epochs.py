@@ -32,6 +32,7 @@ __all__ = [
     "MARKER_RULES",
     "REJECT_REASONS",
     "EpochSet",
+    "RawEpochs",
     "class_labels",
     "cut_raw_epochs",
     "extract_epochs",
@@ -41,8 +42,29 @@ __all__ = [
 REJECT_REASONS = ("edge", "gap", "nan", "flat", "clipped", "amplitude")
 
 
-@dataclass
-class EpochSet:
+@dataclass(kw_only=True)
+class _Labelled:
+    """The labels and counts of the kept epochs, shared by raw epochs and features."""
+
+    y: np.ndarray
+    classes: list[str]
+    onsets: list[tuple[int, int]] = field(default_factory=list)
+    rejected: dict = field(default_factory=lambda: dict.fromkeys(REJECT_REASONS, 0))
+    n_found: int = 0
+    markers: dict = field(default_factory=dict)
+
+    @property
+    def runs(self) -> np.ndarray:
+        """The recording (run) index of each epoch, shape (n_epochs,)."""
+        return np.array([run for run, _ in self.onsets], dtype=int)
+
+    def per_class(self) -> dict[str, int]:
+        """Kept epochs per class label."""
+        return {c: int(np.sum(self.y == k)) for k, c in enumerate(self.classes)}
+
+
+@dataclass(kw_only=True)
+class EpochSet(_Labelled):
     """Unscaled model input of the kept epochs with their labels and counts.
 
     Attributes
@@ -68,18 +90,7 @@ class EpochSet:
     """
 
     Z: np.ndarray
-    y: np.ndarray
-    classes: list[str]
-    onsets: list[tuple[int, int]] = field(default_factory=list)
-    rejected: dict = field(default_factory=lambda: dict.fromkeys(REJECT_REASONS, 0))
-    n_found: int = 0
     reference: np.ndarray | None = None
-    markers: dict = field(default_factory=dict)
-
-    @property
-    def runs(self) -> np.ndarray:
-        """The recording (run) index of each epoch, shape (n_epochs,)."""
-        return np.array([run for run, _ in self.onsets], dtype=int)
 
     def centred(self, runs=None) -> EpochSet:
         """Return a copy whose features are centred on each run's own mean.
@@ -98,9 +109,42 @@ class EpochSet:
         Z, reference = centre_runs(self.Z, by_epoch)
         return dataclasses.replace(self, Z=Z, reference=reference)
 
-    def per_class(self) -> dict[str, int]:
-        """Kept epochs per class label."""
-        return {c: int(np.sum(self.y == k)) for k, c in enumerate(self.classes)}
+
+@dataclass(kw_only=True)
+class RawEpochs(_Labelled):
+    """The kept raw epochs with their labels and counts, before any feature path.
+
+    What :func:`cut_raw_epochs` returns: ``auto`` computes every candidate's features from
+    the same raw epochs (:meth:`with_features`).
+
+    Attributes
+    ----------
+    data : ndarray, shape (n_epochs, n_channels, n_times_raw)
+        Raw epochs in the preprocessor's channel order.
+    y, classes, onsets, rejected, n_found, markers
+        As in :class:`EpochSet`.
+    """
+
+    data: np.ndarray
+
+    def with_features(self, Z: np.ndarray, reference: np.ndarray | None = None) -> EpochSet:
+        """Return the :class:`EpochSet` of these epochs with features ``Z``.
+
+        Parameters
+        ----------
+        Z : ndarray, shape (n_epochs, n_rows, n_times)
+            Unscaled features of these epochs, in their order.
+        reference : ndarray | None
+            The calibration reference when ``Z`` is run-centred.
+
+        Returns
+        -------
+        epochs : EpochSet
+        """
+        if len(Z) != len(self.y):
+            raise ValueError(f"'Z' must hold {len(self.y)} epochs, got {len(Z)}")
+        labels = {f.name: getattr(self, f.name) for f in dataclasses.fields(_Labelled)}
+        return EpochSet(Z=Z, reference=reference, **labels)
 
 
 def _squeeze(text: str) -> str:
@@ -326,9 +370,9 @@ def _reject_reason(seg, gmin, gmax, reject, flat, clip_run) -> str | None:
     return None
 
 
-def _epoch_set(kept: _Kept, Z: np.ndarray) -> EpochSet:
-    return EpochSet(
-        Z=Z,
+def _labels(kept: _Kept) -> dict:
+    """Return the :class:`_Labelled` fields of the kept epochs."""
+    return dict(
         y=np.asarray(kept.y, dtype=int),
         classes=kept.classes,
         onsets=kept.onsets,
@@ -376,7 +420,7 @@ def extract_epochs(
         for b0 in range(0, len(starts), batch):
             raw = np.stack([data[:, s : s + pre.n_times_raw] for s in starts[b0 : b0 + batch]])
             Zs.append(pre.features_from_filtered(pre.filter_epochs(raw)))
-    return _epoch_set(kept, np.concatenate(Zs))
+    return EpochSet(Z=np.concatenate(Zs), **_labels(kept))
 
 
 def cut_raw_epochs(
@@ -387,7 +431,7 @@ def cut_raw_epochs(
     reject: float | None = None,
     flat: float = 0.0,
     clip_run: int | None = 5,
-) -> EpochSet:
+) -> RawEpochs:
     """Cut and check the labelled raw epochs, without features (calibration-sized data).
 
     Parameters
@@ -397,12 +441,12 @@ def cut_raw_epochs(
 
     Returns
     -------
-    epochs : EpochSet
-        ``Z`` holds the raw epochs, shape (n_epochs, n_channels, n_times_raw), in the
+    epochs : RawEpochs
+        ``data`` holds the raw epochs, shape (n_epochs, n_channels, n_times_raw), in the
         preprocessor's channel order; a preprocessor with a shorter raw epoch (less filter
         warm-up) reads the last ``n_times_raw`` samples of each.
     """
     pre = preprocessor
     kept = _keep_epochs(recordings, pre, class_map, reject=reject, flat=flat, clip_run=clip_run)
     raw = [data[:, s : s + pre.n_times_raw] for data, starts in kept.runs for s in starts]
-    return _epoch_set(kept, np.stack(raw))
+    return RawEpochs(data=np.stack(raw), **_labels(kept))
