@@ -21,6 +21,8 @@ the paper's on every problem of ``benchmarks/solver.py``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from sklearn.utils import assert_all_finite
 
@@ -104,7 +106,7 @@ def fast_inputs(X, sample_weight=None):
 
 
 def bcpd_mixed(
-    X, X32, datafit, U0, V0, b0, penalty_u, penalty_v, *, tol, max_iter, x_scale=1.0, **kwargs
+    X, X32, datafit, U0, V0, b0, penalty_u, penalty_v, settings, *, x_scale=1.0, **starts
 ):
     """Run :func:`~sblr_rt.model.solver.bcpd` on float32 products, then finish on X.
 
@@ -114,12 +116,15 @@ def bcpd_mixed(
         Samples as given.
     X32 : ndarray, shape (n, s, t), C-contiguous float32
         ``X / x_scale`` in float32 (X itself when X is float32: the route is then plain
-        ``bcpd``). The float32 phase stops at ``q^k <= TOL32 * tol``.
+        ``bcpd``). The float32 phase stops at ``q^k <= TOL32 * settings.tol``.
+    datafit, U0, V0, b0, penalty_u, penalty_v
+        As in :func:`~sblr_rt.model.solver.bcpd`.
+    settings : SolverSettings
+        The rules of the fit; both phases use :data:`KERNEL`.
     x_scale : float
         The data of the problem are ``X / x_scale`` (see :func:`fast_inputs`).
-    datafit, U0, V0, b0, penalty_u, penalty_v, tol, max_iter, **kwargs
-        As in :func:`~sblr_rt.model.solver.bcpd` (``kwargs``: ``eta``, ``L_min``,
-        ``L_u0``, ``L_v0``).
+    **starts
+        ``L_u0``, ``L_v0`` as in :func:`~sblr_rt.model.solver.bcpd`.
 
     Returns
     -------
@@ -128,25 +133,11 @@ def bcpd_mixed(
         phases (float64 products for the last ones), ``n_iter`` counts both phases and
         ``converged`` is the float64 stopping test.
     """
+    settings = replace(settings, kernel=KERNEL)
+    args = (datafit, U0, V0, b0, penalty_u, penalty_v)
     if X32 is X:
-        return bcpd(
-            X, datafit, U0, V0, b0, penalty_u, penalty_v, tol=tol, max_iter=max_iter,
-            kernel=KERNEL, **kwargs,
-        )  # fmt: skip
-    first = bcpd(
-        X32,
-        datafit,
-        U0,
-        V0,
-        b0,
-        penalty_u,
-        penalty_v,
-        tol=tol * TOL32,
-        max_iter=max_iter,
-        kernel=KERNEL,
-        **kwargs,
-    )
-    kwargs.update(L_u0=first.L_u, L_v0=first.L_v)
+        return bcpd(X, *args, settings, **starts)
+    first = bcpd(X32, *args, settings, tol=settings.tol * TOL32, **starts)
     last = bcpd(
         X,
         datafit,
@@ -155,11 +146,11 @@ def bcpd_mixed(
         first.b,
         penalty_u,
         penalty_v,
-        tol=tol,
-        max_iter=max(max_iter - first.n_iter, 1),
+        settings,
+        max_iter=max(settings.max_iter - first.n_iter, 1),
+        L_u0=first.L_u,
+        L_v0=first.L_v,
         x_scale=x_scale,
-        kernel=KERNEL,
-        **kwargs,
     )
     # The float64 F^0 replaces the float32 evaluation of the same point.
     return SolverResult(

@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from sblr_rt.model._fitting import check_X
 from sblr_rt.model.estimator import SparseBilinearLogisticRegression
 from sblr_rt.model.penalties import ElasticNet, soft_threshold
-from sblr_rt.model.solver import single_threaded_blas
+from sblr_rt.model.solver import SolverSettings, single_threaded_blas
 
 __all__ = [
     "BilinearLogisticRegression",
@@ -306,10 +306,10 @@ class_weight
         rank=1,
         *,
         multi_class="ovr",
-        tol=1e-3,
-        max_iter=500,
-        eta=2.0,
-        L_min=1e-4,
+        tol=SolverSettings.tol,
+        max_iter=SolverSettings.max_iter,
+        eta=SolverSettings.eta,
+        L_min=SolverSettings.L_min,
         init="svd",
         random_state=None,
         warm_start=False,

@@ -37,7 +37,7 @@ from sblr_rt.model._mixed import bcpd_mixed, fast_inputs
 from sblr_rt.model._mne import epochs_array
 from sblr_rt.model.factors import spatial_patterns
 from sblr_rt.model.penalties import ElasticNet
-from sblr_rt.model.solver import bcpd, single_threaded_blas
+from sblr_rt.model.solver import SolverSettings, bcpd, single_threaded_blas
 from sblr_rt.model.thresholds import l1_penalty_max, lambda_max
 
 __all__ = [
@@ -240,10 +240,10 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         nu2=0.0,
         *,
         multi_class="ovr",
-        tol=1e-3,
-        max_iter=500,
-        eta=2.0,
-        L_min=1e-4,
+        tol=SolverSettings.tol,
+        max_iter=SolverSettings.max_iter,
+        eta=SolverSettings.eta,
+        L_min=SolverSettings.L_min,
         init="svd",
         random_state=None,
         warm_start=False,
@@ -271,6 +271,10 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
         tags = super().__sklearn_tags__()
         tags.input_tags.three_d_array = True
         return tags
+
+    def _settings(self):
+        """Return the solver's rules from this estimator's parameters."""
+        return SolverSettings(tol=self.tol, max_iter=self.max_iter, eta=self.eta, L_min=self.L_min)
 
     def _penalties(self):
         # The penalties of the standardised problem (X / scale, U * scale): see the
@@ -391,10 +395,7 @@ class SparseBilinearLogisticRegression(BilinearClassifierMixin, ClassifierMixin,
                 b0,
                 pen_u,
                 pen_v,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                eta=self.eta,
-                L_min=self.L_min,
+                self._settings(),
                 L_u0=L_u0,
                 L_v0=L_v0,
             )

@@ -46,7 +46,7 @@ from sblr_rt.model.datafit import Logistic, Multinomial
 from sblr_rt.model.estimator import SparseBilinearLogisticRegression
 from sblr_rt.model.penalties import ElasticNet
 from sblr_rt.model.products import x_times_u, x_times_v
-from sblr_rt.model.solver import KERNELS, BCPDBatch, single_threaded_blas
+from sblr_rt.model.solver import BCPDBatch, SolverSettings, single_threaded_blas
 
 __all__ = ["fit_fold_paths", "fit_penalty_paths"]
 
@@ -92,16 +92,16 @@ def fit_penalty_paths(
     *,
     rank: int = 1,
     multi_class: str = "ovr",
-    tol: float = 1e-3,
-    max_iter: int = 500,
-    eta: float = 2.0,
-    L_min: float = 1e-4,
+    tol: float = SolverSettings.tol,
+    max_iter: int = SolverSettings.max_iter,
+    eta: float = SolverSettings.eta,
+    L_min: float = SolverSettings.L_min,
     init: str = "svd",
     random_state=None,
     callback: Callable | None = None,
     sample_weight=None,
     class_weight=None,
-    kernel: str = "numpy",
+    kernel: str = SolverSettings.kernel,
 ):
     """Fit warm-started penalty paths in lockstep on the same epochs.
 
@@ -163,15 +163,15 @@ def fit_fold_paths(
     *,
     rank: int = 1,
     multi_class: str = "ovr",
-    tol: float = 1e-3,
-    max_iter: int = 500,
-    eta: float = 2.0,
-    L_min: float = 1e-4,
+    tol: float = SolverSettings.tol,
+    max_iter: int = SolverSettings.max_iter,
+    eta: float = SolverSettings.eta,
+    L_min: float = SolverSettings.L_min,
     init: str = "svd",
     random_state=None,
     callback: Callable | None = None,
     class_weight=None,
-    kernel: str = "numpy",
+    kernel: str = SolverSettings.kernel,
 ):
     """Fit the warm-started penalty paths of several training sets in one lockstep.
 
@@ -205,8 +205,7 @@ def fit_fold_paths(
         rank=rank, multi_class=multi_class, tol=tol, max_iter=max_iter, eta=eta,
         L_min=L_min, init=init, random_state=random_state,
     )  # fmt: skip
-    if kernel not in KERNELS:
-        raise ValueError(f"'kernel' must be one of {KERNELS}; got {kernel!r}.")
+    settings = SolverSettings(tol=tol, max_iter=max_iter, eta=eta, L_min=L_min, kernel=kernel)
     sets, same = [], {}
     for f, (X, y, paths, *weight) in enumerate(folds):
         X, y_enc, classes = _check_inputs(X, y, rank, max_iter)
@@ -224,7 +223,8 @@ def fit_fold_paths(
     results = [None] * len(sets)
     with single_threaded_blas():
         for members in same.values():
-            out = _Lockstep([sets[f] for f in members], params, members, callback, kernel).run()
+            lockstep = _Lockstep([sets[f] for f in members], params, settings, members, callback)
+            out = lockstep.run()
             for f, res in zip(members, out, strict=True):
                 results[f] = res
     return results
@@ -273,9 +273,9 @@ class _Lockstep:
     with several (of the same size and classes) each run has its own row of labels.
     """
 
-    def __init__(self, sets, params, fold_ids, callback, kernel="numpy"):
-        self.sets, self.params, self.fold_ids, self.callback = sets, params, fold_ids, callback
-        self.kernel = kernel
+    def __init__(self, sets, params, settings, fold_ids, callback):
+        self.sets, self.params, self.settings = sets, params, settings
+        self.fold_ids, self.callback = fold_ids, callback
         self.results = [[[None] * len(path) for path in ts.points] for ts in sets]
         self.runs = [
             (d, p) for d, ts in enumerate(sets) for p, path in enumerate(ts.points) if path
@@ -305,12 +305,8 @@ class _Lockstep:
                 [st[c][0] for st in starts],
                 [st[c][1] for st in starts],
                 [st[c][2] for st in starts],
-                *np.array(first).T,
-                tol=par["tol"],
-                max_iter=par["max_iter"],
-                eta=par["eta"],
-                L_min=par["L_min"],
-                kernel=self.kernel,
+                *(ElasticNet(*pair) for pair in np.array(first).T.reshape(2, 2, -1)),
+                self.settings,
             )
             for c in range(len(self.sets[0].problems))
         ]

@@ -75,15 +75,20 @@ def elastic_net_value(z, l1, l2):
     return l1 * np.abs(z).sum(axis=1) + 0.5 * l2 * np.einsum("kp,kp->k", z, z)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ElasticNet:
-    """Elastic-net penalty ``l1 * |Z|_1 + l2 / 2 * |Z|_F^2`` on one factor.
+    """Elastic-net penalty ``l1 * |Z|_1 + l2 / 2 * |Z|_F^2`` on one factor, of one run or many.
+
+    The solver calls it, as skglm's solvers call their penalties: :meth:`prox` for the
+    proximal-linear update of a block and :meth:`values` for the objective. A batch of K
+    runs (penalty paths in lockstep) holds one penalty whose weights are arrays of shape
+    (K,), one per run; :meth:`take` selects runs.
 
     Parameters
     ----------
-    l1 : float
+    l1 : float | ndarray, shape (K,)
         Weight of the l1 norm (``mu1`` for U, ``nu1`` for V).
-    l2 : float
+    l2 : float | ndarray, shape (K,)
         Weight of the halved squared Frobenius norm (``mu2`` for U, ``nu2`` for V).
     """
 
@@ -91,11 +96,52 @@ class ElasticNet:
     l2: float = 0.0
 
     def value(self, z):
-        """Return the penalty of ``z`` (ndarray, any shape) as a float."""
+        """Return the penalty of ``z`` (ndarray, any shape) as a float (one run)."""
         return float(elastic_net_value(np.asarray(z)[None], self.l1, self.l2)[0])
 
+    def values(self, z):
+        """Return the penalty of each run's factor ``z[k]`` (K, ...) as (K,)."""
+        return elastic_net_value(z, self.l1, self.l2)
+
+    def take(self, runs):
+        """Return the penalty of the runs ``runs`` (itself when its weights are shared)."""
+        if np.ndim(self.l1) == 0 and np.ndim(self.l2) == 0:
+            return self
+        return ElasticNet(np.asarray(self.l1)[runs], np.asarray(self.l2)[runs])
+
+    def with_run(self, j, l1, l2):
+        """Return a copy of this penalty of K runs with run ``j``'s weights replaced."""
+        l1s, l2s = np.array(self.l1, dtype=np.float64), np.array(self.l2, dtype=np.float64)
+        l1s[j], l2s[j] = l1, l2
+        return ElasticNet(l1s, l2s)
+
+    def prox(self, z0, grad, L):
+        r"""Return the proximal-linear update of the paper's eq. 12, run by run.
+
+        Parameters
+        ----------
+        z0 : ndarray, shape (K, ...)
+            Current factors :math:`Z^0`, the runs first (the weights are one per run, or
+            shared).
+        grad : ndarray, broadcasting against ``z0``
+            Gradient of the smooth loss at the current point.
+        L : float | ndarray
+            Step parameters :math:`L > 0`, broadcasting against ``z0``.
+
+        Returns
+        -------
+        ndarray
+            :math:`\mathcal{S}_{l_1/(L+l_2)}((L Z^0 - G) / (L + l_2))`.
+        """
+        l1, l2 = self.l1, self.l2
+        if np.ndim(l1) or np.ndim(l2):  # one weight per run: (K, 1, ..., 1)
+            trailing = (1,) * (np.ndim(z0) - 1)
+            l1 = np.reshape(np.broadcast_to(l1, np.shape(z0)[:1]), (-1, *trailing))
+            l2 = np.reshape(np.broadcast_to(l2, np.shape(z0)[:1]), (-1, *trailing))
+        return elastic_net_prox(z0, grad, L, l1, l2)
+
     def prox_step(self, z0, grad, step_inv):
-        r"""Return the proximal-linear update of the paper's eq. 12.
+        r"""Return the proximal-linear update of the paper's eq. 12 (one run).
 
         Parameters
         ----------

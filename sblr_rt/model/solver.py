@@ -18,20 +18,21 @@ One algorithm (the block coordinate proximal descent and its batched form shared
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg
 from threadpoolctl import ThreadpoolController
 
 from sblr_rt.model.datafit import Logistic
-from sblr_rt.model.penalties import elastic_net_prox, elastic_net_value
+from sblr_rt.model.penalties import ElasticNet
 from sblr_rt.model.products import x_times_u, x_times_v
 
 __all__ = [
     "KERNELS",
     "BCPDBatch",
     "SolverResult",
+    "SolverSettings",
     "bcpd",
     "single_threaded_blas",
     "stationarity_residual",
@@ -60,6 +61,37 @@ def single_threaded_blas():
     if _CONTROLLER is None:
         _CONTROLLER = ThreadpoolController()
     return _CONTROLLER.limit(limits=1)
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """The stopping and step-size rules of the solver: the one place of their defaults.
+
+    Parameters
+    ----------
+    tol : float
+        Stop when the relative change ``q^k`` (paper eq. 10) is at most ``tol``.
+    max_iter : int
+        Maximum number of iterations.
+    eta : float
+        Step-size growth factor ``eta > 1``.
+    L_min : float
+        Lower bound of the step parameters.
+    kernel : {"numpy", "numba"}
+        The block update's implementation (:data:`KERNELS`): ``"numpy"`` is Algorithm 2
+        as written and recorded; ``"numba"`` makes the same steps in one compiled call per
+        block (binary problems), equal up to the order of floating-point sums.
+    """
+
+    tol: float = 1e-3
+    max_iter: int = 500
+    eta: float = 2.0
+    L_min: float = 1e-4
+    kernel: str = "numpy"
+
+    def __post_init__(self):
+        if self.kernel not in KERNELS:
+            raise ValueError(f"'kernel' must be one of {KERNELS}; got {self.kernel!r}.")
 
 
 @dataclass
@@ -148,7 +180,7 @@ def _grad(A, gs):
     return np.matmul(gs.swapaxes(-1, -2)[..., None, :], A)[..., 0, :]
 
 
-def _block(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
+def _block(datafit, penalty, A, Z, b, L_prev, eta, L_min):
     """Proximal-linear updates of (Z, b) with the adaptive step (eq. 13-16), for K runs.
 
     The K runs share the datafit (the labels, or one row of labels per run: see
@@ -166,11 +198,15 @@ def _block(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
 
     Parameters
     ----------
+    datafit : Logistic | Multinomial
+        The runs' loss (its ``loss_grad``, ``bregman`` and ``loss``).
+    penalty : ElasticNet
+        The block's penalty, weights one per run (its ``prox``).
     A : ndarray, shape (K, m, n, p)
         ``X V`` (U-block) or ``X^T U`` (V-block) of each run.
     Z : ndarray, shape (K, m, p)
     b : ndarray, shape (K, m)
-    l1, l2, L_prev : ndarray, shape (K,)
+    L_prev : ndarray, shape (K,)
 
     Returns
     -------
@@ -199,9 +235,7 @@ def _block(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
         # Candidates (k, w, ...): run runs[i] with step parameter Lc[i, c].
         Zi, bi = Z[sel][:, None], b[sel][:, None]
         L4 = Lc[:, :, None, None]
-        Zt = elastic_net_prox(
-            Zi, G[sel][:, None], L4, l1[sel, None, None, None], l2[sel, None, None, None]
-        )
+        Zt = penalty.take(sel).prox(Zi, G[sel][:, None], L4)
         bt = bi - gb[sel][:, None] / Lc[:, :, None]
         ft = np.matmul(A[sel][:, None], Zt[..., None])[..., 0].swapaxes(-1, -2) + bt[..., None, :]
         D = datafit.trials(sel).bregman(tuple(c[sel][:, None] for c in cache), ft)
@@ -227,12 +261,13 @@ def _block(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
     )
 
 
-def _block_compiled(datafit, A, Z, b, l1, l2, L_prev, eta, L_min):
+def _block_compiled(datafit, penalty, A, Z, b, L_prev, eta, L_min):
     """:func:`_block` by the compiled kernel, for a binary logistic datafit (m = 1)."""
     from sblr_rt.model._kernels import logistic_block  # numba is imported on first use
 
     y, w = datafit.rows
     K = Z.shape[0]
+    l1, l2 = (np.broadcast_to(v, (K,)) for v in (penalty.l1, penalty.l2))
     Z_new, b_new, L, loss_new, loss0, trials = logistic_block(
         np.ascontiguousarray(A[:, 0]),
         np.ascontiguousarray(Z[:, 0]),
@@ -272,33 +307,34 @@ class BCPDBatch:
     V0 : ndarray, shape (K, m, t, r)
     b0 : ndarray, shape (K, m)
         Starting points.
-    l1_u, l2_u, l1_v, l2_v : array-like, shape (K,)
-        Penalties ``mu1, mu2`` on U and ``nu1, nu2`` on V of each run.
-    tol, max_iter, eta, L_min
-        As in :func:`bcpd`.
+    penalty_u, penalty_v : ElasticNet
+        Penalties on U (``mu1, mu2``) and on V (``nu1, nu2``), their weights one per run
+        (arrays of shape (K,)) or shared.
+    settings : SolverSettings
+        Stopping and step-size rules, and the block update's implementation (the
+        multinomial datafit always takes the numpy one).
     L_u0, L_v0 : array-like of shape (K,) | None
-        Step parameters before the first iteration (default ``L_min``).
-    kernel : {"numpy", "numba"}
-        The block update's implementation (see :data:`KERNELS`); the multinomial datafit
-        always takes the numpy one.
+        Step parameters before the first iteration (default ``settings.L_min``).
     """
 
     def __init__(
-        self, datafit, U0, V0, b0, l1_u, l2_u, l1_v, l2_v, *,
-        tol=1e-3, max_iter=500, eta=2.0, L_min=1e-4, L_u0=None, L_v0=None, kernel="numpy",
+        self, datafit, U0, V0, b0, penalty_u, penalty_v, settings=SolverSettings(), *,
+        L_u0=None, L_v0=None,
     ):  # fmt: skip
-        if kernel not in KERNELS:
-            raise ValueError(f"'kernel' must be one of {KERNELS}; got {kernel!r}.")
         K, self.m, self.s, self.r = np.shape(U0)
         self.t = np.shape(V0)[2]
         self.datafit = datafit
-        self.tol, self.max_iter, self.eta, self.L_min = tol, max_iter, eta, L_min
-        compiled = kernel == "numba" and isinstance(datafit, Logistic)
+        self.settings = settings
+        compiled = settings.kernel == "numba" and isinstance(datafit, Logistic)
         self._block = _block_compiled if compiled else _block
         self.U = np.array(U0, dtype=np.float64).reshape(K, self.m, self.s * self.r)
         self.V = np.array(V0, dtype=np.float64).reshape(K, self.m, self.t * self.r)
         self.b = np.array(b0, dtype=np.float64).reshape(K, self.m)
-        self.pen = np.array([l1_u, l2_u, l1_v, l2_v], dtype=np.float64).reshape(4, K)
+        self.penalty_u, self.penalty_v = (
+            ElasticNet(*(np.array(np.broadcast_to(w, (K,)), dtype=np.float64) for w in pen))
+            for pen in ((penalty_u.l1, penalty_u.l2), (penalty_v.l1, penalty_v.l2))
+        )
+        L_min = settings.L_min
         self.L_u = np.full(K, L_min) if L_u0 is None else np.array(L_u0, dtype=np.float64)
         self.L_v = np.full(K, L_min) if L_v0 is None else np.array(L_v0, dtype=np.float64)
         self.objective = [[] for _ in range(K)]
@@ -306,7 +342,7 @@ class BCPDBatch:
         self.k = np.zeros(K, dtype=int)
         self.converged = np.zeros(K, dtype=bool)
         self.n_trials = np.zeros(K, dtype=int)
-        self._pen_v = elastic_net_value(self.V, *self.pen[2:])
+        self._pen_v = self.penalty_v.values(self.V)
         self._w_norm = self._norm(self.U, self.V, self.b)
         self._U_prev = np.empty_like(self.U)
         self._b_prev = np.empty_like(self.b)
@@ -321,10 +357,10 @@ class BCPDBatch:
 
     def done(self, j):
         """Whether run ``j`` reached ``q^k <= tol`` or made ``max_iter`` iterations."""
-        return bool(self.converged[j] or self.k[j] >= self.max_iter)
+        return bool(self.converged[j] or self.k[j] >= self.settings.max_iter)
 
     def _update_active(self):
-        self.active = np.flatnonzero(~self.converged & (self.k < self.max_iter))
+        self.active = np.flatnonzero(~self.converged & (self.k < self.settings.max_iter))
         # Every run active (always so for a batch of one): index by slice, no copies.
         self._sel = slice(None) if self.active.size == self.k.size else self.active
 
@@ -346,14 +382,14 @@ class BCPDBatch:
         A = A.reshape(-1, self.m, *A.shape[1:])
         self.k[j] += 1
         U, b = self.U[j], self.b[j]
-        l1, l2 = self.pen[0, j], self.pen[1, j]
+        pen, rules = self.penalty_u.take(j), self.settings
         U_new, b_hat, self.L_u[j], _, loss0, trials = self._block(
-            self._datafit(), A, U, b, l1, l2, self.L_u[j], self.eta, self.L_min
+            self._datafit(), pen, A, U, b, self.L_u[j], rules.eta, rules.L_min
         )
         self.n_trials[j] += trials
         first = np.flatnonzero(self.k[j] == 1)
         if first.size:
-            F0 = loss0 + elastic_net_value(U, l1, l2) + self._pen_v[j]
+            F0 = loss0 + pen.values(U) + self._pen_v[j]
             for i in first:
                 self.objective[self.active[i]].append(float(F0[i]))
         self._U_prev[j], self._b_prev[j] = U, b
@@ -364,13 +400,13 @@ class BCPDBatch:
         j = self._sel
         B = B.reshape(-1, self.m, *B.shape[1:])
         V, U = self.V[j], self.U[j]
-        l1, l2 = self.pen[2, j], self.pen[3, j]
+        pen, rules = self.penalty_v.take(j), self.settings
         V_new, b_new, self.L_v[j], loss_v, _, trials = self._block(
-            self._datafit(), B, V, self.b[j], l1, l2, self.L_v[j], self.eta, self.L_min
+            self._datafit(), pen, B, V, self.b[j], self.L_v[j], rules.eta, rules.L_min
         )
         self.n_trials[j] += trials
-        self._pen_v[j] = pen_v = elastic_net_value(V_new, l1, l2)
-        F = loss_v + elastic_net_value(U, self.pen[0, j], self.pen[1, j]) + pen_v
+        self._pen_v[j] = pen_v = pen.values(V_new)
+        F = loss_v + self.penalty_u.take(j).values(U) + pen_v
         step = self._norm(U - self._U_prev[j], V_new - V, b_new - self._b_prev[j])
         w_norm = self._w_norm[j]
         q = np.empty(F.shape)
@@ -379,7 +415,7 @@ class BCPDBatch:
             self.objective[run].append(float(F[i]))
             q[i] = max(step[i] / (1.0 + w_norm[i]), abs(F[i] - F_prev) / (1.0 + F_prev))
             self.q[run].append(float(q[i]))
-        self.converged[j] = q <= self.tol
+        self.converged[j] = q <= self.settings.tol
         self.V[j], self.b[j] = V_new, b_new
         self._w_norm[j] = self._norm(self.U[j], V_new, b_new)
         self._update_active()
@@ -395,11 +431,12 @@ class BCPDBatch:
             self.U[j] = np.reshape(U0, (self.m, -1))
             self.V[j] = np.reshape(V0, (self.m, -1))
             self.b[j] = b0
-            self.L_u[j] = self.L_v[j] = self.L_min
-        self.pen[:, j] = (l1_u, l2_u, l1_v, l2_v)
+            self.L_u[j] = self.L_v[j] = self.settings.L_min
+        self.penalty_u = self.penalty_u.with_run(j, l1_u, l2_u)
+        self.penalty_v = self.penalty_v.with_run(j, l1_v, l2_v)
         self.objective[j], self.q[j] = [], []
         self.k[j], self.converged[j], self.n_trials[j] = 0, False, 0
-        self._pen_v[j] = elastic_net_value(self.V[j : j + 1], l1_v, l2_v)[0]
+        self._pen_v[j] = ElasticNet(l1_v, l2_v).values(self.V[j : j + 1])[0]
         self._w_norm[j] = self._norm(self.U[j : j + 1], self.V[j : j + 1], self.b[j : j + 1])[0]
         self._update_active()
 
@@ -427,15 +464,12 @@ def bcpd(
     b0,
     penalty_u,
     penalty_v,
+    settings=SolverSettings(),
     *,
-    tol=1e-3,
-    max_iter=500,
-    eta=2.0,
-    L_min=1e-4,
     L_u0=None,
     L_v0=None,
     x_scale=1.0,
-    kernel="numpy",
+    **changes,
 ):
     """Run block coordinate proximal descent (paper Algorithm 2).
 
@@ -451,14 +485,9 @@ def bcpd(
         Starting point.
     penalty_u, penalty_v : ElasticNet
         Penalties ``r_1`` on U and ``r_2`` on V.
-    tol : float
-        Stop when ``q^k <= tol`` (eq. 10).
-    max_iter : int
-        Maximum number of iterations.
-    eta : float
-        Step-size growth factor ``eta > 1``.
-    L_min : float
-        Lower bound on the step parameters.
+    settings : SolverSettings
+        Stopping and step-size rules (``tol``, ``max_iter``, ``eta``, ``L_min``) and the
+        block update's implementation (``kernel``).
     L_u0, L_v0 : float | None
         Step parameters ``L^0`` before the first iteration; default ``L_min`` (so the
         first trials search upwards from ``L_min``).
@@ -466,32 +495,26 @@ def bcpd(
         The samples of the problem are ``X / x_scale``: the products with X are divided
         by it (through the small factors), which saves a scaled copy of X. 1.0: X as
         given, and the products are exactly those of X.
-    kernel : {"numpy", "numba"}
-        The block update's implementation (:data:`KERNELS`): ``"numpy"`` is Algorithm 2
-        as written and recorded; ``"numba"`` makes the same steps in one compiled call per
-        block (binary problems), equal up to the order of floating-point sums.
+    **changes
+        Fields of ``settings`` to replace, as ``tol=1e-6``.
 
     Returns
     -------
     SolverResult
     """
+    if changes:
+        settings = replace(settings, **changes)
     L0 = [None if L is None else [float(L)] for L in (L_u0, L_v0)]
     run = BCPDBatch(
         datafit,
         np.asarray(U0)[None],
         np.asarray(V0)[None],
         np.asarray(b0)[None],
-        [penalty_u.l1],
-        [penalty_u.l2],
-        [penalty_v.l1],
-        [penalty_v.l2],
-        tol=tol,
-        max_iter=max_iter,
-        eta=eta,
-        L_min=L_min,
+        penalty_u,
+        penalty_v,
+        settings,
         L_u0=L0[0],
         L_v0=L0[1],
-        kernel=kernel,
     )
     if x_scale == 1.0:
         while run.active.size:

@@ -7,7 +7,14 @@ import pytest
 
 from sblr_rt.model.datafit import Logistic, Multinomial
 from sblr_rt.model.penalties import ElasticNet
-from sblr_rt.model.solver import BCPDBatch, _block, _block_compiled, bcpd, svd_init
+from sblr_rt.model.solver import (
+    BCPDBatch,
+    SolverSettings,
+    _block,
+    _block_compiled,
+    bcpd,
+    svd_init,
+)
 
 
 def _case(K=3, n=40, p=12, per_run=False, weighted=False, seed=0):
@@ -17,9 +24,9 @@ def _case(K=3, n=40, p=12, per_run=False, weighted=False, seed=0):
     b = 0.1 * rng.standard_normal((K, 1))
     y = np.where(rng.random((K, n) if per_run else n) > 0.5, 1.0, -1.0)
     w = rng.uniform(0.0, 3.0, size=y.shape) if weighted else None
-    pen = [np.array([0.0, 0.02, 0.2])[:K], np.array([0.0, 0.5, 0.1])[:K]]
+    pen = ElasticNet(np.array([0.0, 0.02, 0.2])[:K], np.array([0.0, 0.5, 0.1])[:K])
     L_prev = np.array([1e-4, 0.3, 5.0])[:K]
-    return Logistic(y, w), A, Z, b, *pen, L_prev
+    return Logistic(y, w), pen, A, Z, b, L_prev
 
 
 @pytest.mark.parametrize("per_run", [False, True])
@@ -37,10 +44,10 @@ def test_compiled_block_update_equals_numpy(per_run, weighted):
 
 def test_compiled_block_update_takes_the_large_step_branch():
     # margins that move by more than 1 take the divergence's direct form, as in numpy
-    datafit, A, Z, b, l1, l2, L_prev = _case(K=1, seed=3)
+    datafit, pen, A, Z, b, L_prev = _case(K=1, seed=3)
     A *= 30.0
-    ref = _block(datafit, A, Z, b, l1, l2, L_prev, 2.0, 1e-4)
-    got = _block_compiled(datafit, A, Z, b, l1, l2, L_prev, 2.0, 1e-4)
+    ref = _block(datafit, pen, A, Z, b, L_prev, 2.0, 1e-4)
+    got = _block_compiled(datafit, pen, A, Z, b, L_prev, 2.0, 1e-4)
     np.testing.assert_array_equal(got[5], ref[5])
     np.testing.assert_allclose(got[0], ref[0], rtol=1e-12)
 
@@ -65,11 +72,8 @@ def test_multinomial_keeps_the_numpy_update_and_kernel_is_checked():
     y = np.zeros((6, 2))
     batch = BCPDBatch(
         Multinomial(y), np.zeros((1, 2, 3, 1)), np.zeros((1, 2, 4, 1)), np.zeros((1, 2)),
-        [0.0], [0.0], [0.0], [0.0], kernel="numba",
+        ElasticNet(), ElasticNet(), SolverSettings(kernel="numba"),
     )  # fmt: skip
     assert batch._block is _block
     with pytest.raises(ValueError, match="'kernel' must be one of"):
-        BCPDBatch(
-            Logistic(np.ones(6)), np.zeros((1, 1, 3, 1)), np.zeros((1, 1, 4, 1)),
-            np.zeros((1, 1)), [0.0], [0.0], [0.0], [0.0], kernel="cython",
-        )  # fmt: skip
+        SolverSettings(kernel="cython")

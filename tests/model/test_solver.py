@@ -219,13 +219,17 @@ def test_step_size_rule_may_shrink_and_respects_L_min():
     assert low.L_u >= 50.0 and low.L_v >= 50.0
 
 
-def test_block_takes_the_first_passing_trial_as_one_by_one():
-    # _block evaluates several step trials per round; each run must still accept the first
-    # n >= -1 whose step passes and count the distinct trials, as trying them one by one.
+@pytest.mark.parametrize("compiled", [False, True])
+def test_block_takes_the_first_passing_trial_as_one_by_one(compiled):
+    # _block evaluates several step trials per round (the compiled kernel one by one); each
+    # run must accept the first n >= -1 whose step passes and count the distinct trials,
+    # as trying them one by one.
     from scipy.special import expit
 
-    from sblr_rt.model.penalties import elastic_net_prox
-    from sblr_rt.model.solver import _block
+    from sblr_rt.model.penalties import ElasticNet, elastic_net_prox
+    from sblr_rt.model.solver import _block, _block_compiled
+
+    block = _block_compiled if compiled else _block
 
     rng = np.random.default_rng(5)
     n, p, K = 30, 12, 6
@@ -236,7 +240,7 @@ def test_block_takes_the_first_passing_trial_as_one_by_one():
     L_min, eta = 1e-4, 2.0
     L_prev = np.array([L_min, L_min, 1.5 * L_min, 1.0, 1e3, 1e-2])
     fit = Logistic(y)
-    Z_new, b_new, L, loss, _, trials = _block(fit, A, Z, b, l1, l2, L_prev, eta, L_min)
+    Z_new, b_new, L, loss, _, trials = block(fit, ElasticNet(l1, l2), A, Z, b, L_prev, eta, L_min)
     for k in range(K):
         f0 = A[k, 0] @ Z[k, 0] + b[k, 0]
         loss0 = np.mean(np.logaddexp(0, -y * f0))
