@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import subprocess
 import sys
@@ -172,19 +171,10 @@ def _calibrate_simulated(args, out: Path):
 
 
 def _print_selection(model) -> None:
-    sel = model.metadata.get("selection", {})
-    best = sel.get("params", {})
-    score = _cv_accuracy(model)
-    epochs = model.metadata.get("epochs", {})
-    _say(f"      epochs used {epochs.get('used')} {epochs.get('per_class')}, ")
-    _say(f"      rejected {epochs.get('rejected')}")
-    auto = sel.get("auto")
-    if auto:
-        _say(f"      auto chose {auto['chosen']} of {len(auto['candidates'])} candidates")
-    _say(f"      selected {json.dumps(best, default=float)}")
-    if score is not None:
-        _say(f"      cross-validated accuracy {float(score):.3f}")
-    _say(f"      calibration took {model.metadata.get('seconds', float('nan')):.1f} s")
+    from sblr_rt.calibration.outcome import CalibrationOutcome
+
+    for line in CalibrationOutcome.from_model(model).lines():
+        _say(f"      {line}")
 
 
 def _start_source(args, recording_path, tag: str):
@@ -397,6 +387,9 @@ def run(args: argparse.Namespace) -> int:
         shots = []
     else:
         shots = _screenshots(model_path, out)
+    from sblr_rt.calibration.outcome import CalibrationOutcome
+
+    outcome = CalibrationOutcome.from_model(model)
     summary = {
         "data": "simulated" if args.simulated else "physionet-eegmmidb S001",
         "features": args.features,
@@ -404,7 +397,7 @@ def run(args: argparse.Namespace) -> int:
         "correct": correct,
         "accuracy": accuracy,
         "chance": 1 / n_classes,
-        "cv_accuracy": _cv_accuracy(model),
+        "cv_accuracy": outcome.cv_mean,
         "latency": lat,
         "step_time": step,
         "seconds": time.perf_counter() - t0,
@@ -420,11 +413,6 @@ def run(args: argparse.Namespace) -> int:
     _say("  your own file: sblr-rt replay FILE --speed 1   (then calibrate/run as above)")
     _say(f"  dashboard:     sblr-rt gui --model {model_path}")
     return 0
-
-
-def _cv_accuracy(model) -> float | None:
-    best = model.metadata.get("selection", {}).get("best") or {}
-    return best.get("mean")
 
 
 def _is_number(value) -> bool:

@@ -50,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     code : int
         0 on success.
     """
+    from sblr_rt.calibration.outcome import CalibrationOutcome
+
     from sblr_rt.io.model_file import load_model, read_header
 
     if args.json:
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.channels:
         print("raw channels: " + ", ".join(model.ch_names))
         print("model rows:   " + ", ".join(model.preprocessor.row_names))
-        excluded = (model.metadata or {}).get("excluded_channels") or {}
+        excluded = CalibrationOutcome.from_model(model).excluded_channels
         if excluded:
             print(
                 "left out:     " + ", ".join(f"{name} ({why})" for name, why in excluded.items())

@@ -448,25 +448,7 @@ class CalibrateTab(QtWidgets.QWidget):
 
 
 def _describe(model, path: str) -> str:
-    meta = getattr(model, "metadata", {}) or {}
-    lines = [f"saved {path}", repr(model)]
-    selection = meta.get("selection") or {}
-    best = selection.get("best") or {}
-    if best:
-        auto = selection.get("auto") or {}
-        mean, std = best.get("mean"), best.get("std")  # std is null for auto's choice
-        lines.append(
-            (f"auto chose {auto['chosen']}; " if auto.get("chosen") else "")
-            + f"rank {selection.get('rank')}, {selection.get('params', {})}; CV accuracy "
-            + ("n/a" if mean is None else f"{mean:.3f}")
-            + ("" if std is None else f" ± {std:.3f}")
-        )
-    epochs = meta.get("epochs") or {}
-    if epochs:
-        lines.append(
-            f"epochs: {epochs.get('used')} used of {epochs.get('found')} "
-            f"({epochs.get('per_class')}); rejected {epochs.get('rejected')}"
-        )
-    if "seconds" in meta:
-        lines.append(f"calibration took {meta['seconds']:.1f} s")
+    from sblr_rt.calibration.outcome import CalibrationOutcome
+
+    lines = [f"saved {path}", repr(model), *CalibrationOutcome.from_model(model).lines()]
     return "\n".join(lines)

@@ -56,6 +56,11 @@ docdict["cue"] = """\
 cue : str | None
     The cue's marker value, for trial decisions."""
 
+# ---------------------------------------------------------------------------- model files
+docdict["model_metadata"] = """\
+model : BCIModel | object
+    Anything with a ``metadata`` dict (or None): a model file's record, of any age."""
+
 # ---------------------------------------------------------------------------- commands
 docdict["args"] = """\
 args : argparse.Namespace

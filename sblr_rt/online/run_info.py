@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from sblr_rt._docs import fill_doc
 from sblr_rt.online.evidence import Smoothing
 
 __all__ = ["RunInfo"]
@@ -72,13 +73,13 @@ class RunInfo:
         return (*self.classes, *self.recorded_markers)
 
     @classmethod
+    @fill_doc
     def from_model(cls, model) -> RunInfo:
         """Read the run configuration of a model (``model.metadata``; absent: defaults).
 
         Parameters
         ----------
-        model : BCIModel | object
-            Anything with a ``metadata`` dict (or None).
+        %(model_metadata)s
 
         Returns
         -------
