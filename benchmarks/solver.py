@@ -14,9 +14,12 @@ figures for Algorithm 2 (MATLAB on a 2012 machine), and the objective reached.
 
 Part 2, at (n, s, t) = (210, 118, 100) (the paper's BCI shape) on synthetic epochs (a
 class-dependent rank-1 spatio-temporal pattern in white noise), times our regularised fit
-against sparse linear classifiers on vec(X): skglm's elastic-net logistic regression
-(numba JIT warm-up excluded), scikit-learn's l1 liblinear and elastic-net saga (capped),
-and our time per iteration against two plain passes over X (the memory-bound floor).
+(the default ``solver="fast"``, the same with its numpy block update instead of the
+compiled one, and ``solver="paper"``) against sparse linear classifiers on vec(X): skglm's
+elastic-net logistic regression (numba JIT warm-up excluded), scikit-learn's l1 liblinear
+and elastic-net saga (capped), and our time per iteration against two plain passes over X
+(the memory-bound floor). The compiled kernel's one-off costs are measured apart, in fresh
+processes: compiling it (empty numba cache) and loading it from the cache.
 
 Part 3 (``--routes``, printed only) fits every Table 1 problem with ``solver="fast"`` and
 ``solver="paper"`` and counts the problems where the fast route ends higher.
@@ -39,6 +42,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import sblr_rt.model._mixed as mixed
 from benchmarks._report import Table, write_report
 from sblr_rt.model import SparseBilinearLogisticRegression
 
@@ -86,7 +90,7 @@ def table1_data(s, rng, n=100):
 
 
 def run_table1(sizes, repeats, seed, inits):
-    print("\n== Part 1: paper Table 1 (n = 100, s = t, rank 1, Algorithm 2) ==")
+    print("\n== Part 1: paper Table 1 (n = 100, s = t, rank 1, the default solver) ==")
     print(
         f"{'params':<13} {'init':<13} {'(s,t)':>11} {'time s':>8} {'paper s':>8} {'iter':>5} "
         f"{'paper':>5} {'F^k':>7} {'F^0':>7} {'acc':>5} {'zero':>4} {'nnz U,V':>10}"
@@ -158,7 +162,8 @@ def run_table1(sizes, repeats, seed, inits):
     header = ["penalties", "init", "(s, t)", "time (s)", "paper (s)", "iterations"]
     header += ["paper", "F^k", "F^0", "training acc.", "collapsed", "nnz U, V"]
     caption = (
-        f"Paper Table 1: n = 100, s = t, rank 1, Algorithm 2; {repeats} data sets per "
+        f"Paper Table 1: n = 100, s = t, rank 1, solver='fast' (the default; the paper's "
+        f"columns are its Algorithm 2); {repeats} data sets per "
         "row (time, F and accuracy: means; iterations: median; collapsed: data sets whose "
         "factors fell to zero). The paper's times are MATLAB on 2012 hardware."
     )
@@ -195,7 +200,14 @@ def run_peers(repeats, saga_max_iter):
     rows = []
 
     def ours():
-        return SparseBilinearLogisticRegression(rank=1, solver="fast", **p).fit(X, y)
+        return SparseBilinearLogisticRegression(rank=1, **p).fit(X, y)  # the default
+
+    def ours_numpy():
+        mixed.KERNEL = "numpy"  # the fast route with the numpy block update
+        try:
+            return SparseBilinearLogisticRegression(rank=1, solver="fast", **p).fit(X, y)
+        finally:
+            mixed.KERNEL = "numba"
 
     def paper():
         return SparseBilinearLogisticRegression(rank=1, solver="paper", **p).fit(X, y)
@@ -217,14 +229,18 @@ def run_peers(repeats, saga_max_iter):
             return SkglmLR(alpha=alpha, l1_ratio=l1_ratio).fit(Xf, y_pm)
 
     # Interleaved (fast, paper, peer, fast, ...) so that load on the machine hits all alike.
-    fns = [ours, paper] + ([skg] if SkglmLR is not None else [])
+    fns = [ours, paper, ours_numpy] + ([skg] if SkglmLR is not None else [])
     medians, outs = interleaved(fns, repeats)
     dt, clf = medians[0], outs[0]
     clf_paper = outs[1]
-    for name, dt_, c in (("fast", dt, clf), ("paper", medians[1], clf_paper)):
+    for name, dt_, c in (
+        ("solver='fast' (default)", dt, clf),
+        ("solver='paper'", medians[1], clf_paper),
+        ("solver='fast', numpy block update", medians[2], outs[2]),
+    ):
         rows.append(
             (
-                f"SBLR rank 1 {p} solver={name!r} (float64)",
+                f"SBLR rank 1 {p} {name} (float64)",
                 dt_,
                 f"{c.n_iter_} it",
                 c.score(X, y),
@@ -240,25 +256,30 @@ def run_peers(repeats, saga_max_iter):
     if SkglmLR is None:
         rows.append(("skglm: not installed (pip install skglm)", np.nan, "", np.nan, ""))
     else:
-        m = outs[2]
+        m = outs[3]
         rows.append(
             (
                 f"skglm elastic-net LR alpha={alpha} l1_ratio={l1_ratio}",
-                medians[2],
+                medians[3],
                 f"{m.n_iter_} outer",
                 m.score(Xf, y_pm),
                 f"{np.count_nonzero(m.coef_)} nnz",
             )
         )
         for name, dt_ in (("fast", dt), ("paper", medians[1])):
-            ratio = medians[2] / dt_
+            ratio = medians[3] / dt_
             targets.append(
                 f"TARGET one fit >= 2x faster than skglm (interleaved, {repeats} each): "
-                f"solver={name!r} {dt_ * 1e3:.1f} ms, skglm {medians[2] * 1e3:.1f} ms, "
+                f"solver={name!r} {dt_ * 1e3:.1f} ms, skglm {medians[3] * 1e3:.1f} ms, "
                 f"ratio {ratio:.2f}: " + ("PASS" if ratio >= 2 else "FAIL")
             )
         dt_d, m = median_time(lambda: SkglmLR(alpha=alpha, l1_ratio=l1_ratio).fit(Xf, y_pm), 3)
         rows.append(("skglm same, default BLAS threads", dt_d, "", m.score(Xf, y_pm), ""))
+    targets.append(
+        f"compiled block update: the default fit {dt * 1e3:.1f} ms against "
+        f"{medians[2] * 1e3:.1f} ms with the numpy one (x{medians[2] / dt:.2f}); one-off, "
+        f"in a fresh process: {jit_costs()}"
+    )
     f_fast, f_paper = clf.objective_[-1], clf_paper.objective_[-1]
     targets.append(
         f"TARGET objective <= today's fit: solver='fast' F = {f_fast:.8f} after {clf.n_iter_} "
@@ -319,6 +340,52 @@ def run_peers(repeats, saga_max_iter):
     )
 
 
+_JIT_PROBE = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+from sblr_rt.model.datafit import Logistic
+from sblr_rt.model.penalties import ElasticNet
+from sblr_rt.model.solver import _block_compiled
+t1 = time.perf_counter()
+rng = np.random.default_rng(0)
+A = rng.standard_normal((1, 1, 20, 5))
+_block_compiled(Logistic(np.repeat([-1.0, 1.0], 10)), ElasticNet(np.zeros(1), np.zeros(1)),
+                A, np.zeros((1, 1, 5)), np.zeros((1, 1)), np.ones(1), 2.0, 1e-4)
+print(f"{t1 - t0:.3f} {time.perf_counter() - t1:.3f}")
+"""
+
+
+def jit_costs():
+    """Return the compiled kernel's one-off costs, measured in fresh processes.
+
+    A temporary ``NUMBA_CACHE_DIR``: the first process compiles and writes the cache, the
+    second loads it (what a calibration worker or a new ``sblr-rt`` command pays).
+    """
+    import subprocess
+    import tempfile
+
+    root = str(Path(__file__).resolve().parents[1])
+    out = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=root)
+        for _ in range(2):
+            t0 = time.perf_counter()
+            res = subprocess.run(
+                [sys.executable, "-c", _JIT_PROBE], env=env, capture_output=True, text=True
+            )
+            wall = time.perf_counter() - t0
+            if res.returncode:
+                return f"probe failed: {res.stderr.strip().splitlines()[-1]}"
+            out.append((wall, *map(float, res.stdout.split())))
+    (w0, _, c0), (w1, imp, c1) = out
+    return (
+        f"first call with an empty cache (importing numba, compiling) {c0:.2f} s, with the "
+        f"cache (importing numba, loading) {c1:.2f} s; importing the solver {imp:.2f} s; "
+        f"whole processes {w0:.1f} s and {w1:.1f} s"
+    )
+
+
 def interleaved(fns, repeats):
     """Return the median time and last output of each function, timed in turn."""
     times = [[] for _ in fns]
@@ -356,7 +423,7 @@ def fixed_costs(X, y, p):
 
 def cost_model(X, y, p, repeats):
     """Print time per iteration against two passes over X, iterations and fixed costs."""
-    print("\n-- cost model: time per iteration against two plain passes over X --")
+    print("\n-- cost model (solver='paper'): time per iteration against two passes over X --")
     for dtype in (np.float64, np.float32):
         Xd = X.astype(dtype)
         s, t = Xd.shape[1:]
@@ -372,11 +439,15 @@ def cost_model(X, y, p, repeats):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             short, _ = median_time(
-                lambda Xd=Xd: SparseBilinearLogisticRegression(max_iter=1, tol=0, **p).fit(Xd, y),
+                lambda Xd=Xd: SparseBilinearLogisticRegression(
+                    max_iter=1, tol=0, solver="paper", **p
+                ).fit(Xd, y),
                 repeats,
             )
             long, c = median_time(
-                lambda Xd=Xd: SparseBilinearLogisticRegression(max_iter=60, tol=0, **p).fit(Xd, y),
+                lambda Xd=Xd: SparseBilinearLogisticRegression(
+                    max_iter=60, tol=0, solver="paper", **p
+                ).fit(Xd, y),
                 max(3, repeats // 3),
             )
         per_it = (long - short) / (60 - 1)
@@ -388,7 +459,8 @@ def cost_model(X, y, p, repeats):
         )
         if dtype is np.float64:
             full, c = median_time(
-                lambda: SparseBilinearLogisticRegression(**p).fit(X, y), max(3, repeats // 3)
+                lambda: SparseBilinearLogisticRegression(solver="paper", **p).fit(X, y),
+                max(3, repeats // 3),
             )
             print(
                 f"float64 fit of {c.n_iter_} iterations: {full * 1e3:.1f} ms = {c.n_iter_} x "
