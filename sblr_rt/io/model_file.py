@@ -74,6 +74,7 @@ _EST_PARAMS = (
     "L_min",
     "init",
     "class_weight",
+    "solver",  # absent from older files: those load with the default ("fast")
 )
 
 

@@ -53,6 +53,14 @@ def _model(features="waveform", n_classes=2, rank=1):
     return model, raw
 
 
+def test_the_solver_route_is_saved(tmp_path):
+    # calibration fits with solver="paper": a refit of the loaded model runs it too
+    model, _ = _model("waveform", 2, 1)
+    model.estimator.set_params(solver="paper")
+    loaded = load_model(save_model(model, tmp_path / "m.sblr.npz"))
+    assert loaded.estimator.solver == "paper"
+
+
 @pytest.mark.parametrize(
     ("features", "n_classes", "rank"),
     [("waveform", 2, 1), ("bandpower", 2, 2), ("waveform", 3, 2)],
