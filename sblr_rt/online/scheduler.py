@@ -275,17 +275,60 @@ class Scheduler:
         self.telemetry.set_halted(halted)
 
     def _adopt(self, prepared) -> None:
+        """Take over a swapped model's state, caught up with the samples ingested since."""
         old = self.model_version
-        if prepared.adopt(self):
-            logger.info("Switched from model version %d to %d.", old, self.model_version)
-            self.telemetry.set_model_version(self.model_version)
-        else:
+        try:
+            self.feed_state(
+                prepared.state, prepared.n_in, self.n_in, prepared.feed, prepared.last_ts
+            )
+        except ValueError:
             logger.warning(
                 "Model version %d not adopted: the samples to catch up were overwritten; "
                 "still deciding with version %d.",
                 prepared.version,
                 old,
             )
+            return
+        if self.next_slide is not None:  # state indices, re-based
+            self.next_slide += self.offset - prepared.offset
+        self.state, self.offset, self.feed = prepared.state, prepared.offset, prepared.feed
+        self.model_version = prepared.version
+        logger.info("Switched from model version %d to %d.", old, self.model_version)
+        self.telemetry.set_model_version(self.model_version)
+
+    def feed_state(self, state, start: int, stop: int, feed, last_ts: float | None):
+        """Push raw samples ``[start, stop)`` of the buffer into another streaming state.
+
+        A swapped model's state (:func:`~sblr_rt.online.swap.prepare_swap`, and its catch-up
+        when adopted), with the gaps found by :meth:`gaps_in` but not logged or counted
+        again: :meth:`ingest` did when it took these samples.
+
+        Parameters
+        ----------
+        state : StreamingState
+            The state to feed.
+        start, stop : int
+            Raw (buffer) indices of the samples.
+        feed : StreamFeed
+            The stream's channels in that state's model's order, and the unit factor.
+        last_ts : float | None
+            Timestamp of the sample before ``start`` (None: unknown).
+
+        Returns
+        -------
+        last_ts : float | None
+            Timestamp of the last sample fed.
+
+        Raises
+        ------
+        ValueError
+            If the buffer no longer holds the samples.
+        """
+        if stop <= start:
+            return last_ts
+        chunk, ts = self.buffer.get(start, stop)
+        state.push_with_breaks(feed.apply(chunk.T), ts, self.gaps_in(start, stop, ts, last_ts))
+        return float(ts[-1])
 
     # ------------------------------------------------------------------------------------
     def ingest(self, limit: int | None = None) -> int:

@@ -4,8 +4,9 @@ A model's streaming state is model-specific (the waveform path buffers the sampl
 projected on *its* spatial factors), so a new model cannot take over the old state. Instead
 :func:`prepare_swap` builds the new model's state **off the decision thread**: it reads the
 last ``capacity`` raw samples the scheduler has already ingested from the source's ring
-buffer (thread-safe for readers) and feeds them, with the same gap rule, into a fresh state.
-The scheduler then adopts it at the start of its next step (:meth:`PreparedSwap.adopt`):
+buffer (thread-safe for readers) and feeds them, with the same gap rule
+(:meth:`Scheduler.feed_state <sblr_rt.online.scheduler.Scheduler.feed_state>`), into a
+fresh state. The scheduler adopts the :class:`PreparedSwap` at the start of its next step:
 it feeds the few samples that arrived in between, re-bases its indices and continues. The
 new state holds the same history as the old one, so the next sliding hop and every pending
 trial window are decided by the new model, and nothing is skipped.
@@ -33,24 +34,13 @@ def model_version_of(model) -> int:
     return RunInfo.from_model(model).version
 
 
-def _feed(state, scheduler, start, stop, feed, last_ts):
-    """Push raw samples ``[start, stop)`` of the scheduler's buffer into ``state``.
-
-    The gaps are found by the scheduler's rule (:meth:`Scheduler.gaps_in
-    <sblr_rt.online.scheduler.Scheduler.gaps_in>`), without logging or counting them
-    again: the scheduler already did when it ingested these samples. Returns the last
-    sample's time.
-    """
-    if stop <= start:
-        return last_ts
-    chunk, ts = scheduler.buffer.get(start, stop)
-    state.push_with_breaks(feed.apply(chunk.T), ts, scheduler.gaps_in(start, stop, ts, last_ts))
-    return float(ts[-1])
-
-
-@dataclass
+@dataclass(frozen=True)
 class PreparedSwap:
     """A new model's classifier and streaming state, filled up to raw index ``n_in``.
+
+    The scheduler adopts it between two steps (:meth:`Scheduler.step
+    <sblr_rt.online.scheduler.Scheduler.step>`): it feeds the samples that arrived since
+    ``n_in`` and takes the state over.
 
     Attributes
     ----------
@@ -75,27 +65,6 @@ class PreparedSwap:
     last_ts: float | None
     feed: StreamFeed
     version: int
-
-    def adopt(self, scheduler) -> bool:
-        """Catch up with the scheduler's ingested samples and take over its state.
-
-        Called on the decision thread, between two steps. Returns False (and leaves the
-        scheduler as it was) when the samples in between were overwritten meanwhile.
-        """
-        try:
-            self.last_ts = _feed(
-                self.state, scheduler, self.n_in, scheduler.n_in, self.feed, self.last_ts
-            )
-        except ValueError:
-            return False
-        old_offset = scheduler.offset
-        scheduler.state = self.state
-        scheduler.offset = self.offset
-        scheduler.feed = self.feed
-        if scheduler.next_slide is not None:  # state indices, re-based
-            scheduler.next_slide += old_offset - self.offset
-        scheduler.model_version = self.version
-        return True
 
 
 def prepare_swap(classifier, scheduler, *, feed, version) -> PreparedSwap:
@@ -126,7 +95,7 @@ def prepare_swap(classifier, scheduler, *, feed, version) -> PreparedSwap:
         end = scheduler.n_in
         start = max(buffer.first_index, end - capacity)
         try:
-            last = _feed(state, scheduler, start, end, feed, None)
+            last = scheduler.feed_state(state, start, end, feed, None)
             break
         except ValueError:
             state = classifier.streaming(capacity=capacity)
