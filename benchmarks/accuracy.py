@@ -34,7 +34,7 @@ all on 8-30 Hz band-passed windows.
 BCI IV baselines, on the same folds as the paths: CSP+LDA, TS+LR and SBLEST on each whole
 0.5 s trial band-passed 8-30 Hz (the pre-movement mu/beta desynchronisation; a 4th-order
 zero-phase Butterworth run on each trial alone, as the data hold no samples between trials;
-SBLEST with OAS shrinkage, since 56 embedded channels outnumber the 49 samples), and the
+SBLEST with OAS shrinkage, since 56 embedded channels outnumber the 50 samples), and the
 classic approach for this slow pre-movement potential, sLDA: each trial low-passed at 4 Hz
 (the same filter), decimated to 10 Hz (5 samples per channel, the last at the trial's
 end), shrinkage LDA on the 140 values.

@@ -3,11 +3,10 @@
 Written from the equations of W. Wang, F. Qi, D. P. Wipf, C. Cai, T. Yu, Y. Li, Y. Zhang,
 Z. Yu and W. Wu, "Sparse Bayesian Learning for End-to-End EEG Decoding", IEEE Transactions
 on Pattern Analysis and Machine Intelligence 45(12):15632-15649, 2023: time-delay
-embedding, augmented covariances whitened by their training mean and mapped by the matrix
-log, a bilinear regression on the labels whose weight matrix has a column-wise sparse
-Gaussian prior with a shared covariance, and hyperparameters learned by maximising the
-marginal likelihood. The hyperparameter updates are the majorise-minimise (convex bound)
-updates written out in :class:`SBLEST`.
+embedding, trace-normalised covariances whitened by their training mean and mapped by the
+matrix log, a bilinear regression on the labels whose weight columns share one Gaussian
+prior covariance, and that covariance and the noise variance learned by the paper's
+expectation-maximisation updates (written out in :class:`SBLEST`).
 
 Band-pass filtering is the caller's: SBLEST takes band-passed epochs.
 """
@@ -29,7 +28,10 @@ from sklearn.utils.validation import check_is_fitted
 from sblr_rt.model._fitting import check_X
 from sblr_rt.model.solver import single_threaded_blas
 
-__all__ = ["SBLEST", "augmented_covariances", "sblest_evidence"]
+__all__ = ["SBLEST", "augmented_covariances", "sblest_cost"]
+
+#: Eigenvalues of W kept as filters: those above this fraction of the largest (the paper's).
+FILTER_THRESHOLD = 0.05
 
 
 def _spectral_map(C, fn):
@@ -44,12 +46,12 @@ def _positive(w):
 
 
 def augmented_covariances(X, order, lag, shrinkage=None):
-    """Return the covariance of each epoch's time-delay embedding.
+    """Return the trace-normalised covariance of each epoch's time-delay embedding.
 
-    Row block ``k`` (``k = 0 .. order - 1``) of the embedded epoch is the epoch delayed by
-    ``k * lag`` samples; the first ``(order - 1) * lag`` samples, where a delayed copy has
-    no data, are dropped, so every block is real data. The epochs are band-passed, so
-    their mean is not removed: the covariance is ``Z Z^T / n_kept``.
+    Row block ``k`` (``k = 0 .. order - 1``) of the embedded epoch (``order * n_channels``
+    rows, ``n_times`` columns) is the epoch delayed by ``k * lag`` samples, its first
+    ``k * lag`` samples zero. The epochs are band-passed, so their mean is not removed:
+    the covariance is ``Z Z^T``, divided by its trace.
 
     Parameters
     ----------
@@ -60,56 +62,63 @@ def augmented_covariances(X, order, lag, shrinkage=None):
     lag : int
         Delay ``tau`` between copies, in samples.
     shrinkage : None, "oas" or float
-        None: the empirical covariance; "oas": Oracle Approximating Shrinkage; a float
-        ``a`` in [0, 1]: ``(1 - a) S + a tr(S) / d I``.
+        None: the empirical covariance (the paper); "oas": Oracle Approximating Shrinkage;
+        a float ``a`` in [0, 1]: ``(1 - a) S + a tr(S) / d I``. Shrinkage keeps the trace,
+        so it commutes with the normalisation.
 
     Returns
     -------
-    R : ndarray, shape (n_epochs, order * n_channels, order * n_channels)
-        Symmetric positive semi-definite (definite with shrinkage, unless an epoch is flat).
+    P : ndarray, shape (n_epochs, order * n_channels, order * n_channels)
+        Symmetric positive semi-definite with unit trace (definite with shrinkage, unless
+        an epoch is flat; a flat epoch's matrix is zero).
     """
-    n_times = X.shape[2]
-    n_kept = n_times - (order - 1) * lag
-    if n_kept < 1:
+    n_epochs, n_channels, n_times = X.shape
+    if (order - 1) * lag >= n_times:
         raise ValueError(
-            f"SBLEST with order={order} and lag={lag} needs n_times > {(order - 1) * lag}; "
-            f"got X of shape {X.shape}."
+            f"SBLEST with order={order} and lag={lag} needs n_times > {(order - 1) * lag} "
+            f"(every delayed copy must hold data); got X of shape {X.shape}."
         )
-    start = (order - 1) * lag
-    Z = np.concatenate(
-        [X[:, :, start - k * lag : start - k * lag + n_kept] for k in range(order)], axis=1
-    )
+    Z = np.zeros((n_epochs, order, n_channels, n_times))
+    for k in range(order):  # a handful of copies, not a loop over features
+        Z[:, k, :, k * lag :] = X[:, :, : n_times - k * lag]
+    Z = Z.reshape(n_epochs, order * n_channels, n_times)
     if shrinkage == "oas":
-        return np.stack([oas(z.T, assume_centered=True)[0] for z in Z])
-    R = Z @ Z.transpose(0, 2, 1) / n_kept
-    if shrinkage:
-        d = R.shape[1]
-        mu = np.trace(R, axis1=1, axis2=2) / d
-        R *= 1.0 - shrinkage
-        R[:, np.arange(d), np.arange(d)] += (shrinkage * mu)[:, None]
-    return R
+        P = np.stack([oas(z.T, assume_centered=True)[0] for z in Z])
+    else:
+        P = Z @ Z.transpose(0, 2, 1) / n_times
+        if shrinkage:
+            d = P.shape[1]
+            mu = np.trace(P, axis1=1, axis2=2) / d
+            P *= 1.0 - shrinkage
+            P[:, np.arange(d), np.arange(d)] += (shrinkage * mu)[:, None]
+    trace = np.trace(P, axis1=1, axis2=2)
+    return P / np.where(trace > 0, trace, 1.0)[:, None, None]
 
 
-def _riemann_mean(R, tol=1e-9, max_iter=100):
-    """Return the affine-invariant Riemannian mean of the SPD matrices ``R`` (fixed point)."""
-    M = R.mean(axis=0)
-    for _ in range(max_iter):
-        half = _spectral_map(M, np.sqrt)
-        inv_half = _spectral_map(M, lambda w: 1.0 / np.sqrt(w))
-        step = _spectral_map(inv_half @ R @ inv_half, lambda w: np.log(_positive(w))).mean(0)
-        M = half @ _spectral_map(step, np.exp) @ half
-        if np.linalg.norm(step) <= tol:
-            break
-    return M
+def sblest_cost(R, column_covariance, noise_variance, y):
+    r"""Return :math:`y^\top \Sigma_y^{-1} y + \log|\Sigma_y|` of :class:`SBLEST`.
 
+    :math:`\Sigma_y = \lambda I + \sum_c A_c \Psi A_c^\top`, the negative log marginal
+    likelihood up to ``n/2 log(2 pi)`` and a factor 2.
 
-def sblest_evidence(K, gamma, noise, y):
-    """Return the cost ``y^T S^-1 y + log|S|`` with ``S = noise I + sum_i gamma_i K_i``.
+    Parameters
+    ----------
+    R : ndarray, shape (n_epochs, d, d)
+        Whitened, log-mapped features (symmetric).
+    column_covariance : ndarray, shape (d, d)
+        :math:`\Psi`.
+    noise_variance : float
+        :math:`\lambda`.
+    y : ndarray, shape (n_epochs,)
+        Labels in {-1, +1}.
 
-    The negative log marginal likelihood of :class:`SBLEST` (up to ``n/2 log(2 pi)`` and a
-    factor 2). ``K`` (d, n, n) holds ``Phi_i B Phi_i^T`` for every column ``i`` of W.
+    Returns
+    -------
+    cost : float
     """
-    S = noise * np.eye(y.size) + np.einsum("i,imn->mn", gamma, K)
+    n = R.shape[0]
+    S = R.reshape(n, -1) @ (column_covariance @ R).reshape(n, -1).T
+    S[np.diag_indices(n)] += noise_variance
     c, low = linalg.cho_factor(S)
     return float(y @ linalg.cho_solve((c, low), y) + 2.0 * np.sum(np.log(np.diag(c))))
 
@@ -117,94 +126,98 @@ def sblest_evidence(K, gamma, noise, y):
 class SBLEST(ClassifierMixin, BaseEstimator):
     r"""Sparse Bayesian learning for end-to-end EEG decoding (Wang et al. 2023).
 
-    Each band-passed epoch :math:`X_m` (C channels) is embedded with ``order`` = K delayed
-    copies ``lag`` = :math:`\tau` samples apart, :math:`\tilde X_m(t) = [X_m(t);
-    X_m(t - \tau); \dots; X_m(t - (K-1)\tau)]`, and its augmented covariance
-    :math:`\Sigma_m` (KC x KC) is whitened by the mean :math:`\bar\Sigma` of the training
-    covariances and mapped to the tangent space, :math:`R_m = \log(\bar\Sigma^{-1/2}
-    \Sigma_m \bar\Sigma^{-1/2})`. The labels :math:`y_m = \pm 1` are regressed on
-    :math:`R_m` bilinearly, with a Gaussian prior on the columns :math:`w_i` of the weight
-    matrix W that shares one covariance B and scales it column by column:
+    Each band-passed epoch :math:`X_m` (C channels, T samples) is embedded with ``order``
+    = K copies ``lag`` = :math:`\tau` samples apart, :math:`\hat X_m(t) = [X_m(t);
+    X_m(t - \tau); \dots; X_m(t - (K-1)\tau)]` (KC x T, zero before the epoch starts);
+    its covariance is normalised by its trace, :math:`P_m = \hat X_m \hat X_m^\top /
+    \operatorname{tr}(\hat X_m \hat X_m^\top)`, whitened by the arithmetic mean
+    :math:`\bar P` of the training :math:`P_m` and mapped by the matrix log,
+    :math:`R_m = \log(\bar P^{-1/2} P_m \bar P^{-1/2})`. The labels :math:`y_m = \pm 1`
+    are regressed on :math:`R_m` bilinearly, every column :math:`w_c` of the weight
+    matrix W (KC x KC) with the same Gaussian prior:
 
     .. math::
 
         y_m = \operatorname{tr}(W^\top R_m) + e_m, \quad e_m \sim N(0, \lambda), \quad
-        w_i \sim N(0, \gamma_i B), \quad i = 1 \dots KC.
+        w_c \sim N(0, \Psi), \quad \operatorname{vec}(W) \sim N(0, I_{KC} \otimes \Psi).
 
-    With :math:`\Phi_i` (n_epochs x KC) the i-th columns of the :math:`R_m` as rows, the
-    labels are Gaussian, :math:`y \sim N(0, \Sigma_y)` with :math:`\Sigma_y = \lambda I +
-    \sum_i \gamma_i \Phi_i B \Phi_i^\top`, and the hyperparameters minimise
-
-    .. math::
-
-        \mathcal{L}(\gamma, B, \lambda) = y^\top \Sigma_y^{-1} y + \log |\Sigma_y|.
-
-    The posterior mean of W is :math:`\hat w_i = \gamma_i B \Phi_i^\top \Sigma_y^{-1} y`.
-    Each iteration bounds :math:`\mathcal{L}` from above at the current point (the data term
-    by :math:`\|y - \sum_i \Phi_i \hat w_i\|^2/\lambda + \sum_i \hat w_i^\top B^{-1} \hat
-    w_i/\gamma_i`, the concave log-determinant by its tangent) and minimises the bound in
-    closed form, so that :math:`\mathcal{L}` never increases (``loss_curve_``):
+    With :math:`A_c` (n_epochs x KC) holding the c-th columns of the :math:`R_m` as rows,
+    :math:`y \sim N(0, \Sigma_y)`, :math:`\Sigma_y = \sum_c A_c \Psi A_c^\top + \lambda
+    I`, and :math:`\Psi` and :math:`\lambda` minimise
 
     .. math::
 
-        \gamma_i \leftarrow \sqrt{\frac{\hat w_i^\top B^{-1} \hat w_i}
-            {\operatorname{tr}(B \Phi_i^\top \Sigma_y^{-1} \Phi_i)}}, \quad
-        B \leftarrow G^{-1/2} (G^{1/2} M G^{1/2})^{1/2} G^{-1/2}, \quad
-        \lambda \leftarrow \sqrt{\frac{\|y - \sum_i \Phi_i \hat w_i\|^2}
-            {\operatorname{tr}\Sigma_y^{-1}}},
+        \mathcal{L}(\Psi, \lambda) = y^\top \Sigma_y^{-1} y + \log |\Sigma_y|.
 
-    with :math:`M = \sum_i \hat w_i \hat w_i^\top / \gamma_i` and :math:`G = \sum_i
-    \gamma_i \Phi_i^\top \Sigma_y^{-1} \Phi_i` (the B that solves :math:`B G B = M`).
-    Columns whose :math:`\gamma_i` reaches zero leave the model (the sparsity), and
-    :math:`W = B \hat V \Gamma` has the rank of B at most. An epoch is classified by the
-    sign of :math:`\operatorname{tr}(\hat W^\top R)`.
+    Starting from :math:`\Psi = I`, :math:`\lambda = 1`, each iteration takes the
+    posterior of each column, :math:`u_c = \Psi A_c^\top \Sigma_y^{-1} y` and
+    :math:`\Phi_c = \Psi - \Psi A_c^\top \Sigma_y^{-1} A_c \Psi`, sets :math:`\hat W =
+    (U + U^\top) / 2` (the features are symmetric, so only the symmetric part of W is
+    seen) and updates, with :math:`\hat w_c` the columns of :math:`\hat W` and
+    :math:`\mathbf{R}` the n_epochs x (KC)^2 matrix of the :math:`\operatorname{vec}(R_m)`,
+
+    .. math::
+
+        \Psi \leftarrow \frac{1}{KC} \sum_c \left(\hat w_c \hat w_c^\top + \Phi_c\right),
+        \quad
+        \lambda \leftarrow \frac{1}{M} \Big(\|y - \mathbf{R} \operatorname{vec}(\hat W)\|^2
+            + \sum_c \operatorname{tr}(\Phi_c A_c^\top A_c)\Big),
+
+    until the relative change of :math:`\mathcal{L}` falls below ``tol`` (the paper's
+    2e-4). These are expectation-maximisation updates, so :math:`\mathcal{L}` does not
+    increase in practice (``loss_curve_``); the symmetrised columns and the noise
+    update's column-by-column posterior covariance are the paper's approximations of
+    the exact E-step. The noise variance needs no floor: :math:`\Phi_c` is positive
+    semi-definite, so :math:`\lambda` stays above the posterior spread of the fit,
+    :math:`\sum_c \operatorname{tr}(\Phi_c A_c^\top A_c) / M > 0`, and it reaches 0 only
+    if :math:`\Psi` does, which the residual term then pushes back. An epoch is
+    classified by the sign of :math:`\operatorname{tr}(\hat W^\top R)`. The sparsity is
+    in the rank: the eigenvectors of :math:`\hat W` are spatio-temporal filters, and
+    those whose eigenvalue exceeds 0.05 of the largest in magnitude are kept as
+    ``filters_`` (the prediction uses the whole :math:`\hat W`).
 
     Parameters
     ----------
     order : int, default=2
-        Number of delayed copies K. The paper's motor-imagery setting is K = 2 (K = 1 when
-        its cross-validation picks no delay).
+        Number of delayed copies K, the paper's motor-imagery setting.
     lag : int, default=1
-        Delay :math:`\tau` between copies, in samples. The paper chooses it by 10-fold
-        cross-validation on the training set (its example uses 1); 1 is fixed here.
-    mean : {"arithmetic", "riemann"}, default="arithmetic"
-        The whitening reference: the arithmetic mean of the training covariances (the
-        paper) or their affine-invariant Riemannian mean.
+        Delay :math:`\tau` between copies, in samples. The paper chooses it by
+        cross-validation on the training set; here it is fixed (1, the paper's
+        motor-imagery setting).
     shrinkage : None, "oas" or float in [0, 1], default=None
         Covariance estimate of each embedded epoch: empirical (the paper), Oracle
         Approximating Shrinkage, or shrunk by that fraction to its scaled identity. An
-        epoch shorter than K * n_channels samples needs shrinkage.
-    noise_floor : float, default=1e-6
-        Smallest noise variance :math:`\lambda` (the labels have variance 1). The evidence
-        is unbounded when a few columns of W fit the training labels exactly, which they
-        can as soon as n_epochs is small against :math:`(KC)^2`: :math:`\lambda \to 0`
-        and :math:`\log|\Sigma_y| \to -\infty`. The floor keeps the maximum defined; it
-        is not in the paper.
-    tol : float, default=1e-5
-        Stop when :math:`\mathcal{L}` decreases by at most ``tol * max(1, |L|)``.
+        epoch with fewer samples than K * n_channels needs shrinkage (or a smaller K).
+    tol : float, default=2e-4
+        Stop when :math:`|\Delta\mathcal{L}| \le` ``tol`` :math:`|\mathcal{L}|` (the
+        paper's rule and value).
     max_iter : int, default=5000
-        Maximum number of iterations (the paper's).
+        Maximum number of updates.
 
     Attributes
     ----------
     classes_ : ndarray, shape (2,)
         The labels; ``classes_[1]`` is :math:`y = +1`.
     reference_ : ndarray, shape (K n_channels, K n_channels)
-        The whitening reference :math:`\bar\Sigma`.
+        The whitening reference :math:`\bar P`.
     whitener_ : ndarray, shape (K n_channels, K n_channels)
-        :math:`\bar\Sigma^{-1/2}`.
+        :math:`\bar P^{-1/2}`.
     coef_ : ndarray, shape (K n_channels, K n_channels)
-        The posterior mean :math:`\hat W`.
-    relevance_ : ndarray, shape (K n_channels,)
-        :math:`\gamma`, normalised so that ``trace(column_covariance_) = K n_channels``.
+        :math:`\hat W` (symmetric).
+    filters_ : ndarray, shape (n_filters, K n_channels)
+        Eigenvectors of :math:`\hat W` whose eigenvalue exceeds 0.05 of the largest in
+        magnitude, by decreasing magnitude; entry ``k * n_channels + i`` weighs channel
+        ``i`` delayed by ``k * lag`` samples.
+    weights_ : ndarray, shape (n_filters,)
+        Their eigenvalues.
     column_covariance_ : ndarray, shape (K n_channels, K n_channels)
-        B.
+        :math:`\Psi`.
     noise_variance_ : float
         :math:`\lambda`.
-    loss_curve_ : ndarray, shape (1 + the number of iterations,)
-        :math:`\mathcal{L}` at the start and after every iteration (non-increasing).
+    loss_curve_ : ndarray, shape (1 + the number of updates,)
+        :math:`\mathcal{L}` at the start and after every update.
     n_iter_ : int
-        Iterations run.
+        Updates run.
     n_features_in_ : int
         Number of channels.
 
@@ -226,29 +239,15 @@ class SBLEST(ClassifierMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "order": [Interval(Integral, 1, None, closed="left")],
         "lag": [Interval(Integral, 1, None, closed="left")],
-        "mean": [StrOptions({"arithmetic", "riemann"})],
         "shrinkage": [None, StrOptions({"oas"}), Interval(Real, 0, 1, closed="both")],
-        "noise_floor": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(
-        self,
-        order=2,
-        lag=1,
-        *,
-        mean="arithmetic",
-        shrinkage=None,
-        noise_floor=1e-6,
-        tol=1e-5,
-        max_iter=5000,
-    ):
+    def __init__(self, order=2, lag=1, *, shrinkage=None, tol=2e-4, max_iter=5000):
         self.order = order
         self.lag = lag
-        self.mean = mean
         self.shrinkage = shrinkage
-        self.noise_floor = noise_floor
         self.tol = tol
         self.max_iter = max_iter
 
@@ -259,24 +258,24 @@ class SBLEST(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def _tangent(self, X, whitener):
-        """Whitened, log-mapped augmented covariances (n_epochs, d, d).
+    def _tangent(self, P, whitener, shape):
+        """Whitened, log-mapped covariances (n_epochs, d, d) of ``P`` from X of ``shape``.
 
         A flat epoch (every channel zero) gets the log of the smallest normal float on its
         diagonal, as the covariance path does: finite, and far from any real epoch.
         """
-        R = augmented_covariances(X, self.order, self.lag, self.shrinkage)
-        w, Q = np.linalg.eigh(whitener @ R @ whitener)
-        flat = np.trace(R, axis1=1, axis2=2) == 0
+        w, Q = np.linalg.eigh(whitener @ P @ whitener)
+        flat = np.trace(P, axis1=1, axis2=2) == 0
         bad = np.flatnonzero(~flat & (w[:, 0] <= 1e-12 * np.maximum(w[:, -1], 0.0)))
         if bad.size:
             raise ValueError(
-                f"the augmented covariance of epoch {bad[0]} is singular (K n_channels = "
-                f"{R.shape[1]} against {X.shape[2] - (self.order - 1) * self.lag} samples): "
-                f"set 'shrinkage' (e.g. 'oas'); got shrinkage={self.shrinkage!r} and X of "
-                f"shape {X.shape}."
+                f"the embedded covariance of epoch {bad[0]} is singular (K n_channels = "
+                f"{P.shape[1]} against {shape[2]} samples): set 'shrinkage' (e.g. 'oas') "
+                f"or lower 'order'; got order={self.order}, shrinkage={self.shrinkage!r} "
+                f"and X of shape {shape}."
             )
-        return (Q * np.log(_positive(w))[:, None, :]) @ Q.transpose(0, 2, 1)
+        R = (Q * np.log(_positive(w))[:, None, :]) @ Q.transpose(0, 2, 1)
+        return (R + R.transpose(0, 2, 1)) / 2  # exactly symmetric: _learn relies on it
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -308,24 +307,25 @@ class SBLEST(ClassifierMixin, BaseEstimator):
                 f"'y' must contain 2 classes for SBLEST; got 1 class: {le.classes_.tolist()}."
             )
         X = X.astype(np.float64, copy=False)
-        R = augmented_covariances(X, self.order, self.lag, self.shrinkage)
-        reference = R.mean(axis=0) if self.mean == "arithmetic" else _riemann_mean(R)
+        P = augmented_covariances(X, self.order, self.lag, self.shrinkage)
+        reference = P.mean(axis=0)
         whitener = _spectral_map(reference, lambda w: 1.0 / np.sqrt(_positive(w)))
         with single_threaded_blas():
-            features = self._tangent(X, whitener)
-            coef, gamma, B, noise, losses = _maximise_evidence(
-                features,
-                np.where(y_enc == 1, 1.0, -1.0),
-                self.tol,
-                self.max_iter,
-                self.noise_floor,
+            features = self._tangent(P, whitener, X.shape)
+            coef, psi, noise, losses = _learn(
+                features, np.where(y_enc == 1, 1.0, -1.0), self.tol, self.max_iter
             )
+        eigenvalues, vectors = np.linalg.eigh(coef)
+        by_size = np.argsort(-np.abs(eigenvalues), kind="stable")
+        eigenvalues, vectors = eigenvalues[by_size], vectors[:, by_size]
+        keep = np.abs(eigenvalues) > FILTER_THRESHOLD * np.abs(eigenvalues[0])
         self.classes_ = le.classes_
         self.reference_ = reference
         self.whitener_ = whitener
         self.coef_ = coef
-        self.relevance_ = gamma
-        self.column_covariance_ = B
+        self.filters_ = vectors[:, keep].T
+        self.weights_ = eigenvalues[keep]
+        self.column_covariance_ = psi
         self.noise_variance_ = noise
         self.loss_curve_ = np.asarray(losses)
         self.n_iter_ = len(losses) - 1
@@ -346,8 +346,10 @@ class SBLEST(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X, _ = check_X(X, estimator=self, reset=False)
-        features = self._tangent(X.astype(np.float64, copy=False), self.whitener_)
-        return np.einsum("mij,ij->m", features, self.coef_)
+        X = X.astype(np.float64, copy=False)
+        P = augmented_covariances(X, self.order, self.lag, self.shrinkage)
+        features = self._tangent(P, self.whitener_, X.shape)
+        return features.reshape(len(X), -1) @ self.coef_.ravel()
 
     def predict(self, X):
         """Return the predicted labels (n_epochs,).
@@ -366,51 +368,45 @@ class SBLEST(ClassifierMixin, BaseEstimator):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
 
-def _maximise_evidence(R, y, tol, max_iter, noise_floor):
-    """Learn (gamma, B, lambda) by the bound minimisation of :class:`SBLEST`.
+def _learn(R, y, tol, max_iter):
+    """Learn (Psi, lambda) by the updates of :class:`SBLEST`; return W, Psi, lambda, costs.
 
-    ``R`` (n, d, d) holds symmetric features, so ``Phi_i = R[:, i, :]``. Returns the
-    posterior mean W (d, d), gamma (d,), B (d, d), lambda and the cost after every step.
+    ``R`` (n, d, d) holds symmetric features, so column c of ``R[m]`` is its row c:
+    ``A_c = R[:, c, :]``, and a product over the epoch axis acts on every A_c at once
+    (``R.reshape(n, d * d)``, columns ordered (c, i)). The costs are those of the
+    (Psi, lambda) each iteration starts from; W is the posterior mean at the last.
     """
     n, d, _ = R.shape
-    Phi = np.ascontiguousarray(R.transpose(1, 0, 2))  # Phi[i] = Phi_i, (n, d)
-    gamma, B, noise = np.ones(d), np.eye(d), 1.0
-    losses = []
+    flat = R.reshape(n, d * d)
+    stacked = R.reshape(n * d, d)  # rows (m, c): A_c's rows, every c
+    # C[c] = A_c^T A_c, fixed; sum_c tr(Psi C_c) is tr(Sigma_y) - n lambda
+    C = R.transpose(1, 2, 0) @ R.transpose(1, 0, 2)
+    psi, noise = np.eye(d), 1.0
+    losses, previous = [], None
     for _ in range(max_iter + 1):
-        PB = Phi @ B
-        K = PB @ Phi.transpose(0, 2, 1)  # K[i] = Phi_i B Phi_i^T
-        S = noise * np.eye(n) + np.einsum("i,imn->mn", gamma, K)
-        c = linalg.cho_factor(S)
-        S_inv = linalg.cho_solve(c, np.eye(n))
-        a = S_inv @ y
-        losses.append(float(y @ a + 2.0 * np.sum(np.log(np.diag(c[0])))))
-        BV = (PB.transpose(0, 2, 1) @ a).T  # column i: B Phi_i^T a
-        coef = BV * gamma  # the posterior mean, column i: gamma_i B Phi_i^T a
-        if len(losses) > 1 and losses[-2] - losses[-1] <= tol * max(1.0, abs(losses[-1])):
+        # sum_c A_c Psi A_c^T: entry (m, k) is tr(R_m Psi R_k), all R_m Psi in one product
+        sigma_y = (stacked @ psi).reshape(n, d * d) @ flat.T
+        sigma_y = (sigma_y + sigma_y.T) / 2
+        sigma_y[np.diag_indices(n)] += noise
+        L = linalg.cholesky(sigma_y, lower=True, check_finite=False)
+        v = linalg.solve_triangular(L, y, lower=True, check_finite=False)
+        alpha = linalg.solve_triangular(L, v, lower=True, trans="T", check_finite=False)
+        loss = float(v @ v + 2.0 * np.sum(np.log(np.diag(L))))
+        losses.append(loss)
+        U = psi @ np.tensordot(alpha, R, axes=1)  # column c: Psi A_c^T Sigma_y^-1 y
+        W = (U + U.T) / 2
+        converged = previous is not None and abs(loss - previous) <= tol * abs(previous)
+        if converged or len(losses) == max_iter + 1:
             break
-        if len(losses) == max_iter + 1:
-            break
-        # quad[i] = w_i^T B^-1 w_i without B^-1 (w_i = gamma_i B v_i, v_i = Phi_i^T a);
-        # z[i] = tr(B Phi_i^T S^-1 Phi_i), the gradient of log|S| in gamma_i
-        residual = y - np.einsum("mij,ij->m", R, coef)
-        v = (Phi.transpose(0, 2, 1) @ a).T  # column i: v_i = Phi_i^T a
-        quad = gamma**2 * np.einsum("di,di->i", v, BV)
-        z = np.einsum("imn,nm->i", K, S_inv)
-        new_gamma = np.sqrt(np.maximum(quad, 0.0) / np.maximum(z, np.finfo(float).tiny))
-        active = new_gamma > 0
-        M = (coef[:, active] / new_gamma[active]) @ coef[:, active].T
-        H = S_inv @ Phi  # H[i] = S^-1 Phi_i
-        G = (Phi * new_gamma[:, None, None]).reshape(d * n, d).T @ H.reshape(d * n, d)
-        w, Q = np.linalg.eigh((G + G.T) / 2)
-        w = np.maximum(w, 1e-10 * max(w[-1], np.finfo(float).tiny))
-        g_half = (Q * np.sqrt(w)) @ Q.T
-        g_inv_half = (Q / np.sqrt(w)) @ Q.T
-        B = g_inv_half @ _spectral_map(g_half @ M @ g_half, lambda e: np.sqrt(np.maximum(e, 0)))
-        B = B @ g_inv_half
-        B = (B + B.T) / 2
-        scale = np.trace(B) / d
-        if not scale > 0:  # every column left the model: W = 0 is the fixed point
-            break
-        B, gamma = B / scale, new_gamma * scale  # gamma_i B is what the model sees
-        noise = max(float(np.sqrt(residual @ residual / np.trace(S_inv))), noise_floor)
-    return coef, gamma, B, noise, losses
+        previous = loss
+        # B[m, c, :] = (L^-1 A_c)[m]: sum_c A_c^T Sigma_y^-1 A_c = B^T B over (m, c)
+        B = linalg.solve_triangular(L, flat, lower=True, check_finite=False).reshape(n * d, d)
+        phi_sum = d * psi - psi @ (B.T @ B) @ psi  # sum_c Phi_c
+        # sum_c tr(Psi A_c^T Sigma_y^-1 A_c Psi C_c), with Q_c = L^-1 A_c Psi
+        Q = np.ascontiguousarray((B @ psi).reshape(n, d, d).transpose(1, 0, 2))
+        spread = np.trace(sigma_y) - n * noise - np.vdot(Q @ C, Q)
+        residual = y - flat @ W.ravel()
+        psi = (W @ W.T + phi_sum) / d
+        psi = (psi + psi.T) / 2
+        noise = float(residual @ residual + spread) / n
+    return W, psi, noise, losses
