@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.bci_model import auto_candidate_name
 from sblr_rt.preprocessing.spatial import spatial_label
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -72,7 +73,7 @@ def auto_candidates(model) -> list[dict]:
     auto = (metadata.get("selection") or {}).get("auto") or {}
     rows = []
     for c in auto.get("candidates") or []:
-        name = c.get("name") or f"{c.get('features')}/{c.get('spatial') or 'none'}"
+        name = auto_candidate_name(c)
         members = auto.get("ensemble") or [auto.get("chosen")]
         rows.append(
             {**c, "name": name, "chosen": name == auto.get("chosen"), "member": name in members}

@@ -447,7 +447,11 @@ class BCIModel:
             f"classes: {self.classes}",
         ]
         if self.members:
-            names = [f"{m.features}/{spatial_label(m.preprocessor.spatial)}" for m in self.members]
+            names = [
+                f"{m.features}/{spatial_label(m.preprocessor.spatial)} "
+                f"({m.preprocessor.n_times} times)"
+                for m in self.members
+            ]
             lines.append(
                 f"ensemble: the mean score of {len(names)} models ({', '.join(names)}); "
                 "the first is described below"
@@ -527,6 +531,29 @@ def _check_members(members, model) -> list:
     return members
 
 
+def auto_candidate_name(candidate: dict) -> str:
+    """Return the name of one ``features="auto"`` candidate of a model file's report.
+
+    Parameters
+    ----------
+    candidate : dict
+        One entry of ``metadata["selection"]["auto"]["candidates"]``.
+
+    Returns
+    -------
+    name : str
+        ``"path/spatial"``, with ``/<n>t`` for a waveform candidate on the coarse grid
+        (``"waveform/car/10t"``); files written before the coarse grid have no stored name.
+
+    Examples
+    --------
+    >>> auto_candidate_name({"features": "spectral", "spatial": None})
+    'spectral/none'
+    """
+    name = candidate.get("name")
+    return name or f"{candidate.get('features')}/{candidate.get('spatial') or 'none'}"
+
+
 def _auto_lines(auto: dict | None) -> list[str]:
     """Return the table of ``features="auto"``: every candidate's cross-validated scores."""
     if not auto:
@@ -543,7 +570,7 @@ def _auto_lines(auto: dict | None) -> list[str]:
         )
     lines.append("  path/spatial          log-loss  accuracy   AUC   rank")
     for c in auto.get("candidates", []):
-        name = f"{c.get('features')}/{c.get('spatial') or 'none'}"
+        name = auto_candidate_name(c)
         mark = "*" if name == auto.get("chosen") else "+" if name in ensemble else " "
         lines.append(
             f" {mark}{name:21} {_number(c.get('log_loss')):>8} "
