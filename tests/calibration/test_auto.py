@@ -40,6 +40,7 @@ def test_candidates_follow_the_data():
 def test_waveform_adds_the_coarse_grid_only_where_it_halves_the_points():
     from sblr_rt.calibration.auto import _with_grids
     from sblr_rt.calibration.config import CalibrationConfig
+
     from sblr_rt.preprocessing import Preprocessor
 
     eeg = ["C3", "Cz", "C4"]
