@@ -57,8 +57,10 @@ def simulated_model(
     y = np.array([SIM_CLASSES.index(c) for _, c in keep])
     Z = pre.fit(raw).transform(raw)
     est = SparseBilinearLogisticRegression(
-        rank=rank, mu1=0.005, nu1=0.0005, random_state=0, max_iter=300, tol=1e-2
+        rank=rank, mu1=0.0005, nu1=0.0005, random_state=0, max_iter=300, tol=1e-2
     ).fit(Z, y)
+    # the Model tab's tests check every component's plots: none may have collapsed
+    assert np.all(np.abs(est.spatial_).sum(axis=0) > 0), "a component of the fixture is empty"
     metadata = {
         "selection": {
             "rank": rank,
