@@ -332,9 +332,10 @@ def fresh_auto(n_jobs):
     if res.returncode:
         return f"failed: {(res.stderr.strip().splitlines() or ['?'])[-1]}"
     imports, work = map(float, res.stdout.split()[-2:])
+    where = "in this process" if n_jobs == 1 else f"with the start of {n_jobs} workers"
     return (
         f"{wall:.1f} s for the whole process: imports {imports:.1f} s, reading and "
-        f"calibrating {work:.1f} s (with the start of {n_jobs} worker processes)"
+        f"calibrating {work:.1f} s ({where})"
     )
 
 
