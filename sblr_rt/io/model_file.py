@@ -385,10 +385,10 @@ def _rebuild_single(header: dict, arrays: dict[str, np.ndarray], prefix: str, me
         est_arrays["intercept"],
         np.arange(len(classes)),
         est_arrays.get("spatial_patterns"),
+        fit_info=_fit_info(est_arrays),
         **params,
     )
     est._validate_params()  # scikit-learn's check of every constructor parameter
-    _restore_fit_info(est, est_arrays, n_classes=len(classes))
     centring = header.get("run_centring")  # absent from files written before it existed
     if centring is not None:
         try:
@@ -461,12 +461,13 @@ def _check_estimator_arrays(arrays: dict[str, np.ndarray], *, n_classes: int, pr
             )
 
 
-def _restore_fit_info(est, arrays: dict[str, np.ndarray], *, n_classes: int) -> None:
-    """Set what :meth:`from_factors` leaves out: iterations, objective, l1 thresholds."""
+def _fit_info(arrays: dict[str, np.ndarray]) -> dict:
+    """Return what the saved fit recorded: iterations, objective, l1 thresholds."""
     n_iter = arrays.get("n_iter", np.zeros(1, dtype=np.int64))
-    est.n_iter_ = int(n_iter[0]) if n_iter.size == 1 else n_iter
+    info = {"n_iter": int(n_iter[0]) if n_iter.size == 1 else n_iter}
     if "l1_penalty_max" in arrays:
-        est.l1_penalty_max_ = arrays["l1_penalty_max"]
+        info["l1_penalty_max"] = arrays["l1_penalty_max"]
     objectives = [arrays[k] for k in sorted(arrays) if k.startswith("objective_")]
     if objectives:
-        est.objective_ = objectives[0] if len(objectives) == 1 else objectives
+        info["objective"] = objectives[0] if len(objectives) == 1 else objectives
+    return info

@@ -482,7 +482,17 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         self.intercept_ = np.asarray(b, dtype=np.float64)
 
     @classmethod
-    def from_factors(cls, spatial, temporal, intercept, classes, spatial_patterns=None, **params):
+    def from_factors(
+        cls,
+        spatial,
+        temporal,
+        intercept,
+        classes,
+        spatial_patterns=None,
+        *,
+        fit_info=None,
+        **params,
+    ):
         """Return a fitted estimator rebuilt from saved factors (no training).
 
         Parameters
@@ -497,6 +507,10 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             ``classes_``.
         spatial_patterns : array-like | None
             ``spatial_patterns_`` if saved (else the attribute is None).
+        fit_info : dict | None
+            What the fit that found the factors recorded, set as the attributes of the
+            same name with a trailing underscore: ``n_iter``, ``objective`` and
+            ``l1_penalty_max`` (each optional).
         **params
             Constructor parameters (``rank`` is taken from the factors; ``multi_class``
             decides how ``predict_proba`` normalises three or more classes).
@@ -505,8 +519,15 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         -------
         SparseBilinearLogisticRegression
             Ready for ``decision_function``/``predict``/``predict_proba``; ``objective_``
-            and ``n_iter_`` are not set.
+            and ``n_iter_`` are set only from ``fit_info``.
         """
+        fit_info = dict(fit_info or {})
+        unknown = set(fit_info) - {"n_iter", "objective", "l1_penalty_max"}
+        if unknown:
+            raise ValueError(
+                "'fit_info' may hold 'n_iter', 'objective' and 'l1_penalty_max', "
+                f"got {sorted(unknown)}"
+            )
         spatial = np.asarray(spatial, dtype=np.float64)
         temporal = np.asarray(temporal, dtype=np.float64)
         classes = np.asarray(classes)
@@ -527,6 +548,8 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         )
         est.n_features_in_ = spatial.shape[-2]
         est.n_times_in_ = temporal.shape[-2]
+        for name, value in fit_info.items():
+            setattr(est, f"{name}_", value)
         return est
 
     # What a fitted model computes: scores tr(U^T X_i V) + b and what follows from them.

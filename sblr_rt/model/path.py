@@ -368,10 +368,10 @@ class _Lockstep:
             V[0] if two else V,
             b,
             ts.classes,
+            fit_info={"n_iter": n_iter, "objective": objective},
             **self.params,
             **ts.points[p][k],
         )
-        est.n_iter_, est.objective_ = n_iter, objective
         out = est if self.callback is None else self.callback(self.fold_ids[d], p, k, est)
         self.results[d][p][k] = out
         self.position[j] = k + 1

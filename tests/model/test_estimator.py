@@ -245,7 +245,16 @@ def test_from_factors_rebuilds_the_same_predictions(n_classes):
     )
     np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
     np.testing.assert_array_equal(again.predict_proba(X), clf.predict_proba(X))
-    assert again.rank == 2
+    assert again.rank == 2 and not hasattr(again, "n_iter_")
+    info = {"n_iter": clf.n_iter_, "objective": clf.objective_}
+    with_info = SparseBilinearLogisticRegression.from_factors(
+        clf.spatial_, clf.temporal_, clf.intercept_, clf.classes_, fit_info=info
+    )
+    assert with_info.n_iter_ is clf.n_iter_ and with_info.objective_ is clf.objective_
+    with pytest.raises(ValueError, match=r"'fit_info' may hold .* got \['tol'\]"):
+        SparseBilinearLogisticRegression.from_factors(
+            clf.spatial_, clf.temporal_, clf.intercept_, clf.classes_, fit_info={"tol": 1}
+        )
     with pytest.raises(ValueError, match="must be 3-D for 3 classes"):
         SparseBilinearLogisticRegression.from_factors(
             clf.spatial_[0], clf.temporal_[0], [0.0], [0, 1, 2]
