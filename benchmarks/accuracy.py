@@ -170,8 +170,12 @@ def recentred_ts_lr(train_parts, test_part):
     """TS+LR with Riemannian re-centring; return the test run's accuracy."""
     from pyriemann.estimation import Covariances
     from pyriemann.tangentspace import TangentSpace
-    from pyriemann.utils.base import invsqrtm, powm, sqrtm
-    from pyriemann.utils.mean import mean_riemann
+    try:  # pyRiemann 0.12 moved them (the old modules warn, and go in 0.14)
+        from pyriemann.geometry.base import invsqrtm, powm, sqrtm
+        from pyriemann.geometry.mean import mean_riemann
+    except ImportError:
+        from pyriemann.utils.base import invsqrtm, powm, sqrtm
+        from pyriemann.utils.mean import mean_riemann
     from sklearn.linear_model import LogisticRegression
 
     cov = Covariances("oas")
