@@ -3,7 +3,10 @@
 Each sub-command lives in its own module of this package, named after the command, and
 exposes ``add_parser(subparsers)`` which registers its arguments and sets ``func`` (a
 callable taking the parsed namespace and returning an exit code). Heavy imports (LSL, Qt,
-calibration) happen inside ``func``, so ``sblr-rt --help`` stays fast.
+calibration) happen inside ``func``, so ``sblr-rt --help`` stays fast. The parser class
+the commands register on (defaults in ``--help``, the logging options) is in
+:mod:`sblr_rt.cli._parser`: this module imports the commands, and they never call back
+into it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import importlib
 import logging
 import signal
 import sys
+
+from sblr_rt.cli._parser import SubcommandParser, add_logging_options
 
 from sblr_rt import __version__
 
@@ -30,69 +35,6 @@ COMMANDS = (
 )
 
 
-class _DefaultsFormatter(argparse.HelpFormatter):
-    """Show each option's default, unless its help already says it or there is none."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        default = action.default
-        # ``is``, not ``in``: a default of 0 or 0.0 is a default to show (0 == False).
-        if (
-            "default" in text
-            or default is None
-            or default is False
-            or default is argparse.SUPPRESS
-            or not action.option_strings
-        ):
-            return text
-        return f"{text} (default: %(default)s)"
-
-
-class _SubcommandParser(argparse.ArgumentParser):
-    """A sub-command's parser: defaults shown in ``--help``, the logging options too.
-
-    The logging options are accepted before and after the sub-command; given after it,
-    they win. Their defaults here are suppressed so that a sub-command never resets what
-    was given before it.
-    """
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", _DefaultsFormatter)
-        if kwargs.get("description"):
-            kwargs["description"] = kwargs["description"].replace("``", "")
-        super().__init__(*args, **kwargs)
-        _add_logging_options(self, default=argparse.SUPPRESS)
-
-
-def _add_logging_options(parser: argparse.ArgumentParser, *, default) -> None:
-    group = parser.add_argument_group("logging")
-    # -v and -q set one level: the last given wins, after the sub-command too.
-    group.add_argument(
-        "-v",
-        "--verbose",
-        action="store_const",
-        dest="log_level",
-        const=logging.DEBUG,
-        default=logging.INFO if default is None else default,
-        help="debug log output (the default is info)",
-    )
-    group.add_argument(
-        "-q",
-        "--quiet",
-        action="store_const",
-        dest="log_level",
-        const=logging.ERROR,
-        default=argparse.SUPPRESS,
-        help="errors only",
-    )
-    group.add_argument(
-        "--log-file",
-        metavar="PATH",
-        default=default,
-        help="also write the log to this file (appended)",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every available sub-command.
 
@@ -106,9 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Real-time BCI classification with sparse bilinear logistic regression.",
     )
     parser.add_argument("--version", action="version", version=f"sblr-rt {__version__}")
-    _add_logging_options(parser, default=None)
+    add_logging_options(parser, default=None)
     subparsers = parser.add_subparsers(
-        dest="command", metavar="COMMAND", parser_class=_SubcommandParser
+        dest="command", metavar="COMMAND", parser_class=SubcommandParser
     )
     for name in COMMANDS:
         module = importlib.import_module(f"sblr_rt.cli.{name}")
