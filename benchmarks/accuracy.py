@@ -170,6 +170,7 @@ def recentred_ts_lr(train_parts, test_part):
     """TS+LR with Riemannian re-centring; return the test run's accuracy."""
     from pyriemann.estimation import Covariances
     from pyriemann.tangentspace import TangentSpace
+
     try:  # pyRiemann 0.12 moved them (the old modules warn, and go in 0.14)
         from pyriemann.geometry.base import invsqrtm, powm, sqrtm
         from pyriemann.geometry.mean import mean_riemann
