@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["baseline_matrix", "bin_edges", "fir_matrix", "folded_operators", "resampling_matrix"]
+__all__ = ["baseline_matrix", "bin_edges", "fir_matrix", "resampling_matrix"]
 
 
 def resampling_matrix(n_in: int, n_out: int) -> np.ndarray:
@@ -108,35 +108,3 @@ def fir_matrix(b: np.ndarray, n_window: int, n_pad: int) -> np.ndarray:
     for k, bk in enumerate(b):
         F[np.arange(n_window), n_pad + np.arange(n_window) - k] = bk
     return F
-
-
-def folded_operators(pre, *, include_filter: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Spatial and temporal matrices of a fitted waveform preprocessor.
-
-    Parameters
-    ----------
-    pre : Preprocessor
-        Fitted, waveform path.
-    include_filter : bool
-        False: ``X = S @ filtered_window @ T`` where ``filtered_window``
-        ``(n_channels, n_window)`` is the band-passed raw window in ``ch_names`` order
-        (every channel filtered alike; filtering commutes with ``S``). True: the FIR
-        filter is folded into ``T`` too, ``X = S @ raw_epoch @ T`` on the padded raw epoch
-        ``(n_channels, n_times_raw)``, equal to floating-point tolerance.
-
-    Returns
-    -------
-    S : ndarray, shape (n_rows, n_channels)
-        Channel pick and order, spatial stage and row scaling.
-    T : ndarray, shape (n_window, n_times) or (n_times_raw, n_times)
-        Baseline, resampling and time scaling (and the filter if requested).
-    """
-    S = np.zeros((pre.n_rows, len(pre.ch_names)))
-    spatial = np.eye(pre.n_rows) if pre.spatial_matrix is None else pre.spatial_matrix
-    S[:, pre.pick_indices] = spatial / pre.row_scale_[:, None]
-    T = pre.temporal_matrix / pre.col_scale_[None, :]
-    if include_filter and pre.filters:
-        T = fir_matrix(pre.filters[0], pre.n_window, pre.n_pad).T @ T
-    elif include_filter:
-        T = T.copy()
-    return S, T

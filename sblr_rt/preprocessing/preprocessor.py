@@ -49,15 +49,10 @@ from sblr_rt.preprocessing._checks import (
     check_spatial_matrix,
     check_window,
 )
-from sblr_rt.preprocessing._serialise import (
-    preprocessor_arrays,
-    preprocessor_config,
-    restore_fitted,
-    saved_config,
-)
+from sblr_rt.preprocessing._serialise import saved_config
 from sblr_rt.preprocessing.features import FEATURE_PATHS, FEATURES, FeaturePath
 from sblr_rt.preprocessing.filters import StreamingFilter, filter_padded_epochs
-from sblr_rt.preprocessing.operators import folded_operators
+from sblr_rt.preprocessing.operators import fir_matrix
 from sblr_rt.preprocessing.scaling import SCALINGS, apply_scaling, fit_scaling
 from sblr_rt.preprocessing.spatial import apply_spatial, spatial_operator
 
@@ -437,9 +432,22 @@ class Preprocessor:
     def linear_operators(self, *, include_filter: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Spatial and temporal matrices of the fitted waveform path.
 
-        ``X = S @ filtered_window @ T`` (:func:`.operators.folded_operators`); with
-        ``include_filter`` the FIR filter is folded into ``T`` and the product applies to
-        the padded raw epoch. Returns ``S`` (n_rows, n_channels) and ``T``.
+        Parameters
+        ----------
+        include_filter : bool
+            False: ``X = S @ filtered_window @ T`` where ``filtered_window``
+            ``(n_channels, n_window)`` is the band-passed raw window in ``ch_names`` order
+            (every channel filtered alike; filtering commutes with ``S``). True: the FIR
+            filter is folded into ``T`` too (:func:`.operators.fir_matrix`), ``X = S @
+            raw_epoch @ T`` on the padded raw epoch ``(n_channels, n_times_raw)``, equal to
+            floating-point tolerance.
+
+        Returns
+        -------
+        S : ndarray, shape (n_rows, n_channels)
+            Channel pick and order, spatial stage and row scaling.
+        T : ndarray, shape (n_window, n_times) or (n_times_raw, n_times)
+            Baseline, resampling and time scaling (and the filter if requested).
         """
         if not self.is_linear:
             raise ValueError(
@@ -447,18 +455,51 @@ class Preprocessor:
                 f"the signal), got features={self.features!r}"
             )
         self._check_fitted("linear_operators")
-        return folded_operators(self, include_filter=include_filter)
+        S = np.zeros((self.n_rows, len(self.ch_names)))
+        spatial = np.eye(self.n_rows) if self.spatial_matrix is None else self.spatial_matrix
+        S[:, self.pick_indices] = spatial / self.row_scale_[:, None]
+        T = self.temporal_matrix / self.col_scale_[None, :]
+        if include_filter and self.filters:
+            T = fir_matrix(self.filters[0], self.n_window, self.n_pad).T @ T
+        elif include_filter:
+            T = T.copy()
+        return S, T
 
     # ------------------------------------------------------------- (de)serialising
 
     def get_config(self) -> dict:
         """Return the constructor parameters as a JSON-serialisable dict."""
-        return preprocessor_config(self)
+        return {
+            "ch_names": list(self.ch_names),
+            "sfreq": self.sfreq,
+            "tmin": self.tmin,
+            "tmax": self.tmax,
+            "picks": list(self.picks),
+            "features": self.features,
+            "l_freq": self.l_freq,
+            "h_freq": self.h_freq,
+            "bands": [list(b) for b in self.bands],
+            "n_times": self.n_times,
+            "baseline": None if self.baseline is None else list(self.baseline),
+            "scaling": self.scaling,
+            "filter_length": self.filter_length,
+            "spatial": self.spatial,
+            "reference": self.reference,
+        }
 
     def get_arrays(self) -> dict[str, np.ndarray]:
-        """Return the fitted arrays and the filter coefficients (for the model file)."""
+        """Return the fitted arrays and the filter coefficients (for the model file).
+
+        Also the spatial operator, when there is one.
+        """
         self._check_fitted("get_arrays")
-        return preprocessor_arrays(self)
+        arrays = {"row_offset": self.row_offset_, "row_scale": self.row_scale_}
+        arrays["col_scale"] = self.col_scale_
+        for k, b in enumerate(self.filters):
+            arrays[f"filter_{k}"] = b
+        if self.spatial_matrix is not None:
+            arrays["spatial_matrix"] = self.spatial_matrix
+        return arrays
 
     @classmethod
     def from_config(cls, config: dict, arrays: dict[str, np.ndarray] | None = None):
@@ -467,7 +508,7 @@ class Preprocessor:
         Parameters
         ----------
         config : dict
-            Constructor parameters.
+            Constructor parameters (a header of any age: :func:`._serialise.saved_config`).
         arrays : dict | None
             Fitted arrays; the stored filter coefficients and spatial operator replace
             the re-computed ones, so a loaded model computes exactly what was saved.
@@ -479,8 +520,30 @@ class Preprocessor:
         """
         pre = cls(**saved_config(config, arrays))
         if arrays is not None:
-            restore_fitted(pre, arrays)
+            pre._restore_fitted(arrays)
         return pre
+
+    def _restore_fitted(self, arrays: dict) -> None:
+        """Set the saved filters and scaling from the model file's arrays.
+
+        The stored filter coefficients replace the re-designed ones, so that a loaded model
+        computes exactly what was saved; every array's shape is checked first.
+        """
+        n_rows, n_times = self.n_rows, self.n_times
+        expect = {"row_offset": (n_rows,), "row_scale": (n_rows,), "col_scale": (n_times,)}
+        for k, b in enumerate(self.filters):
+            expect[f"filter_{k}"] = b.shape
+        for name, shape in expect.items():
+            if name not in arrays or arrays[name].shape != shape:
+                got = None if name not in arrays else arrays[name].shape
+                raise ValueError(
+                    f"preprocessing array {name!r} must have shape {shape}, got {got}"
+                )
+        self.filters = [np.asarray(arrays[f"filter_{k}"]) for k in range(len(self.filters))]
+        self._path.filters = self.filters
+        self.row_offset_ = np.asarray(arrays["row_offset"], dtype=np.float64)
+        self.row_scale_ = np.asarray(arrays["row_scale"], dtype=np.float64)
+        self.col_scale_ = np.asarray(arrays["col_scale"], dtype=np.float64)
 
     def for_channels(self, ch_names: Sequence[str]) -> Preprocessor:
         """Return a copy reading raw data with another channel order (or a superset).
