@@ -219,7 +219,7 @@ def bench_steps(model, n_reps: int, *, plain: bool = True) -> dict:
         # Check: the stream's decision equals the plain path on the same samples.
         ref = clf.decision_function(data[pos - clf.n_times : pos].T, path="plain")
         got = state.decide(pos)["score"]
-        b = clf._b
+        b = clf.intercept
         out["max_abs_diff"] = float(np.max(np.abs(np.atleast_1d(got) - ref)))
         out["score_scale"] = float(np.max(np.abs(ref - b)))
     return out

@@ -53,7 +53,7 @@ from sblr_rt._docs import fill_doc
 from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
 from sblr_rt.online.decision import Decision
-from sblr_rt.online.paths import fast_path_for, path_class
+from sblr_rt.online.paths import Scoring, fast_path_for, path_class
 from sblr_rt.online.run_info import RunInfo
 from sblr_rt.online.streaming import StreamingState
 
@@ -155,6 +155,9 @@ class OnlineClassifier:
     run_info : RunInfo
         What the online loop reads from the model file: unit, calibration markers,
         smoothing, rejection settings, version (:class:`~sblr_rt.online.run_info.RunInfo`).
+    scoring : Scoring
+        How the scores are computed (factors, folded factors, intercept, window sizes):
+        what the streaming paths are given (:class:`~sblr_rt.online.paths.base.Scoring`).
     """
 
     def __init__(
@@ -199,16 +202,12 @@ class OnlineClassifier:
         # Model-grid factors, stacked per output column: (K, n_rows, r), (K, n_times, r).
         U = np.asarray(est.spatial_, dtype=np.float64)
         V = np.asarray(est.temporal_, dtype=np.float64)
-        self._U = U[None] if U.ndim == 2 else U
-        self._V = V[None] if V.ndim == 2 else V
-        self._b = np.asarray(
-            getattr(model, "intercept", est.intercept_), dtype=np.float64
-        ).reshape(-1)
-        self.rank = self._U.shape[2]
-        self._n_out = self._U.shape[0]
+        U = U[None] if U.ndim == 2 else U
+        V = V[None] if V.ndim == 2 else V
+        self.rank = U.shape[2]
         linear = pre.is_linear and not self._ensemble
         self.path = "folded" if (self.fast and linear) else "plain"
-        self._native: tuple[np.ndarray, np.ndarray] | None = None
+        native = None
         if linear:
             Un, Vn, _ = model.native_factors()
             Un = Un[None] if Un.ndim == 2 else Un
@@ -217,9 +216,23 @@ class OnlineClassifier:
             spatial = np.ascontiguousarray(Un.transpose(1, 0, 2).reshape(Un.shape[1], -1))
             temporal = np.ascontiguousarray(Vn.transpose(1, 0, 2).reshape(Vn.shape[1], -1))
             spatial.flags.writeable = temporal.flags.writeable = False
-            self._native = (spatial, temporal)
-        # W_k = U_k V_k^T on the model grid, for scores from model input in one pass.
-        self._W = np.einsum("ksr,ktr->kst", self._U, self._V)
+            native = (spatial, temporal)
+        #: Scoring: how the scores are computed, for this class and its streaming paths.
+        self.scoring = Scoring(
+            model=model,
+            features=self.features,
+            n_channels=len(self.ch_names),
+            n_times=self.n_times,
+            n_pad=self.n_pad,
+            # W_k = U_k V_k^T on the model grid, for scores from model input in one pass.
+            weights=np.einsum("ksr,ktr->kst", U, V),
+            intercept=np.asarray(
+                getattr(model, "intercept", est.intercept_), dtype=np.float64
+            ).reshape(-1),
+            rank=self.rank,
+            native=native,
+            members=tuple((m.path_class(), m.scoring) for m in self.members),
+        )
 
     def __repr__(self) -> str:
         return (
@@ -279,11 +292,8 @@ class OnlineClassifier:
             cols = np.einsum(
                 "ct,tj,cj->j", window, self.native_temporal, self.native_spatial, optimize=True
             )
-            return self.scores_from_columns(cols)
-        if self._ensemble:  # the mean of the members' scores
-            return np.atleast_1d(self.model.decision_function(window[None])[0])
-        X = self.model.transform(window[None])[0]
-        return self.scores_from_features(X)
+            return self.scoring.scores_from_columns(cols)
+        return self.scoring.plain_scores(window)  # an ensemble's: the members' mean
 
     @property
     def preprocessor(self):
@@ -293,12 +303,12 @@ class OnlineClassifier:
     @property
     def n_outputs(self) -> int:
         """Scores per window: 1 for two classes, else one per class."""
-        return self._n_out
+        return self.scoring.n_outputs
 
     @property
     def intercept(self) -> np.ndarray:
         """The intercepts, shape (n_outputs,) (a copy)."""
-        return self._b.copy()
+        return self.scoring.intercept.copy()
 
     @property
     def native_spatial(self) -> np.ndarray:
@@ -307,7 +317,7 @@ class OnlineClassifier:
         Column ``k * rank + j`` is output ``k``, component ``j``
         (:meth:`BCIModel.native_factors`). Waveform models only (read-only array).
         """
-        return self._folded("native_spatial")[0]
+        return self.scoring.folded("native_spatial")[0]
 
     @property
     def native_temporal(self) -> np.ndarray:
@@ -315,26 +325,24 @@ class OnlineClassifier:
 
         Filtering, baseline, resampling and scaling are folded in. Waveform models only.
         """
-        return self._folded("native_temporal")[1]
-
-    def _folded(self, what: str) -> tuple[np.ndarray, np.ndarray]:
-        if self._native is None:
-            raise ValueError(
-                f"'{what}' needs the waveform feature path (a linear preprocessing), got "
-                f"features={self.features!r}"
-            )
-        return self._native
+        return self.scoring.folded("native_temporal")[1]
 
     def scores_from_columns(self, cols: np.ndarray) -> np.ndarray:
-        """Return the scores from the products ``u_j^T X v_j``, shape (n_outputs * rank,)."""
-        return np.asarray(cols).reshape(self._n_out, self.rank).sum(axis=1) + self._b
+        """Return the scores from the products ``u_j^T X v_j``, shape (n_outputs * rank,).
+
+        :meth:`Scoring.scores_from_columns <sblr_rt.online.paths.base.Scoring.
+        scores_from_columns>`.
+        """
+        return self.scoring.scores_from_columns(cols)
 
     def scores_from_features(self, X: np.ndarray) -> np.ndarray:
         """Return ``tr(U^T X V) + b`` per output, shape (..., n_outputs).
 
-        ``X`` is one model input (n_rows, n_times) or a stack of them (..., n_rows, n_times).
+        ``X`` is one model input (n_rows, n_times) or a stack of them (..., n_rows, n_times)
+        (:meth:`Scoring.scores_from_features <sblr_rt.online.paths.base.Scoring.
+        scores_from_features>`).
         """
-        return np.einsum("kst,...st->...k", self._W, X) + self._b
+        return self.scoring.scores_from_features(X)
 
     def decide(self, scores: np.ndarray) -> tuple[str, dict]:
         """Return the label and the probabilities for scores of :meth:`decision_function`.

@@ -100,9 +100,9 @@ class StreamingState:
             )
         self.capacity = capacity
         cls = path_class(path)
-        cls.check_model(clf)
+        cls.check_model(clf.scoring)
         self.path = cls.name
-        self._path: StreamingPath = cls(clf, capacity)
+        self._path: StreamingPath = cls(clf.scoring, capacity)
         self._n_ch = len(clf.ch_names)
         self._times = RingBuffer(1, capacity)
         # Recent runs of non-finite samples and of lost samples, [first, last] absolute;

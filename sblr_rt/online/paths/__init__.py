@@ -15,14 +15,14 @@ Examples
 from __future__ import annotations
 
 from sblr_rt.online.paths.bandpower import FilteredBandPowerPath
-from sblr_rt.online.paths.base import StreamingPath
+from sblr_rt.online.paths.base import Scoring, StreamingPath
 from sblr_rt.online.paths.covariance import FilteredCovariancePath
 from sblr_rt.online.paths.ensemble import EnsemblePath
 from sblr_rt.online.paths.plain import PlainPath
 from sblr_rt.online.paths.spectral import FilteredSpectralPath
 from sblr_rt.online.paths.waveform import ProjectedPath
 
-__all__ = ["PATHS", "StreamingPath", "fast_path_for", "path_class"]
+__all__ = ["PATHS", "Scoring", "StreamingPath", "fast_path_for", "path_class"]
 
 #: Every streaming path by name.
 PATHS: dict[str, type[StreamingPath]] = {

@@ -7,7 +7,7 @@ from collections import deque
 import numpy as np
 
 from sblr_rt.online.paths._fir_bank import PickedFilterBank
-from sblr_rt.online.paths.base import StreamingPath, skip_rows
+from sblr_rt.online.paths.base import Scoring, StreamingPath, skip_rows
 from sblr_rt.preprocessing import apply_scaling
 from sblr_rt.stream.ring_buffer import RingBuffer
 
@@ -32,9 +32,9 @@ class FilteredBandPowerPath(StreamingPath):
     name = "filtered"
     features = "bandpower"
 
-    def __init__(self, classifier, capacity: int) -> None:
-        super().__init__(classifier, capacity)
-        pre = classifier.preprocessor
+    def __init__(self, scoring: Scoring, capacity: int) -> None:
+        super().__init__(scoring, capacity)
+        pre = scoring.preprocessor
         self._pre = pre
         self._input = PickedFilterBank(pre)
         self._bank = self._input.bank
@@ -55,7 +55,7 @@ class FilteredBandPowerPath(StreamingPath):
         """Scores (..., n_outputs) of log powers (..., n_bins, n_cols): the offline rules."""
         lp = np.swapaxes(log_power, -1, -2).reshape(-1, *log_power.shape[-1:-3:-1])
         Z = apply_scaling(self._from_log_power(lp), *self._scaling)
-        return self.classifier.scores_from_features(Z).reshape(*log_power.shape[:-2], -1)
+        return self.scoring.scores_from_features(Z).reshape(*log_power.shape[:-2], -1)
 
     def _fold_after_log(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Fold everything after the log into one affine map, if it is one (it is).
@@ -135,10 +135,10 @@ class FilteredBandPowerPath(StreamingPath):
 
     def scores(self, stop: int) -> np.ndarray:
         """Return the scores (n_outputs,) of the raw window ending before ``stop``."""
-        clf = self.classifier
+        scoring = self.scoring
         # Running sums just before each bin edge; the first edge is the window's first
         # sample, whose predecessor is in the warm-up part (n_pad >= 1).
-        rows = stop - clf.n_times + clf.n_pad - 1 + self._edges  # absolute row indices
+        rows = stop - scoring.n_times + scoring.n_pad - 1 + self._edges  # absolute row indices
         csum = self._ring.take(rows)  # (n_bins + 1, n_cols): only the rows a decision needs
         with np.errstate(invalid="ignore"):  # overflowed sums score NaN (then dropped)
             for first, base in self._rebases:

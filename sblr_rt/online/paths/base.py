@@ -6,6 +6,11 @@ that is the same for every path (absolute sample indices, timestamps, non-finite
 breaks, which windows may be classified) lives in
 :class:`~sblr_rt.online.streaming.StreamingState`, which drives the path.
 
+A path computes from a :class:`Scoring`: what the
+:class:`~sblr_rt.online.classifier.OnlineClassifier` knows of its model's scores (factors,
+folded factors, intercept, window sizes, the offline pipeline), taken once. A path never
+calls back into the classifier.
+
 To add a path: write a subclass in a module of this package, give it a ``name`` (and, for
 a model's default fast path, the preprocessor ``features`` it serves), and register it in
 :mod:`sblr_rt.online.paths` (``PATHS``). Nothing else changes.
@@ -14,13 +19,98 @@ a model's default fast path, the preprocessor ``features`` it serves), and regis
 from __future__ import annotations
 
 import abc
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from sblr_rt.stream.ring_buffer import RingBuffer
 
-__all__ = ["StreamingPath", "skip_rows"]
+__all__ = ["Scoring", "StreamingPath", "skip_rows"]
+
+
+@dataclass(frozen=True, eq=False)
+class Scoring:
+    """How a model's scores are computed: what a streaming path needs, and nothing else.
+
+    Built once by :class:`~sblr_rt.online.classifier.OnlineClassifier`; its scores equal
+    the classifier's (the classifier computes with the same object).
+
+    Attributes
+    ----------
+    model : BCIModel
+        The model: its offline pipeline (:meth:`plain_scores`) and preprocessor.
+    features : str
+        The model's ``features`` (``"ensemble"`` for an ensemble).
+    n_channels : int
+        Raw channels, in the model's order.
+    n_times, n_pad : int
+        Samples in a raw window, of which ``n_pad`` are filter warm-up.
+    weights : ndarray, shape (n_outputs, n_rows, n_times_model)
+        ``W_k = U_k V_k^T`` on the model grid.
+    intercept : ndarray, shape (n_outputs,)
+        The intercepts.
+    rank : int
+        Components per output.
+    native : tuple of ndarray | None
+        The folded factors on the raw window, ``(n_channels, n_outputs * rank)`` and
+        ``(n_times, n_outputs * rank)``, column ``k * rank + j`` output ``k``, component
+        ``j`` (read-only); None unless the preprocessing is linear (waveform, no ensemble).
+    members : tuple of (type of StreamingPath, Scoring)
+        An ensemble's members, each with the streaming path it takes alone (empty
+        otherwise).
+    """
+
+    model: Any
+    features: str
+    n_channels: int
+    n_times: int
+    n_pad: int
+    weights: np.ndarray
+    intercept: np.ndarray
+    rank: int
+    native: tuple[np.ndarray, np.ndarray] | None = None
+    members: tuple = ()
+
+    @property
+    def n_outputs(self) -> int:
+        """Scores per window: 1 for two classes, else one per class."""
+        return self.weights.shape[0]
+
+    @property
+    def preprocessor(self):
+        """The model's :class:`~sblr_rt.preprocessing.Preprocessor`."""
+        return self.model.preprocessor
+
+    def folded(self, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """Return :attr:`native`; ValueError naming ``what`` if the model has none."""
+        if self.native is None:
+            raise ValueError(
+                f"'{what}' needs the waveform feature path (a linear preprocessing), got "
+                f"features={self.features!r}"
+            )
+        return self.native
+
+    def scores_from_columns(self, cols: np.ndarray) -> np.ndarray:
+        """Return the scores from the products ``u_j^T X v_j``, shape (n_outputs * rank,)."""
+        return np.asarray(cols).reshape(self.n_outputs, self.rank).sum(axis=1) + self.intercept
+
+    def scores_from_features(self, X: np.ndarray) -> np.ndarray:
+        """Return ``tr(U^T X V) + b`` per output, shape (..., n_outputs).
+
+        ``X`` is one model input (n_rows, n_times) or a stack of them (..., n_rows, n_times).
+        """
+        return np.einsum("kst,...st->...k", self.weights, X) + self.intercept
+
+    def plain_scores(self, window: np.ndarray) -> np.ndarray:
+        """Return the scores (n_outputs,) of one raw window by the offline pipeline.
+
+        An ensemble's: the mean of its members' scores.
+        """
+        if self.members:
+            return np.atleast_1d(self.model.decision_function(window[None])[0])
+        X = self.model.transform(window[None])[0]
+        return self.scores_from_features(X)
 
 
 def skip_rows(ring: RingBuffer, n: int) -> None:
@@ -35,8 +125,9 @@ class StreamingPath(abc.ABC):
 
     Parameters
     ----------
-    classifier : OnlineClassifier
-        The classifier (its public factors and preprocessor).
+    scoring : Scoring
+        How the model's scores are computed (:attr:`OnlineClassifier.scoring
+        <sblr_rt.online.classifier.OnlineClassifier.scoring>`).
     capacity : int
         Samples of history the path must keep (at least one raw window).
 
@@ -53,17 +144,17 @@ class StreamingPath(abc.ABC):
     #: The preprocessor ``features`` whose fast path this is (None: any model).
     features: ClassVar[str | None] = None
 
-    def __init__(self, classifier, capacity: int) -> None:
-        self.classifier = classifier
+    def __init__(self, scoring: Scoring, capacity: int) -> None:
+        self.scoring = scoring
         self.capacity = int(capacity)
 
     @classmethod
-    def check_model(cls, classifier) -> None:
-        """Raise ValueError if this path cannot compute the classifier's scores."""
-        if cls.features is not None and classifier.features != cls.features:
+    def check_model(cls, scoring: Scoring) -> None:
+        """Raise ValueError if this path cannot compute the model's scores."""
+        if cls.features is not None and scoring.features != cls.features:
             raise ValueError(
                 f"'path'={cls.name!r} needs the {cls.features} feature path, got "
-                f"features={classifier.features!r}"
+                f"features={scoring.features!r}"
             )
 
     @abc.abstractmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sblr_rt.online.paths._fir_bank import PickedFilterBank
-from sblr_rt.online.paths.base import StreamingPath, skip_rows
+from sblr_rt.online.paths.base import Scoring, StreamingPath, skip_rows
 from sblr_rt.stream.ring_buffer import RingBuffer
 
 __all__ = ["FilteredCovariancePath"]
@@ -24,9 +24,9 @@ class FilteredCovariancePath(StreamingPath):
     name = "filtered-covariance"
     features = "covariance"
 
-    def __init__(self, classifier, capacity: int) -> None:
-        super().__init__(classifier, capacity)
-        self._pre = classifier.preprocessor
+    def __init__(self, scoring: Scoring, capacity: int) -> None:
+        super().__init__(scoring, capacity)
+        self._pre = scoring.preprocessor
         self._input = PickedFilterBank(self._pre)
         self._bank = self._input.bank
         self._ring = RingBuffer(self._input.n_columns, self.capacity)
@@ -49,4 +49,4 @@ class FilteredCovariancePath(StreamingPath):
         """Return the scores (n_outputs,) of the raw window ending before ``stop``."""
         window, _ = self._ring.get(stop - self._pre.n_window, stop)  # (n_picks, n_window)
         X = self._pre.transform_filtered(window[None])[0]
-        return self.classifier.scores_from_features(X)
+        return self.scoring.scores_from_features(X)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sblr_rt.online.paths.base import StreamingPath
+from sblr_rt.online.paths.base import Scoring, StreamingPath
 
 __all__ = ["EnsemblePath"]
 
@@ -24,10 +24,10 @@ class EnsemblePath(StreamingPath):
     name = "ensemble"
     features = "ensemble"
 
-    def __init__(self, classifier, capacity: int) -> None:
-        super().__init__(classifier, capacity)
+    def __init__(self, scoring: Scoring, capacity: int) -> None:
+        super().__init__(scoring, capacity)
         # A member's path keeps as much history as the ensemble's state does.
-        self._members = [member.path_class()(member, capacity) for member in classifier.members]
+        self._members = [path(member, capacity) for path, member in scoring.members]
 
     def push(self, chunk: np.ndarray) -> None:
         """Append finite raw samples to every member's path."""

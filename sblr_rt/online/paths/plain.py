@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from sblr_rt.online.paths.base import StreamingPath, skip_rows
+from sblr_rt.online.paths.base import Scoring, StreamingPath, skip_rows
 from sblr_rt.stream.ring_buffer import RingBuffer
 
 __all__ = ["PlainPath"]
 
 
 class PlainPath(StreamingPath):
-    """Buffer raw samples; a decision runs :meth:`OnlineClassifier.decision_function`.
+    """Buffer raw samples; a decision runs the offline pipeline (:meth:`Scoring.plain_scores`).
 
     The reference against which the fast paths are checked; any model.
     """
 
     name = "plain"
 
-    def __init__(self, classifier, capacity: int) -> None:
-        super().__init__(classifier, capacity)
-        self._ring = RingBuffer(len(classifier.ch_names), self.capacity)
+    def __init__(self, scoring: Scoring, capacity: int) -> None:
+        super().__init__(scoring, capacity)
+        self._ring = RingBuffer(scoring.n_channels, self.capacity)
 
     def push(self, chunk: np.ndarray) -> None:
         """Append finite raw samples, shape (n_samples, n_channels)."""
@@ -32,5 +32,5 @@ class PlainPath(StreamingPath):
 
     def scores(self, stop: int) -> np.ndarray:
         """Return the scores (n_outputs,) of the raw window ending before ``stop``."""
-        window, _ = self._ring.get(stop - self.classifier.n_times, stop)
-        return self.classifier.decision_function(window, path="plain")
+        window, _ = self._ring.get(stop - self.scoring.n_times, stop)
+        return self.scoring.plain_scores(window)

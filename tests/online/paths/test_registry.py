@@ -17,8 +17,8 @@ class MeanPath(StreamingPath):
     name = "mean"
     features = "toy"
 
-    def __init__(self, classifier, capacity):
-        super().__init__(classifier, capacity)
+    def __init__(self, scoring, capacity):
+        super().__init__(scoring, capacity)
         self.ring = RingBuffer(1, capacity)
         self.breaks = 0
 
@@ -32,7 +32,7 @@ class MeanPath(StreamingPath):
         self.breaks += 1
 
     def scores(self, stop):
-        window, _ = self.ring.get(stop - self.classifier.n_times, stop)
+        window, _ = self.ring.get(stop - self.scoring.n_times, stop)
         return np.array([window.mean()])
 
 
