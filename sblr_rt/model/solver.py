@@ -341,6 +341,7 @@ class BCPDBatch:
         self.q = [[] for _ in range(K)]
         self.k = np.zeros(K, dtype=int)
         self.converged = np.zeros(K, dtype=bool)
+        self.stopped = np.zeros(K, dtype=bool)
         self.n_trials = np.zeros(K, dtype=int)
         self._pen_v = self.penalty_v.values(self.V)
         self._w_norm = self._norm(self.U, self.V, self.b)
@@ -356,11 +357,18 @@ class BCPDBatch:
         )  # fmt: skip
 
     def done(self, j):
-        """Whether run ``j`` reached ``q^k <= tol`` or made ``max_iter`` iterations."""
-        return bool(self.converged[j] or self.k[j] >= self.settings.max_iter)
+        """Whether run ``j`` converged, ran ``max_iter`` iterations or was stopped."""
+        return bool(self.converged[j] or self.stopped[j] or self.k[j] >= self.settings.max_iter)
+
+    def stop(self, j):
+        """End run ``j`` where it is (not converged), until :meth:`restart`."""
+        self.stopped[j] = True
+        self._update_active()
 
     def _update_active(self):
-        self.active = np.flatnonzero(~self.converged & (self.k < self.settings.max_iter))
+        self.active = np.flatnonzero(
+            ~self.converged & ~self.stopped & (self.k < self.settings.max_iter)
+        )
         # Every run active (always so for a batch of one): index by slice, no copies.
         self._sel = slice(None) if self.active.size == self.k.size else self.active
 
@@ -435,7 +443,7 @@ class BCPDBatch:
         self.penalty_u = self.penalty_u.with_run(j, l1_u, l2_u)
         self.penalty_v = self.penalty_v.with_run(j, l1_v, l2_v)
         self.objective[j], self.q[j] = [], []
-        self.k[j], self.converged[j], self.n_trials[j] = 0, False, 0
+        self.k[j], self.converged[j], self.stopped[j], self.n_trials[j] = 0, False, False, 0
         self._pen_v[j] = ElasticNet(l1_v, l2_v).values(self.V[j : j + 1])[0]
         self._w_norm[j] = self._norm(self.U[j : j + 1], self.V[j : j + 1], self.b[j : j + 1])[0]
         self._update_active()

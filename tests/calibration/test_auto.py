@@ -213,7 +213,7 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     task = selection._task
 
     def spy_task(*args):
-        seen.append(args[-2]["tol"])
+        seen.append(args[8]["tol"])  # est_params
         return task(*args)
 
     monkeypatch.setattr(selection, "_task", spy_task)

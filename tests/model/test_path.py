@@ -162,3 +162,51 @@ def test_folds_in_one_lockstep_equal_each_fold_on_its_own(n_classes, multi_class
         (f, p, k) for f, (_, _, paths) in enumerate(folds) for p, path in enumerate(paths)
         for k in range(len(path))
     )  # fmt: skip
+
+
+def test_stop_early_ends_a_point_at_its_iterate_and_the_path_goes_on():
+    X, y = _data(2)
+    path = [dict(mu1=0.0, mu2=l2, nu1=0.0, nu2=l2) for l2 in (0.01, 0.001, 0.0001)]
+    params = dict(tol=1e-8, max_iter=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = fit_fold_paths([(X, y, [path])], **params)[0][0]
+        # never stopping is no racing at all
+        kept = fit_fold_paths([(X, y, [path])], **params, stop_early=lambda *a: False)[0][0]
+        asked = []
+
+        def stop_second(f, p, k, est):
+            asked.append((f, p, k, int(est.n_iter_)))
+            return k == 1
+
+        raced = fit_fold_paths([(X, y, [path])], **params, stop_early=stop_second, check_every=7)
+    raced = raced[0][0]
+    for a, b in zip(full, kept, strict=True):
+        np.testing.assert_array_equal(a.spatial_, b.spatial_)
+        assert a.n_iter_ == b.n_iter_
+    assert full[1].n_iter_ > 7  # the point would have run on
+    assert raced[1].n_iter_ == 7  # ended at the first question
+    assert all(n % 7 == 0 and n > 0 for *_, n in asked)
+    assert [k for _, _, k, _ in asked if k == 1] == [1]  # asked once: ended there
+    np.testing.assert_array_equal(raced[0].spatial_, full[0].spatial_)  # before: untouched
+    assert len(raced) == 3 and raced[2].n_iter_ >= 1  # the path went on from the iterate
+    assert not np.array_equal(raced[2].spatial_, full[2].spatial_)
+
+
+def test_check_every_must_be_positive():
+    X, y = _data(2)
+    with pytest.raises(ValueError, match="'check_every' must be at least 1; got 0"):
+        fit_fold_paths([(X, y, [[]])], stop_early=lambda *a: False, check_every=0)
+
+
+@pytest.mark.parametrize("multi_class", ["ovr", "multinomial"])
+def test_stop_early_ends_every_class_problem_of_a_point(multi_class):
+    X, y = _data(3)
+    path = [dict(mu1=0.0, mu2=l2, nu1=0.0, nu2=l2) for l2 in (0.01, 0.001)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fit_fold_paths(
+            [(X, y, [path])], multi_class=multi_class, tol=1e-8, max_iter=200,
+            stop_early=lambda *a: True, check_every=5,
+        )[0][0]  # fmt: skip
+    assert [int(np.max(est.n_iter_)) for est in out] == [5, 5]
