@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize_scalar
+from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from sblr_rt.model.datafit import Logistic, Multinomial
@@ -23,6 +25,7 @@ __all__ = [
     "check_X",
     "class_problems",
     "cold_start",
+    "encode_labels",
     "l1_max",
     "moments",
     "null_intercepts",
@@ -61,6 +64,32 @@ def check_X(X, *, estimator=None, y=None, reset=True, ensure_all_finite=True):
             f"(n_epochs, n_features); got a {X.ndim}-D array of shape {X.shape}."
         )
     return X, y
+
+
+def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """Return the classes and the labels as class indices, checked for a classifier.
+
+    Parameters
+    ----------
+    y : ndarray, shape (n_epochs,)
+        Labels of any type scikit-learn accepts for classification.
+
+    Returns
+    -------
+    classes : ndarray, shape (n_classes,)
+        Sorted distinct labels (``classes_``).
+    y_enc : ndarray of int, shape (n_epochs,)
+        Index of each label in ``classes``.
+    """
+    check_classification_targets(y)
+    le = LabelEncoder()
+    y_enc = le.fit_transform(y)
+    if le.classes_.size < 2:
+        raise ValueError(
+            "'y' must contain at least 2 classes for a classifier; got 1 class: "
+            f"{le.classes_.tolist()}."
+        )
+    return le.classes_, y_enc
 
 
 def data_scale(X, sample_weight=None) -> float:

@@ -21,12 +21,10 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from sblr_rt.model._fitting import check_X
+from sblr_rt.model._fitting import check_X, encode_labels
 from sblr_rt.model.estimator import SparseBilinearLogisticRegression
 from sblr_rt.model.penalties import ElasticNet, soft_threshold
 from sblr_rt.model.solver import SolverSettings, single_threaded_blas
@@ -131,15 +129,7 @@ class _VectorBase(ClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         X, y = check_X(X, estimator=self, y=y, reset=True)
-        check_classification_targets(y)
-        le = LabelEncoder()
-        y_enc = le.fit_transform(y)
-        if le.classes_.size < 2:
-            raise ValueError(
-                "'y' must contain at least 2 classes for a classifier; got 1 class: "
-                f"{le.classes_.tolist()}."
-            )
-        self.classes_ = le.classes_
+        self.classes_, y_enc = encode_labels(y)
         self.n_times_in_ = X.shape[2]
         Xf = X.reshape(X.shape[0], -1).astype(np.float64, copy=False)
         targets = [1] if self.classes_.size == 2 else range(self.classes_.size)

@@ -19,9 +19,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from sblr_rt.model._fitting import (
@@ -29,6 +27,7 @@ from sblr_rt.model._fitting import (
     check_X,
     class_problems,
     cold_start,
+    encode_labels,
     l1_max,
     moments,
     ray_scaled,
@@ -320,16 +319,8 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         fast = self.solver == "fast"
         # The fast route checks finiteness on its float32 copy (see _mixed.fast_inputs).
         X, y = check_X(X, estimator=self, y=y, reset=True, ensure_all_finite=not fast)
-        check_classification_targets(y)
         _, s, t = X.shape
-        le = LabelEncoder()
-        y_enc = le.fit_transform(y)
-        classes = le.classes_
-        if classes.size < 2:
-            raise ValueError(
-                "'y' must contain at least 2 classes for a classifier; got 1 class: "
-                f"{classes.tolist()}."
-            )
+        classes, y_enc = encode_labels(y)
         if self.rank > min(s, t):
             raise ValueError(
                 f"'rank' must be at most min(n_channels, n_times) = {min(s, t)}; got {self.rank}."

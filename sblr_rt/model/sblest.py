@@ -20,12 +20,10 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.covariance import oas
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from sblr_rt.model._fitting import check_X
+from sblr_rt.model._fitting import check_X, encode_labels
 from sblr_rt.model.solver import single_threaded_blas
 
 __all__ = ["SBLEST", "augmented_covariances", "sblest_cost"]
@@ -294,17 +292,11 @@ class SBLEST(ClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         X, y = check_X(X, estimator=self, y=y, reset=True)
-        check_classification_targets(y)
-        le = LabelEncoder()
-        y_enc = le.fit_transform(y)
-        if le.classes_.size > 2:
+        classes, y_enc = encode_labels(y)
+        if classes.size > 2:
             raise ValueError(
                 "Only binary classification is supported. SBLEST needs 2 classes in 'y'; "
-                f"got {le.classes_.size} classes: {le.classes_.tolist()[:10]}."
-            )
-        if le.classes_.size < 2:
-            raise ValueError(
-                f"'y' must contain 2 classes for SBLEST; got 1 class: {le.classes_.tolist()}."
+                f"got {classes.size} classes: {classes.tolist()[:10]}."
             )
         X = X.astype(np.float64, copy=False)
         P = augmented_covariances(X, self.order, self.lag, self.shrinkage)
@@ -319,7 +311,7 @@ class SBLEST(ClassifierMixin, BaseEstimator):
         by_size = np.argsort(-np.abs(eigenvalues), kind="stable")
         eigenvalues, vectors = eigenvalues[by_size], vectors[:, by_size]
         keep = np.abs(eigenvalues) > FILTER_THRESHOLD * np.abs(eigenvalues[0])
-        self.classes_ = le.classes_
+        self.classes_ = classes
         self.reference_ = reference
         self.whitener_ = whitener
         self.coef_ = coef

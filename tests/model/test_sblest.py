@@ -153,7 +153,7 @@ def test_short_epochs_need_shrinkage():
         (np.ones((6, 2, 50)), [0, 1, 2, 0, 1, 2], ValueError,
          "Only binary classification is supported.*got 3 classes"),
         (np.ones((4, 2, 1)), [0, 1, 0, 1], ValueError, "n_times > 1.*got X of shape"),
-        (np.ones((4, 2, 50)), [1, 1, 1, 1], ValueError, "2 classes for SBLEST; got 1 class"),
+        (np.ones((4, 2, 50)), [1, 1, 1, 1], ValueError, "at least 2 classes.*got 1 class"),
     ],
 )  # fmt: skip
 def test_rejects_bad_input_with_clear_messages(X, y, error, match):
