@@ -127,7 +127,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         choices=("fast", "paper", "none"),
         help="penalty grid: fast (6x6x5, default), paper (6x5x6x5), none",
     )
-    parser.add_argument("--n-jobs", type=int, help="parallel workers (default: all cores)")
+    parser.add_argument(
+        "--n-jobs",
+        type=int,
+        help="parallel workers (default: the configuration file's n_jobs; without one, 1 on "
+        "machines of 2 cores or fewer, where the workers' start-up outweighs the search, "
+        "else all cores)",
+    )
     parser.add_argument(
         "--report",
         metavar="PREFIX",
@@ -245,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.calibration import calibrate
     from sblr_rt.calibration.progress import TerminalProgress
     from sblr_rt.calibration.report import report_text, write_report
+    from sblr_rt.calibration.workers import one_off_n_jobs
 
     from sblr_rt.io.outputs import check_output, write_or_rescue
 
@@ -270,6 +277,8 @@ def run(args: argparse.Namespace) -> int:
         "search": args.search,
         "n_jobs": args.n_jobs,
     }
+    if args.n_jobs is None and args.config is None:
+        overrides["n_jobs"] = one_off_n_jobs()
     progress = None if args.no_progress else TerminalProgress(sys.stderr)
     if args.stream or args.stream_type:
         from sblr_rt.calibration.live import record_session

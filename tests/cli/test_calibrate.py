@@ -92,3 +92,27 @@ def test_calibrate_help_names_the_formats_and_the_bids_recipe(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "BrainVision .vhdr" in text and "EEGLAB .set" in text
     assert "--bids-root ROOT --subject 01 --task motor --run 1 --run 2" in text
+
+
+def test_calibrate_runs_one_job_on_a_small_machine_unless_told(
+    bcicomp2003_path, tmp_path, monkeypatch
+):
+    import sblr_rt.calibration as calibration
+    from sblr_rt.calibration.workers import one_off_n_jobs
+
+    assert one_off_n_jobs(1) == one_off_n_jobs(2) == 1 and one_off_n_jobs(4) == -1
+    seen = []
+
+    def spy(recordings, *, config=None, progress=None, **overrides):
+        seen.append(overrides.get("n_jobs"))
+        raise ValueError("stop here")  # the CLI reports it; no calibration needed
+
+    monkeypatch.setattr(calibration, "calibrate", spy)
+    args = ["calibrate", "--recording", str(bcicomp2003_path), "--out", str(tmp_path / "m")]
+    assert main([*args, "--no-progress"]) == 1
+    assert main([*args, "--no-progress", "--n-jobs", "2"]) == 1
+    config = tmp_path / "c.toml"
+    config.write_text("n_jobs = 2\n")
+    assert main([*args, "--no-progress", "--config", str(config)]) == 1
+    # no option: the one-off rule; an option wins; a configuration file keeps its own
+    assert seen == [one_off_n_jobs(), 2, None]
