@@ -41,7 +41,8 @@ def check_X(X, *, estimator=None, y=None, reset=True, ensure_all_finite=True):
     """Validate X (3-D epochs, or 2-D read as (n, n_features, 1)) and y.
 
     ``ensure_all_finite=False`` leaves the finiteness of X to the caller (the fast route
-    checks it on its float32 copy, one pass over X fewer).
+    checks it on its float32 copy, one pass over X fewer). With ``reset=False`` X must
+    also have the fitted estimator's ``n_times_in_`` (scikit-learn checks the channels).
     """
     kwargs = dict(
         dtype=[np.float64, np.float32],
@@ -62,6 +63,12 @@ def check_X(X, *, estimator=None, y=None, reset=True, ensure_all_finite=True):
         raise ValueError(
             "'X' must be a 3-D array (n_epochs, n_channels, n_times) or a 2-D array "
             f"(n_epochs, n_features); got a {X.ndim}-D array of shape {X.shape}."
+        )
+    n_times = getattr(estimator, "n_times_in_", None) if not reset else None
+    if n_times is not None and X.shape[2] != n_times:
+        raise ValueError(
+            f"X has n_times={X.shape[2]}, but {type(estimator).__name__} was fitted with "
+            f"n_times={n_times}; got X of shape {X.shape}."
         )
     return X, y
 

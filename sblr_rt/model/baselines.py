@@ -160,11 +160,6 @@ class _VectorBase(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X, _ = check_X(X, estimator=self, reset=False)
-        if X.shape[2] != self.n_times_in_:
-            raise ValueError(
-                f"X has n_times={X.shape[2]}, but {type(self).__name__} was fitted with "
-                f"n_times={self.n_times_in_}; got X of shape {X.shape}."
-            )
         scores = X.reshape(X.shape[0], -1) @ self.coef_.T + self.intercept_
         return scores[:, 0] if self.classes_.size == 2 else scores
 

@@ -635,11 +635,6 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X, _ = check_X(epochs_array(X), estimator=self, reset=False)
-        if X.shape[2] != self.n_times_in_:
-            raise ValueError(
-                f"X has n_times={X.shape[2]}, but {type(self).__name__} was fitted with "
-                f"n_times={self.n_times_in_}; got X of shape {X.shape}."
-            )
         n = X.shape[0]
         coef = self._weights().astype(X.dtype)
         with single_threaded_blas():
