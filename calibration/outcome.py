@@ -14,6 +14,7 @@ import dataclasses
 import math
 
 from sblr_rt._docs import fill_doc
+from sblr_rt.io.jsonable import mapping_or_empty
 
 __all__ = ["CalibrationOutcome"]
 
@@ -80,25 +81,25 @@ class CalibrationOutcome:
         -------
         outcome : CalibrationOutcome
         """
-        metadata = _mapping(getattr(model, "metadata", None))
-        selection = _mapping(metadata.get("selection"))
-        best = _mapping(selection.get("best"))
-        auto = _mapping(selection.get("auto"))
-        epochs = _mapping(metadata.get("epochs"))
+        metadata = mapping_or_empty(getattr(model, "metadata", None))
+        selection = mapping_or_empty(metadata.get("selection"))
+        best = mapping_or_empty(selection.get("best"))
+        auto = mapping_or_empty(selection.get("auto"))
+        epochs = mapping_or_empty(metadata.get("epochs"))
         seconds = metadata.get("seconds")
         return cls(
             rank=selection.get("rank"),
-            params=_mapping(selection.get("params")),
+            params=mapping_or_empty(selection.get("params")),
             cv_mean=best.get("mean"),
             cv_std=best.get("std"),
             auto_chosen=auto.get("chosen"),
             n_candidates=len(auto.get("candidates") or ()),
             n_found=epochs.get("found"),
             n_used=epochs.get("used"),
-            per_class=_mapping(epochs.get("per_class")),
-            rejected=_mapping(epochs.get("rejected")),
+            per_class=mapping_or_empty(epochs.get("per_class")),
+            rejected=mapping_or_empty(epochs.get("rejected")),
             seconds=seconds if isinstance(seconds, int | float) else None,
-            excluded_channels=_mapping(metadata.get("excluded_channels")),
+            excluded_channels=mapping_or_empty(metadata.get("excluded_channels")),
         )
 
     def lines(self) -> list[str]:
@@ -127,7 +128,3 @@ class CalibrationOutcome:
         if self.seconds is not None and math.isfinite(self.seconds):
             lines.append(f"calibration took {self.seconds:.1f} s")
         return lines
-
-
-def _mapping(value) -> dict:
-    return value if isinstance(value, dict) else {}

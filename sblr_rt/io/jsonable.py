@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-__all__ = ["dumps", "to_jsonable"]
+__all__ = ["dumps", "mapping_or_empty", "to_jsonable"]
 
 
 def to_jsonable(obj):
@@ -44,6 +44,26 @@ def to_jsonable(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
+
+
+def mapping_or_empty(value) -> dict:
+    """Return ``value`` if it is a dict (a model file's metadata section), else ``{}``.
+
+    Parameters
+    ----------
+    value : object
+        A section read from a model file's header; absent or malformed in old files.
+
+    Returns
+    -------
+    section : dict
+
+    Examples
+    --------
+    >>> mapping_or_empty(None), mapping_or_empty({"rank": 2})
+    ({}, {'rank': 2})
+    """
+    return value if isinstance(value, dict) else {}
 
 
 def dumps(obj, **kwargs) -> str:

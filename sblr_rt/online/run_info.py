@@ -17,6 +17,7 @@ import dataclasses
 import math
 
 from sblr_rt._docs import fill_doc
+from sblr_rt.io.jsonable import mapping_or_empty
 from sblr_rt.online.evidence import Smoothing
 
 __all__ = ["RunInfo"]
@@ -100,8 +101,8 @@ class RunInfo:
         -------
         run_info : RunInfo
         """
-        metadata = _mapping(metadata)
-        config = _mapping(metadata.get("config"))
+        metadata = mapping_or_empty(metadata)
+        config = mapping_or_empty(metadata.get("config"))
         unit = metadata.get("unit")
         clip_run = config.get("clip_run", 5)
         reject = config.get("reject")
@@ -123,12 +124,8 @@ class RunInfo:
         )
 
 
-def _mapping(value) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
 def _epochs_markers(metadata: dict):
-    return _mapping(metadata.get("epochs")).get("markers")
+    return mapping_or_empty(metadata.get("epochs")).get("markers")
 
 
 def _pairs(value) -> tuple[tuple[str, str], ...]:
@@ -152,6 +149,6 @@ def _number(value, default):
 
 def _version(metadata: dict) -> int:
     try:
-        return int(_mapping(metadata.get("adaptation")).get("version", 0))
+        return int(mapping_or_empty(metadata.get("adaptation")).get("version", 0))
     except (TypeError, ValueError):
         return 0
