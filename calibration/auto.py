@@ -48,6 +48,7 @@ file stores and ``sblr-rt inspect`` prints.
 from __future__ import annotations
 
 import logging
+import math
 import time
 import warnings
 from collections.abc import Mapping
@@ -203,10 +204,11 @@ def _fold_task(Zs, y, splits, config, centers, dtype):
         for i, (train, test) in enumerate(splits)
     ]
     groups = [((l2, l2), [(f, f) for f in config.auto_l1]) for l2 in config.auto_l2]
+    largest = max((Xtr.shape for _, _, Xtr, _ in sets), key=math.prod)
     est_params = {
         "multi_class": config.multi_class,
         "max_iter": config.auto_max_iter,
-        "tol": config.cv_tol,
+        "tol": config.cv_tol_for(largest),
         "class_weight": config.class_weight,
     }
     out = [[[] for _ in splits] for _ in Zs]

@@ -195,7 +195,10 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     feats, y = _candidate_features()
     Z = feats["waveform", None, None]
     config = CalibrationConfig(features="auto", cv=3, cv_repeats=1, n_jobs=1, search_tol=5e-3)
-    assert CalibrationConfig().cv_tol == CalibrationConfig().tol  # unset: the paper's rule
+    # unset: the paper's rule on small folds, large_search_tol on large ones
+    default = CalibrationConfig()
+    assert default.cv_tol_for(Z.shape) == default.tol == 1e-3
+    assert default.cv_tol_for((168, 118, 100)) == default.large_search_tol == 2e-2
     seen = []
     folds_paths = auto.folds_paths
 
@@ -221,3 +224,30 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     est, _, _ = selection.select(Z, y, config=fixed, center=False)
     assert seen and set(seen) == {5e-3}
     assert est.tol == 1e-3
+    # a fold counted as large (here every fold) stops at large_search_tol; the final fit
+    # still at tol, in both searches
+    large = CalibrationConfig(
+        features="waveform", cv=3, cv_repeats=1, n_jobs=1, ranks=(1,),
+        l1_fractions=(0.0, 0.1), large_fold=1, large_search_tol=3e-2,
+    )  # fmt: skip
+    seen.clear()
+    dtypes = []
+    run_path = selection.run_path
+
+    def spy_run_path(X, *args, **kwargs):
+        dtypes.append(X.dtype)
+        return run_path(X, *args, **kwargs)
+
+    monkeypatch.setattr(selection, "run_path", spy_run_path)
+    est, report, _ = selection.select(Z, y, config=large, center=False)
+    assert seen and set(seen) == {3e-2} and report["search_tol"] == 3e-2
+    assert est.tol == 1e-3
+    assert dtypes == [np.float32]  # the final fit of a large problem reads float32 epochs
+    assert np.any(est.spatial_) and np.any(est.temporal_)
+    dtypes.clear()
+    selection.select(Z, y, config=fixed, center=False)
+    assert dtypes == [np.float64]  # a small one, the epochs as given
+    seen.clear()
+    monkeypatch.setattr(auto, "folds_paths", spy)
+    auto._cross_validate({("waveform", None, None): Z}, y, large.replace(features="auto"), None)
+    assert seen and set(seen) == {3e-2}
