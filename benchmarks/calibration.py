@@ -114,7 +114,8 @@ def main():
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if rows and not args.no_report:
         header = [
-            "search", "fits", "raced", "wall", "CPU", "rank step", "grid", "chosen", "CV accuracy"
+            "search", "search tol", "fits", "raced", "wall", "CPU", "rank step", "grid",
+            "chosen", "CV accuracy",
         ]  # fmt: skip
         write_report(
             "calibration",
@@ -126,8 +127,10 @@ def main():
                 "*raced*: grid point fits (point x fold) that racing ended early "
                 f"(``race_margin={RACE_MARGIN}``, off by default); the chosen point is "
                 "refitted on all epochs at ``tol`` either way. "
-                "The benchmark's other parts (auto, breakdown, tolerance) print their "
-                "figures and are not written here."
+                "*search tol*: the stopping rule of the cross-validated fits "
+                "(``large_search_tol`` on these large folds). The benchmark's other parts "
+                "(auto, breakdown, tolerance, command) print their figures and are not "
+                "written here."
             ),
             blas="1 thread per worker (threadpool_limits)",
         )
@@ -191,6 +194,7 @@ def selection(search, args, rows, models, race_margin="default"):
     rows.append(
         [
             label,
+            f"{report['search_tol']:g}",
             f"{n_fits:,}",
             f"{raced:,}",
             f"{dt:.1f} s",
@@ -248,9 +252,10 @@ def breakdown(args):
     X, y = make_data()
     cfg = CalibrationConfig(search="fast")
     groups = S.penalty_grid("fast", cfg.l1_fractions, cfg.l2_values, skip_unbounded=True)
-    est_params = {"multi_class": cfg.multi_class, "max_iter": cfg.max_iter, "tol": cfg.tol}
     train, test = S.make_splits(y, args.cv, cfg.random_state)[0]
     Xtr, _ = S.scaled_fold(X, train, test, cfg.scaling, False, np.dtype(cfg.search_dtype))
+    tol = cfg.cv_tol_for(Xtr.shape)  # the search's rule on this fold (large_search_tol)
+    est_params = {"multi_class": cfg.multi_class, "max_iter": cfg.max_iter, "tol": tol}
     tally = {"seconds": 0.0, "calls": 0, "macs": 0}
     originals = {name: getattr(path_mod, name) for name in ("x_times_v", "x_times_u")}
 
@@ -279,7 +284,10 @@ def breakdown(args):
     per_path = [int(sum(p)) for p in iters]
     runs = sum(per_path)
     rest = total - tally["seconds"]
-    print(f"\n== where the time goes: fold 0 of the fast grid, {Xtr.shape} float32, 1 thread ==")
+    print(
+        f"\n== where the time goes: fold 0 of the fast grid, {Xtr.shape} float32, 1 thread, "
+        f"search tol {tol:g} =="
+    )
     print(
         f"{len(groups)} paths of {min(len(g[1]) for g in groups)}-"
         f"{max(len(g[1]) for g in groups)} points: {lockstep} lockstep iterations "
