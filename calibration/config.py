@@ -279,7 +279,7 @@ class SelectionSettings:
         (``benchmarks/calibration.py``, part ``tolerance``: the final model, refitted at
         ``tol``, scored on 2,000 new epochs of each): against ``tol`` everywhere, 2e-2
         scored higher on 3 data sets, lower on 2 and the same on 3, mean 0.884 against
-        0.883, with a search about 3x faster; 1e-2 scored lower on 2 and higher on 1
+        0.883, with a search about 4x faster; 1e-2 scored lower on 2 and higher on 2
         (mean 0.881). The differences (up to 0.02) are the CV's choice between
         near-equal grid points, which the stopping rule tips either way.
     race_margin : float | None

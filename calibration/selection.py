@@ -49,6 +49,12 @@ without racing. At (210, 118, 100) it kept the choice and the model and saved 30
 the CPU, but it moved the choice on real data (see
 :class:`~sblr_rt.calibration.config.SelectionSettings`), hence off.
 
+**Large folds** (``large_fold``, a million values per training fold, as at the paper's
+(210, 118, 100)): the cross-validated fits stop at ``large_search_tol`` (2e-2, about 4x
+faster there) and the final fit reads float32 epochs; it still replays the chosen path at
+``tol``. Smaller calibrations run at ``tol`` throughout (see
+:meth:`~sblr_rt.calibration.config.SelectionSettings.cv_tol_for`).
+
 Parallelism goes through :mod:`joblib` only: tasks are folds (the folds that do not divide
 evenly among the workers split into chunks of paths), and fold x rank in step 1. To run the same
 search on a cluster, wrap the call in a joblib backend::
