@@ -82,8 +82,23 @@ def _table(text: str, name: str) -> str:
     return text[start : None if end < 0 else end]
 
 
-@pytest.mark.parametrize("name", ["tol", "search_tol"])
+@pytest.mark.parametrize("name", ["tol", "search_tol", "large_search_tol"])
 @pytest.mark.parametrize("value", [0.0, -1e-3])
 def test_stopping_rules_must_be_positive(name, value):
     with pytest.raises(ValueError, match=rf"'{name}' must be a positive number, got {value}"):
         CalibrationConfig(**{name: value})
+
+
+def test_large_fold_is_a_count_and_decides_the_search_rule():
+    with pytest.raises(TypeError, match=r"'large_fold' must be an integer, got 1\.5"):
+        CalibrationConfig(large_fold=1.5)
+    with pytest.raises(ValueError, match="'large_fold' must be >= 0, got -1"):
+        CalibrationConfig(large_fold=-1)
+    config = CalibrationConfig(large_fold=1000, large_search_tol=5e-3)
+    assert config.is_large((10, 10, 10)) and not config.is_large((10, 10, 9))
+    assert config.cv_tol_for((10, 10, 10)) == 5e-3
+    assert config.cv_tol_for((10, 10, 9)) == config.tol
+    # never looser than asked: a large_search_tol below tol leaves tol
+    assert CalibrationConfig(large_fold=0, large_search_tol=1e-4).cv_tol_for((1, 1, 1)) == 1e-3
+    # an explicit search_tol rules every fold
+    assert CalibrationConfig(search_tol=2e-3).cv_tol_for((168, 118, 100)) == 2e-3
