@@ -116,7 +116,12 @@ def report_text(model, *, top: int = 10) -> str:
             f"mu2 {est.mu2:.4g}, nu1 {est.nu1:.4g}{_fraction(sel, 'nu1', 1)}, "
             f"nu2 {est.nu2:.4g}",
             f"search time: {sel.get('seconds', {}).get('total', float('nan')):.1f} s "
-            f"(n_jobs={sel.get('n_jobs')})",
+            f"(n_jobs={sel.get('n_jobs')})"
+            + (
+                f"; CV fits stopped at q^k <= {sel['search_tol']:g}, the final fit at {est.tol:g}"
+                if "search_tol" in sel
+                else ""
+            ),
             f"training accuracy (optimistic): {md.get('train_accuracy', float('nan')):.3f}",
         ]
     if sel.get("grid"):

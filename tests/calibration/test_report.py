@@ -132,3 +132,23 @@ def test_write_report_spectral_auto(auto_model_file, tmp_path, monkeypatch):
     assert {"* spectral/csd", "bandpower/car", "waveform/none", "0.301"} <= cells
     texts = [t.get_text() for a in fig.axes for t in a.texts]
     assert any("spatial surface Laplacian (CSD)" in t for t in texts)
+
+
+def test_report_text_names_the_search_stopping_rule():
+    model = spectral_model(spatial="car")
+    point = {"mu1_fraction": 0.1, "mu2": 0.1, "nu1_fraction": 0.05, "nu2": 0.1}
+    model.metadata["selection"] = {
+        "cv": 5,
+        "search": "fast",
+        "best": {**point, "mean": 0.9, "std": 0.05},
+        "grid": [{**point, "mean": 0.9, "std": 0.05, "collapsed": 0}],
+        "l1_penalty_max": [1.0, 1.0],
+        "seconds": {"total": 2.5},
+        "n_jobs": 2,
+        "search_tol": 0.02,
+    }
+    (line,) = [x for x in report_text(model).splitlines() if x.startswith("search time")]
+    assert "CV fits stopped at q^k <= 0.02, the final fit at 0.001" in line
+    del model.metadata["selection"]["search_tol"]  # a model file from before the rule
+    (line,) = [x for x in report_text(model).splitlines() if x.startswith("search time")]
+    assert "stopped" not in line
