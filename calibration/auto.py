@@ -61,6 +61,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 from sblr_rt.model import ZeroTrapWarning
+from sblr_rt.model.link import proba_from_scores
 from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
 from sblr_rt.preprocessing.features import FEATURE_PATHS
@@ -228,7 +229,8 @@ def _fold_task(Zs, y, splits, config, centers, dtype):
                 rank,
                 groups,
                 est_params,
-                lambda f, e, fit=fit: e.predict_proba(fit[f][3]),
+                # e.predict_proba without checking the test set again at every point
+                lambda f, e, fit=fit: proba_from_scores(e._scores(fit[f][3]), e.multi_class),
             )
             for (c, i, *_), r in zip(fit, res, strict=True):
                 out[c][i] += [proba for path in r for proba in path]

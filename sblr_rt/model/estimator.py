@@ -635,11 +635,27 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X, _ = check_X(epochs_array(X), estimator=self, reset=False)
+        with single_threaded_blas():
+            return self._scores(X)
+
+    def _scores(self, X):
+        """Return :meth:`decision_function` of epochs that are already checked.
+
+        ``X`` is a C-contiguous float array of the fitted shape, as ``check_X`` returns
+        it. The cross-validated search scores every grid point of a fold on one test set,
+        checked once, with this and :meth:`_labels` (the checks cost more than the
+        product there); the arithmetic is :meth:`decision_function`'s.
+        """
         n = X.shape[0]
         coef = self._weights().astype(X.dtype)
-        with single_threaded_blas():
-            scores = (X.reshape(n, -1) @ coef.T).astype(np.float64) + self.intercept_
+        scores = (X.reshape(n, -1) @ coef.T).astype(np.float64) + self.intercept_
         return scores[:, 0] if self.classes_.size == 2 else scores
+
+    def _labels(self, scores):
+        """Return the labels that decision scores predict (:meth:`predict`'s rule)."""
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
         """Return class probabilities.
@@ -663,7 +679,4 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Return the predicted labels (n_epochs,) for epochs ``X``."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        return self._labels(self.decision_function(X))
