@@ -361,10 +361,11 @@ def _reject_reason(seg, gmin, gmax, reject, flat, clip_run) -> str | None:
     ptp = np.ptp(seg, axis=1)
     if np.any(ptp <= flat):
         return "flat"
-    if clip_run is not None and np.any(
-        _longest_run((seg == gmax[:, None]) | (seg == gmin[:, None])) >= clip_run
-    ):
-        return "clipped"
+    if clip_run is not None:
+        at_bound = (seg == gmax[:, None]) | (seg == gmin[:, None])
+        # a run of clip_run needs that many samples at a bound: most epochs have none
+        if at_bound.sum(axis=1).max() >= clip_run and np.any(_longest_run(at_bound) >= clip_run):
+            return "clipped"
     if reject is not None and np.any(ptp > reject):
         return "amplitude"
     return None
