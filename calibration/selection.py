@@ -373,17 +373,16 @@ def _task(Z, y, train, test, scaling, center, rank, groups, est_params, dtype, r
     return _fold_scores(Xtr, y[train], Xte, y[test], rank, groups, est_params, race)
 
 
-def _rank_task(Z, y, train, test, scaling, center, ranks, est_params, dtype):
-    """Fit the zero-penalty point of every rank on one training fold (step 1).
+def _rank_task(Z, y, train, test, scaling, center, ranks, groups, est_params, dtype, race=None):
+    """:func:`_task` for several ranks on one fold, scaled once (step 1).
 
-    The fold is scaled once for all ranks (a task per fold and rank scaled it again for
-    each rank: half the rank step's time at (210, 118, 100)). Returns the test accuracy
-    of each rank.
+    A task per fold and rank scaled the fold again for each rank: half the rank step's
+    time at (210, 118, 100). Returns the test accuracy of each rank at the first point of
+    the first group (step 1 gives one group of one point, zero penalties).
     """
     Xtr, Xte = scaled_fold(Z, train, test, scaling, center, dtype)
-    zero = [((0.0, 0.0), [(0.0, 0.0)])]
     return [
-        float(_fold_scores(Xtr, y[train], Xte, y[test], r, zero, est_params)[0][0][0])
+        float(_fold_scores(Xtr, y[train], Xte, y[test], r, groups, est_params, race)[0][0][0])
         for r in ranks
     ]
 
@@ -540,12 +539,11 @@ def _select_rank(fold_args, splits, ranks, progress):
     """Step 1: every rank with zero penalties; the best mean CV accuracy (ties: smaller)."""
     if len(ranks) == 1:
         return [], ranks[0]
-    Z, y, config, center, est_params, dtype = fold_args
+    zero = [((0.0, 0.0), [(0.0, 0.0)])]
     tasks = [
-        (_rank_task, (Z, y, tr, te, config.scaling, center, tuple(ranks), est_params, dtype))
-        for tr, te in splits
+        (_rank_task, _fold_task_args(fold_args, tr, te, tuple(ranks), zero)) for tr, te in splits
     ]
-    res = run_tasks(tasks, config.n_jobs, progress, "rank")
+    res = run_tasks(tasks, fold_args[2].n_jobs, progress, "rank")
     acc = np.array(res).T  # (rank, fold)
     rows = [
         {"rank": r, "mean": float(a.mean()), "std": float(a.std()), "folds": a.tolist()}
