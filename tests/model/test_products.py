@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from sblr_rt.model import products
 from sblr_rt.model.products import x_times_u, x_times_v
 
 
@@ -24,3 +26,23 @@ def test_solver_products_make_no_copy_of_float32_data():
     assert A.dtype == np.float64
     assert peak < X32.nbytes / 4, f"peak {peak} bytes: X was copied"
     np.testing.assert_allclose(A[0].reshape(200, 50, 2), X32 @ V[0], atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("m", "r"), [(1, 1), (2, 1), (1, 3), (5, 1), (3, 2), (7, 1), (4, 2)])
+@pytest.mark.parametrize("by_width", [True, False])
+def test_products_equal_the_definition_at_every_width(m, r, dtype, by_width, monkeypatch):
+    # On large data widths 2-3 go column by column and 5-7 padded to 8: the values must
+    # not change (the threshold lowered so that small data take that route).
+    monkeypatch.setattr(products, "BY_WIDTH_MIN_VALUES", 0 if by_width else 10**9)
+    rng = np.random.default_rng(m * 10 + r)
+    X = rng.standard_normal((9, 7, 6)).astype(dtype)
+    U, V = rng.standard_normal((m, 7, r)), rng.standard_normal((m, 6, r))
+    A, B = x_times_v(X, V), x_times_u(X, U)
+    X64 = X.astype(np.float64)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    want_a = np.einsum("nst,mtr->mnsr", X64, V).reshape(m, 9, 7 * r)
+    want_b = np.einsum("nst,msr->mntr", X64, U).reshape(m, 9, 6 * r)
+    assert A.shape == want_a.shape and B.shape == want_b.shape
+    np.testing.assert_allclose(A, want_a, rtol=tol, atol=tol)
+    np.testing.assert_allclose(B, want_b, rtol=tol, atol=tol)
