@@ -1,7 +1,5 @@
 """Allow ``python -m sblr_rt.cli``."""
 
-import sys
+from sblr_rt.cli import console
 
-from sblr_rt.cli import main
-
-sys.exit(main())
+console()
