@@ -285,6 +285,31 @@ class _Kept:
     markers: dict = field(default_factory=dict)
 
 
+def _rows(data: np.ndarray, picks) -> np.ndarray:
+    """Return ``data[picks]``: the array itself (no copy) when ``picks`` are all its rows."""
+    picks = np.asarray(picks)
+    if picks.shape == (data.shape[0],) and np.array_equal(picks, np.arange(data.shape[0])):
+        return data
+    return data[picks]
+
+
+def _finite_range(used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return each row's smallest and largest finite value (+inf, -inf: none is finite).
+
+    A row without NaN or inf takes the plain minimum and maximum (the same values); only
+    the other rows pay for the masked reduction (at 118 x 52,650 samples the masked one
+    over every row took 0.1 s).
+    """
+    gmin, gmax = used.min(axis=1), used.max(axis=1)
+    odd = np.flatnonzero(~(np.isfinite(gmin) & np.isfinite(gmax)))
+    if odd.size:
+        rows = used[odd]
+        finite = np.isfinite(rows)
+        gmin[odd] = rows.min(axis=1, initial=np.inf, where=finite)
+        gmax[odd] = rows.max(axis=1, initial=-np.inf, where=finite)
+    return gmin, gmax
+
+
 def _keep_epochs(recordings, pre, class_map, *, reject, flat, clip_run) -> _Kept:
     """Check every cue's raw epoch of every recording; return the kept ones."""
     class_map, classes = class_labels(recordings, class_map)
@@ -294,9 +319,8 @@ def _keep_epochs(recordings, pre, class_map, *, reject, flat, clip_run) -> _Kept
     for r_idx, rec in enumerate(recordings):
         data = _model_order(rec, pre)
         n_samples = data.shape[1]
-        used = data[pre.pick_indices]
-        gmax = used.max(axis=1, initial=-np.inf, where=np.isfinite(used))
-        gmin = used.min(axis=1, initial=np.inf, where=np.isfinite(used))
+        used = _rows(data, pre.pick_indices)
+        gmin, gmax = _finite_range(used)
         starts = []
         for t, value in zip(rec.marker_times, rec.marker_values, strict=True):
             if value not in code:

@@ -212,3 +212,21 @@ def test_auto_with_leave_one_out_and_three_classes():
     assert "loo" in auto["cv"]
     assert model.classes == ["a", "b", "c"]
     assert all(c["repeats"] == 1 for c in auto["candidates"])
+
+
+def test_the_epoch_checks_range_of_each_channel_ignores_nan_and_inf():
+    from sblr_rt.calibration.epochs import _finite_range, _rows
+
+    data = np.array(
+        [
+            [1.0, -2.0, 3.0, 0.5],
+            [np.nan, 4.0, -1.0, 2.0],
+            [np.inf, 5.0, -np.inf, 1.0],
+            [np.nan, np.nan, np.inf, np.nan],
+        ]
+    )
+    gmin, gmax = _finite_range(data)
+    np.testing.assert_array_equal(gmin, [-2.0, -1.0, 1.0, np.inf])
+    np.testing.assert_array_equal(gmax, [3.0, 4.0, 5.0, -np.inf])
+    assert _rows(data, [0, 1, 2, 3]) is data  # every row in order: no copy
+    np.testing.assert_array_equal(_rows(data, [2, 0]), data[[2, 0]])
