@@ -148,9 +148,11 @@ def exit_now(code: int) -> NoReturn:
     exit took 0.3 s of the 4 s of ``sblr-rt calibrate`` at the paper's scale on a 2-core
     machine. The exit handlers still run first (:mod:`atexit`: logging's flush and close,
     joblib's and multiprocessing's clean-up), then the standard streams are flushed and
-    the process ends (:func:`os._exit`). While a thread other than the main one and not a
-    daemon is alive (a writer still finishing, say), the normal exit runs instead, which
-    waits for it.
+    the process ends (:func:`os._exit`). The normal exit runs instead while a thread other
+    than the main one and not a daemon is alive (a writer still finishing, say), which it
+    waits for, or a child process (joblib's workers of ``--n-jobs 2``): the interpreter
+    stops those workers before the exit handlers join them, and skipping that step would
+    leave the join waiting for the workers' idle timeout.
 
     Parameters
     ----------
@@ -158,7 +160,10 @@ def exit_now(code: int) -> NoReturn:
         The exit status.
     """
     main_thread = threading.main_thread()
-    if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
+    mp = sys.modules.get("multiprocessing")  # imported by whoever started children
+    if any(t is not main_thread and not t.daemon for t in threading.enumerate()) or (
+        mp is not None and mp.active_children()
+    ):
         sys.exit(code)
     try:
         atexit._run_exitfuncs()  # what the normal exit runs, in the same order

@@ -62,3 +62,26 @@ def test_the_command_line_module_exits_with_the_command_code(tmp_path):
     )
     assert res.returncode == 1
     assert "sblr-rt inspect: error:" in res.stderr and "missing.npz" in res.stderr
+
+
+def test_exit_now_with_worker_processes_alive_ends_them_and_exits(tmp_path):
+    # joblib keeps its workers for minutes; the fast end must not wait for them. Started
+    # from a daemon thread, as a calibration starts them, their manager thread is a daemon.
+    res = _run(
+        """
+        import threading
+        from joblib import Parallel, delayed
+        from sblr_rt.cli import exit_now
+        out = []
+        def work():
+            out.append(sum(Parallel(n_jobs=2)(delayed(abs)(-k) for k in range(4))))
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+        thread.join()
+        print(out[0])
+        exit_now(4)
+        """,
+        tmp_path,
+    )
+    assert res.returncode == 4, res.stderr
+    assert res.stdout.strip() == "6"
