@@ -17,6 +17,10 @@ issue 29): on eight synthetic data sets of that size (seeds 0-7), the fast searc
 ``tol`` everywhere against the default, which stops the fits of folds of a million values
 or more at ``large_search_tol``; the final model (refitted at ``tol`` either way) is scored
 on 2,000 new epochs of each data set, so this says whether the looser rule costs accuracy.
+``restarts``: the final fit's second start (:func:`sblr_rt.calibration.selection.run_path`):
+on 24 synthetic data sets of that size, the chosen point's fit along the warm-started path
+against the one kept (the path's or a cold start's, whichever reached the lower objective),
+each scored on 2,000 new epochs.
 ``command``: the whole ``sblr-rt calibrate`` on a paper-scale recording (the synthetic
 epochs written to a FIF file with a cue each, 100 Hz), in a fresh process, with its
 default workers and with two.
@@ -76,7 +80,7 @@ def main():
     p.add_argument(
         "--parts",
         default="fast,paper,auto,breakdown,command",
-        help="comma-separated: fast, paper, auto, breakdown, racing, tolerance, command",
+        help="comma-separated: fast, paper, auto, breakdown, racing, tolerance, restarts, command",
     )
     p.add_argument("--cv", default=5, type=int)
     p.add_argument("--ranks", default="1,2,3")
@@ -106,6 +110,8 @@ def main():
             breakdown(args)
         elif part == "tolerance":
             targets.append(tolerance(args))
+        elif part == "restarts":
+            targets.append(restarts(args))
         elif part == "command":
             targets += command()
     print("\n-- targets (issues 15 and 29) --")
@@ -367,6 +373,70 @@ def tolerance(args, seeds=range(8), n_test=2000):
         f"TARGET large_search_tol costs no accuracy on new epochs (mean of {len(ref)} data "
         f"sets): {new.mean():.4f} against {ref.mean():.4f} at tol everywhere, "
         f"{ratio:.1f}x faster: " + ("PASS" if new.mean() >= ref.mean() else "FAIL")
+    )
+
+
+def restarts(args, seeds=range(24), n_test=2000):
+    """Compare the final fit along the path with the one kept after a second, cold start.
+
+    For each seed, the default fast search at (210, 118, 100); its chosen point is refitted
+    along the warm-started path alone (``second_start=False``) and as the search keeps it
+    (a cold fit too where the point was reached warm, kept when its objective is lower by
+    more than ``tol``). Both are scored on ``n_test`` new epochs. Returns the target line:
+    the kept models' mean accuracy on new epochs no lower than the path's.
+    """
+    from sblr_rt.calibration.config import CalibrationConfig
+    from sblr_rt.calibration.selection import penalty_grid, run_path, select
+    from threadpoolctl import threadpool_limits
+
+    from sblr_rt.preprocessing import apply_scaling
+
+    ranks = tuple(int(r) for r in args.ranks.split(","))
+    cfg = CalibrationConfig(search="fast", cv=args.cv, n_jobs=args.n_jobs, ranks=ranks)
+    groups = penalty_grid(cfg.search, cfg.l1_fractions, cfg.l2_values, skip_unbounded=True)
+    params = {
+        "multi_class": cfg.multi_class, "max_iter": cfg.max_iter, "tol": cfg.tol,
+        "class_weight": cfg.class_weight,
+    }  # fmt: skip
+    print(
+        f"\n== the final fit's second start: fast search at (210, 118, 100), {args.cv}-fold, "
+        f"ranks {ranks}; the chosen point along the path against the fit kept, scored on "
+        f"{n_test:,} new epochs =="
+    )
+    path_acc, kept_acc, n_cold = [], [], 0
+    for seed in seeds:
+        X, y = make_data(seed=seed)
+        X_new, y_new = make_data(n=n_test, seed=100 + seed)
+        est, report, scaling = select(X, y, config=cfg, center=False)
+        best, start = report["best"], report["final_start"]
+        group = next(g for g, (pair, _) in enumerate(groups) if pair == (best["mu2"], best["nu2"]))
+        pair, path = groups[group]
+        step = path.index((best["mu1_fraction"], best["nu1_fraction"]))
+        Z = apply_scaling(X, *scaling).astype(cfg.search_dtype)
+        with threadpool_limits(1):
+            along, _, _ = run_path(
+                Z, y, report["rank"], pair, path, params, stop=step, second_start=False
+            )
+        Z_new = apply_scaling(X_new, *scaling)
+        path_acc.append(float(np.mean(along.predict(Z_new) == y_new)))
+        kept_acc.append(float(np.mean(est.predict(Z_new) == y_new)))
+        n_cold += start["start"] == "cold"
+        cold = start["cold_objective"]
+        print(
+            f"seed {seed}: objective along the path {start['path_objective']:.4f}, cold "
+            + ("-" if cold is None else f"{cold:.4f}")
+            + f"; kept {start['start']}; new epochs {path_acc[-1]:.4f} along the path, "
+            f"{kept_acc[-1]:.4f} kept"
+        )
+    path_mean, kept_mean = float(np.mean(path_acc)), float(np.mean(kept_acc))
+    print(
+        f"cold start kept on {n_cold} of {len(kept_acc)}; new epochs {kept_mean:.4f} kept "
+        f"against {path_mean:.4f} along the path"
+    )
+    return (
+        f"TARGET the final fit's second start costs no accuracy on new epochs (mean of "
+        f"{len(kept_acc)} data sets): {kept_mean:.4f} against {path_mean:.4f} along the path: "
+        + ("PASS" if kept_mean >= path_mean else "FAIL")
     )
 
 

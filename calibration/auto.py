@@ -496,5 +496,5 @@ def _final_fit(pre, Z, y, point, config):
         "tol": config.tol,
         "class_weight": config.class_weight,
     }
-    est, _ = run_path(pre.scale(Z), y, rank, (l2, l2), l1path, est_params, stop=stop)
+    est, _, _ = run_path(pre.scale(Z), y, rank, (l2, l2), l1path, est_params, stop=stop)
     return est

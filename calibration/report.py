@@ -124,6 +124,12 @@ def report_text(model, *, top: int = 10) -> str:
             ),
             f"training accuracy (optimistic): {md.get('train_accuracy', float('nan')):.3f}",
         ]
+        start = sel.get("final_start") or {}
+        if start.get("start") == "cold":
+            lines.append(
+                f"final fit: started cold (objective {start['cold_objective']:.4g}); the "
+                f"warm-started path had stopped in a worse minimum ({start['path_objective']:.4g})"
+            )
     if sel.get("grid"):
         lines += [
             "",
