@@ -152,3 +152,11 @@ def test_report_text_names_the_search_stopping_rule():
     del model.metadata["selection"]["search_tol"]  # a model file from before the rule
     (line,) = [x for x in report_text(model).splitlines() if x.startswith("search time")]
     assert "stopped" not in line
+    # the final fit's start: named only when the cold start replaced the path's fit
+    assert not [x for x in report_text(model).splitlines() if x.startswith("final fit")]
+    start = {"start": "cold", "path_objective": 0.574, "cold_objective": 0.4}
+    model.metadata["selection"]["final_start"] = start
+    (line,) = [x for x in report_text(model).splitlines() if x.startswith("final fit")]
+    assert "started cold (objective 0.4)" in line and "worse minimum (0.574)" in line
+    model.metadata["selection"]["final_start"] = start | {"start": "path"}
+    assert not [x for x in report_text(model).splitlines() if x.startswith("final fit")]
