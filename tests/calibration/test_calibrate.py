@@ -230,3 +230,23 @@ def test_the_epoch_checks_range_of_each_channel_ignores_nan_and_inf():
     np.testing.assert_array_equal(gmax, [3.0, 4.0, 5.0, -np.inf])
     assert _rows(data, [0, 1, 2, 3]) is data  # every row in order: no copy
     np.testing.assert_array_equal(_rows(data, [2, 0]), data[[2, 0]])
+
+
+def test_calibration_runs_with_blas_on_one_thread(monkeypatch):
+    # OpenBLAS's threads slow the small products of a calibration; whatever the caller's
+    # setting (here two threads), calibrate() limits BLAS to one while it runs.
+    import sblr_rt.calibration.core as core
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen, select = [], core.select
+
+    def spy(*args, **kwargs):
+        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        return select(*args, **kwargs)
+
+    monkeypatch.setattr(core, "select", spy)
+    with threadpool_limits(limits=2, user_api="blas"):
+        calibrate(_synthetic_recording(), tmax=1.0, features="waveform", n_jobs=1, ranks=(1,))
+        after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    assert seen and set(seen) == {1}
+    assert set(after) == {2}  # the caller's setting is back
