@@ -31,8 +31,8 @@ def one_off_n_jobs(cpu_count: int | None = None) -> int:
     person: ``auto`` on 30 cues x 64 channels took 4.0-4.9 s in a fresh process with one
     job against 4.7-5.0 s with two on an idle machine, and 4.7-6.0 s against 7.0-13.2 s
     on a loaded one (the models identical); at the paper's size (210 cues x 118 channels,
-    ``benchmarks/calibration.py --parts command``) the whole command took 3.7-4.4 s with
-    one job against 4.1-4.7 s with two. A process that
+    ``benchmarks/calibration.py --parts command``) the whole command took 3.3-3.6 s with
+    one job against 3.8-4.3 s with two. A process that
     calibrates again (the dashboard) gains from its warm workers (1.6-1.8 s against
     2.4-2.7 s). ``sblr-rt calibrate`` therefore runs one job on machines of
     :data:`FEW_CORES` cores or fewer, and all cores otherwise.
