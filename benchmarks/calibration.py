@@ -263,7 +263,7 @@ def breakdown(args):
     train, test = S.make_splits(y, args.cv, cfg.random_state)[0]
     Xtr, _ = S.scaled_fold(X, train, test, cfg.scaling, False, np.dtype(cfg.search_dtype))
     tol = cfg.cv_tol_for(Xtr.shape)  # the search's rule on this fold (large_search_tol)
-    est_params = {"multi_class": cfg.multi_class, "max_iter": cfg.max_iter, "tol": tol}
+    est_params = cfg.fit_params() | {"tol": tol}
     tally = {"seconds": 0.0, "calls": 0, "macs": 0}
     originals = {name: getattr(path_mod, name) for name in ("x_times_v", "x_times_u")}
 
@@ -394,10 +394,7 @@ def restarts(args, seeds=range(24), n_test=2000):
     ranks = tuple(int(r) for r in args.ranks.split(","))
     cfg = CalibrationConfig(search="fast", cv=args.cv, n_jobs=args.n_jobs, ranks=ranks)
     groups = penalty_grid(cfg.search, cfg.l1_fractions, cfg.l2_values, skip_unbounded=True)
-    params = {
-        "multi_class": cfg.multi_class, "max_iter": cfg.max_iter, "tol": cfg.tol,
-        "class_weight": cfg.class_weight,
-    }  # fmt: skip
+    params = cfg.fit_params()
     print(
         f"\n== the final fit's second start: fast search at (210, 118, 100), {args.cv}-fold, "
         f"ranks {ranks}; the chosen point along the path against the fit kept, scored on "

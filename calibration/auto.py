@@ -206,11 +206,9 @@ def _fold_task(Zs, y, splits, config, centers, dtype):
     ]
     groups = [((l2, l2), [(f, f) for f in config.auto_l1]) for l2 in config.auto_l2]
     largest = max((Xtr.shape for _, _, Xtr, _ in sets), key=math.prod)
-    est_params = {
-        "multi_class": config.multi_class,
+    est_params = config.fit_params() | {
         "max_iter": config.auto_max_iter,
         "tol": config.cv_tol_for(largest),
-        "class_weight": config.class_weight,
     }
     out = [[[] for _ in splits] for _ in Zs]
     n_points = len(config.auto_l2) * len(config.auto_l1)
@@ -490,11 +488,6 @@ def _final_fit(pre, Z, y, point, config):
     pre.fit_scaling(Z)  # the preprocessor's own rule: centred rows on the non-linear paths
     l1path = [(f, f) for f in config.auto_l1]
     stop = list(config.auto_l1).index(fraction)
-    est_params = {
-        "multi_class": config.multi_class,
-        "max_iter": config.max_iter,
-        "tol": config.tol,
-        "class_weight": config.class_weight,
-    }
+    est_params = config.fit_params()
     est, _, _ = run_path(pre.scale(Z), y, rank, (l2, l2), l1path, est_params, stop=stop)
     return est

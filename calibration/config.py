@@ -456,6 +456,28 @@ class SelectionSettings:
         """
         return math.prod(int(n) for n in fold_shape) >= self.large_fold
 
+    def fit_params(self) -> dict:
+        """Return the estimator's settings of a final fit: the one place they are gathered.
+
+        The cross-validated fits take the same with their own ``max_iter`` and ``tol``.
+
+        Returns
+        -------
+        params : dict
+            ``multi_class``, ``max_iter``, ``tol`` and ``class_weight``.
+
+        Examples
+        --------
+        >>> sorted(SelectionSettings().fit_params().items())
+        [('class_weight', None), ('max_iter', 500), ('multi_class', 'ovr'), ('tol', 0.001)]
+        """
+        return {
+            "multi_class": self.multi_class,
+            "max_iter": self.max_iter,
+            "tol": self.tol,
+            "class_weight": self.class_weight,
+        }
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -606,6 +628,10 @@ class CalibrationConfig:
     def is_large(self, fold_shape) -> bool:
         """Return whether folds of a shape are large (:meth:`SelectionSettings.is_large`)."""
         return self.selection.is_large(fold_shape)
+
+    def fit_params(self) -> dict:
+        """Return a final fit's estimator settings (:meth:`SelectionSettings.fit_params`)."""
+        return self.selection.fit_params()
 
     def replace(self, **changes) -> CalibrationConfig:
         """Return a copy with some fields changed (None values are ignored).

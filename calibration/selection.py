@@ -518,12 +518,7 @@ def select(
     """
     t0 = time.perf_counter()
     splits = make_splits(y, config.cv, config.random_state)
-    est_params = {
-        "multi_class": config.multi_class,
-        "max_iter": config.max_iter,
-        "tol": config.tol,
-        "class_weight": config.class_weight,
-    }
+    est_params = config.fit_params()
     # The cross-validated fits stop at the search's rule (looser on large folds); the
     # final fit at the paper's tol.
     fold_shape = (max(len(train) for train, _ in splits), *Z.shape[1:])
