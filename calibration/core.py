@@ -210,6 +210,8 @@ def calibrate(
     *,
     config: CalibrationConfig | str | Path | None = None,
     progress=None,
+    prior=None,
+    max_trials: int | None = None,
     **overrides,
 ) -> BCIModel:
     """Calibrate a model on labelled recordings.
@@ -224,6 +226,15 @@ def calibrate(
     progress : callable | None
         ``progress(done, total, stage)`` during the search, e.g.
         :class:`sblr_rt.calibration.progress.TerminalProgress`.
+    prior : BCIModel | path | None
+        A prior across people (:func:`~sblr_rt.calibration.build_prior`) or its file:
+        with few trials the prior, refitted with the person's trials, is the model; with
+        more, the person's own model is calibrated too and the prior's weight in the
+        result is chosen by cross-validation (:mod:`sblr_rt.calibration.prior`). The
+        window is the prior's.
+    max_trials : int | None
+        Use only the first ``max_trials`` class cues, in time order (the first recording
+        first); None: all.
     **overrides
         Configuration fields that win over ``config`` (None values ignored), e.g.
         ``classes=["T1", "T2"]``, ``features="bandpower"``, ``cv="loo"``.
@@ -258,7 +269,32 @@ def calibrate(
     one.
     """
     with single_threaded_blas():
-        return _calibrate(recordings, config=config, progress=progress, **overrides)
+        if prior is None and max_trials is None:
+            return _calibrate(recordings, config=config, progress=progress, **overrides)
+        from sblr_rt.calibration.prior import calibrate_with_prior, first_trials
+
+        if isinstance(config, CalibrationConfig):
+            config = config.replace(**overrides)
+        else:
+            config = load_config(config, **overrides)
+        recs = _as_recordings(recordings)
+        if prior is None:
+            recs = first_trials(recs, config.class_map, max_trials)
+            if not recs:
+                raise ValueError("'max_trials' left no class cue in the recordings")
+            return _calibrate(recs, config=config, progress=progress)
+        if not isinstance(prior, BCIModel):
+            from sblr_rt.io.model_file import load_model
+
+            prior = load_model(prior)
+        config = config.replace(tmin=prior.tmin, tmax=prior.tmax)
+        return calibrate_with_prior(
+            recs,
+            config,
+            prior,
+            lambda r: _calibrate(r, config=config, progress=progress),
+            max_trials=max_trials,
+        )
 
 
 def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
@@ -338,7 +374,7 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
     )
 
 
-def fitted_model(pre, est, classes, reference, warmup, metadata=None) -> BCIModel:
+def fitted_model(pre, est, classes, reference, warmup, metadata=None, pool=None) -> BCIModel:
     """Return one fitted model, run-centred when its epochs were.
 
     Parameters
@@ -356,6 +392,8 @@ def fitted_model(pre, est, classes, reference, warmup, metadata=None) -> BCIMode
         The reference's weight in a new run's running mean, in trials.
     metadata : dict | None
         As for :class:`~sblr_rt.bci_model.BCIModel`.
+    pool : PriorPool | None
+        A prior's training pool (:attr:`BCIModel.pool`).
 
     Returns
     -------
@@ -372,6 +410,7 @@ def fitted_model(pre, est, classes, reference, warmup, metadata=None) -> BCIMode
         classes=classes,
         metadata=metadata,
         run_centring=centring,
+        pool=pool,
     )
     return model
 

@@ -180,7 +180,12 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
         members = [_warm(m, recordings, config, classes, min_per_class) for m in model.members]
         metadata = copy.deepcopy(dict(model.metadata or {}))
         metadata.update({k: members[0].metadata[k] for k in ("epochs", "train_accuracy")})
-        return BCIModel.ensemble(members, metadata)
+        return BCIModel.ensemble(members, metadata, model.member_weights)
+    if model.pool is not None:  # a prior: the trials join its pool with their weight
+        from sblr_rt.calibration.prior import adapt_prior
+
+        return adapt_prior(model, recordings, config=config, classes=classes,
+                           min_per_class=min_per_class)  # fmt: skip
     pre = copy.deepcopy(model.preprocessor)
     epochs = extract_epochs(
         recordings,

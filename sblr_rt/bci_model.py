@@ -46,6 +46,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sblr_rt.model.link import proba_from_scores
+from sblr_rt.model.prior_pool import PriorPool
 from sblr_rt.model.run_centring import RunCentring
 from sblr_rt.montage import make_info
 from sblr_rt.preprocessing import Preprocessor
@@ -97,6 +98,8 @@ class BCIModel:
         metadata: dict | None = None,
         run_centring: RunCentring | None = None,
         members: Sequence[BCIModel] | None = None,
+        member_weights: Sequence[float] | None = None,
+        pool=None,
     ):
         if not isinstance(preprocessor, Preprocessor):
             raise TypeError(
@@ -136,16 +139,29 @@ class BCIModel:
                 )
         self.run_centring = run_centring
         self.members = _check_members(members, self)
+        self.member_weights = _check_member_weights(member_weights, self.members)
+        if pool is not None and not isinstance(pool, PriorPool):
+            raise TypeError(f"'pool' must be a PriorPool or None, got {type(pool).__name__}")
+        if pool is not None and self.members:
+            raise ValueError("'pool' belongs to a single model (a prior), not to an ensemble")
+        #: PriorPool | None: a prior's run-centred training features, which a person's
+        #: labelled trials join with a weight (:mod:`sblr_rt.calibration.prior`).
+        self.pool = pool
 
     @classmethod
-    def ensemble(cls, members: Sequence[BCIModel], metadata: dict | None = None) -> BCIModel:
-        """Return the model whose score is the mean of ``members``' scores.
+    def ensemble(
+        cls,
+        members: Sequence[BCIModel],
+        metadata: dict | None = None,
+        weights: Sequence[float] | None = None,
+    ) -> BCIModel:
+        """Return the model whose score is the weighted mean of ``members``' scores.
 
         Every member reads the same raw channels, rate and window and has the same
         classes; each keeps its own feature path, scaling, estimator and run centring.
         The first member leads: its preprocessing and factors are what :attr:`preprocessor`
         and :attr:`estimator` show (the dashboard, ``inspect``). Run centring of the mean
-        score is the mean of the members' run centring, exactly (each is linear in the
+        score is the weighted mean of the members' run centring, exactly (each is linear in the
         run's running mean), so the ensemble adapts to a run as its members would.
 
         Parameters
@@ -154,6 +170,9 @@ class BCIModel:
             At least two single models.
         metadata : dict | None
             As for :class:`BCIModel`.
+        weights : sequence of float | None
+            Each member's weight in the score, non-negative, normalised to sum to 1
+            (:attr:`member_weights`); None: equal weights.
 
         Returns
         -------
@@ -167,10 +186,11 @@ class BCIModel:
                 f"({sorted({type(m).__name__ for m in members})})"
             )
         first = members[0]
+        w = _check_member_weights(weights, members)
         centring = None
         if all(m.run_centring is not None for m in members):
-            centre = np.mean([m.run_centring.centre_score for m in members], axis=0)
-            warmup = float(np.mean([m.run_centring.warmup for m in members]))
+            centre = np.tensordot(w, [m.run_centring.centre_score for m in members], axes=1)
+            warmup = float(np.dot(w, [m.run_centring.warmup for m in members]))
             # The members' scores are already measured from their own references.
             centring = RunCentring(np.zeros_like(centre), centre, warmup)
         return cls(
@@ -180,6 +200,7 @@ class BCIModel:
             metadata=metadata,
             run_centring=centring,
             members=members,
+            member_weights=w,
         )
 
     # ------------------------------------------------------------------ description
@@ -207,7 +228,7 @@ class BCIModel:
 
     @property
     def is_ensemble(self) -> bool:
-        """Whether the score is the mean of :attr:`members`' scores."""
+        """Whether the score is the weighted mean of :attr:`members`' scores."""
         return bool(self.members)
 
     @property
@@ -298,10 +319,11 @@ class BCIModel:
                     "'epochs' must have shape (n_epochs, n_channels, n_times_raw = "
                     f"{self.n_times_raw}), got {epochs.shape}"
                 )
-            return np.mean(
+            return np.tensordot(
+                self.member_weights,
                 [m.decision_function(epochs[..., self.n_times_raw - m.n_times_raw :])
                  for m in self.members],
-                axis=0,
+                axes=1,
             )  # fmt: skip
         return self.decision_function_features(self.transform(epochs))
 
@@ -426,7 +448,9 @@ class BCIModel:
         """
         if self.members:
             return BCIModel.ensemble(
-                [m.for_channels(ch_names) for m in self.members], copy.deepcopy(self.metadata)
+                [m.for_channels(ch_names) for m in self.members],
+                copy.deepcopy(self.metadata),
+                self.member_weights,
             )
         return BCIModel(
             preprocessor=self.preprocessor.for_channels(ch_names),
@@ -434,6 +458,7 @@ class BCIModel:
             classes=self.classes,
             metadata=copy.deepcopy(self.metadata),
             run_centring=self.run_centring,
+            pool=self.pool,
         )
 
     def summary(self) -> str:
@@ -449,13 +474,16 @@ class BCIModel:
         if self.members:
             names = [
                 f"{m.features}/{spatial_label(m.preprocessor.spatial)} "
-                f"({m.preprocessor.n_times} times)"
-                for m in self.members
+                f"({m.preprocessor.n_times} times{', prior' if m.pool is not None else ''}) "
+                f"weight {w:.2f}"
+                for m, w in zip(self.members, self.member_weights, strict=True)
             ]
             lines.append(
-                f"ensemble: the mean score of {len(names)} models ({', '.join(names)}); "
-                "the first is described below"
+                f"ensemble: the weighted mean score of {len(names)} models "
+                f"({', '.join(names)}); the first is described below"
             )
+        if self.pool is not None:
+            lines.append(self.pool.describe())
         if self.run_centring is not None:
             lines.append(
                 "run centring: on (each new run's mean re-estimated from its trials, warm-up "
@@ -508,6 +536,23 @@ class BCIModel:
         if ep:
             lines.append(f"epochs: {ep.get('per_class')} used; rejected {ep.get('rejected')}")
         return "\n".join(lines)
+
+
+def _check_member_weights(weights, members) -> np.ndarray:
+    """Return the members' weights normalised to sum to 1 (empty for a single model)."""
+    if not members:
+        if weights is not None and len(weights):
+            raise ValueError(f"'member_weights' need members, got {len(weights)} weights")
+        return np.zeros(0)
+    if weights is None:
+        return np.full(len(members), 1.0 / len(members))
+    w = np.asarray(weights, dtype=np.float64).reshape(-1)
+    if w.size != len(members) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(
+            f"'member_weights' must be {len(members)} finite non-negative numbers with a "
+            f"positive sum (one per member), got {np.asarray(weights).tolist()}"
+        )
+    return w / w.sum()
 
 
 def _check_members(members, model) -> list:

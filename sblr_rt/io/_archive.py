@@ -35,7 +35,7 @@ MAX_HEADER_BYTES = 16 << 20
 #: The most members a model archive may hold.
 MAX_MEMBERS = 256
 #: Array dtypes a model file may hold (``numpy.dtype.str``).
-ALLOWED_DTYPES = ("<f8", "<i8")
+ALLOWED_DTYPES = ("<f8", "<f4", "<i8")
 # An .npy member is its own header (at most 64 KiB in versions 1 and 2 as numpy writes
 # them, far less in practice) followed by the raw array bytes.
 _NPY_HEADER_MAX = 1 << 16

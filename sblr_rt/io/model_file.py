@@ -128,6 +128,10 @@ def save_model(model, path) -> Path:
     for k, member in enumerate(model.members):  # an ensemble: every member, its own arrays
         arrays.update(_model_arrays(member, f"m{k}/"))
         members.append(_model_header(member))
+    if model.members:
+        member_weights = [float(w) for w in model.member_weights]
+    else:
+        member_weights = None
     metadata = dict(model.metadata)
     header = {
         "format": FORMAT_NAME,
@@ -153,6 +157,8 @@ def save_model(model, path) -> Path:
         },
         "run_centring": None if model.run_centring is None else model.run_centring.to_dict(),
         "members": members,
+        "member_weights": member_weights,
+        "pool": _pool_header(model),
         "metadata": metadata,
         "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
     }
@@ -175,12 +181,37 @@ def save_model(model, path) -> Path:
 
 
 def _model_arrays(model, prefix: str) -> dict[str, np.ndarray]:
-    """Return one single model's arrays, named ``<prefix>pre/...`` and ``<prefix>est/...``."""
+    """Return one single model's arrays, named ``<prefix>pre/``, ``est/`` and ``pool/``."""
     arrays = {
         f"{prefix}pre/{k}": np.asarray(v) for k, v in model.preprocessor.get_arrays().items()
     }
     arrays.update({f"{prefix}est/{k}": v for k, v in _estimator_arrays(model.estimator).items()})
+    if model.pool is not None:
+        arrays.update({f"{prefix}pool/{k}": v for k, v in model.pool.arrays().items()})
     return arrays
+
+
+def _pool_header(model) -> dict | None:
+    """Return the header part of a prior's pool (its arrays are ``pool/...``)."""
+    if model.pool is None:
+        return None
+    return {"trial_weight": model.pool.trial_weight}
+
+
+def _rebuild_pool(part, arrays: dict[str, np.ndarray], prefix: str):
+    """Rebuild a prior's pool from its header part and its ``<prefix>pool/`` arrays."""
+    from sblr_rt.model.prior_pool import PriorPool
+
+    if part is None:
+        return None
+    if not isinstance(part, dict):
+        raise ModelFileError(f"'pool' must be a mapping or null, got {type(part).__name__}")
+    names = [f"{prefix}pool/{k}" for k in ("Z", "y", "groups")]
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise ModelFileError(f"the header lists a pool but the file lacks arrays {missing}")
+    Z, y, groups = (arrays[n] for n in names)
+    return PriorPool(Z=Z, y=y, groups=groups, trial_weight=part.get("trial_weight"))
 
 
 def _model_header(model) -> dict:
@@ -193,6 +224,7 @@ def _model_header(model) -> dict:
             "params": {k: getattr(est, k) for k in _EST_PARAMS if hasattr(est, k)},
         },
         "run_centring": None if model.run_centring is None else model.run_centring.to_dict(),
+        "pool": _pool_header(model),
     }
 
 
@@ -353,7 +385,15 @@ def _rebuild(header: dict, arrays: dict[str, np.ndarray]):
                 raise ModelFileError(f"'members[{k}]' must be a mapping")
             models.append(_rebuild_single({**part, "classes": header.get("classes")}, arrays,
                                           f"m{k}/", {}))  # fmt: skip
-        return BCIModel.ensemble(models, metadata)
+        weights = header.get("member_weights")  # absent from files before weighted members
+        if weights is not None and (
+            not isinstance(weights, list)
+            or not all(isinstance(w, int | float) and not isinstance(w, bool) for w in weights)
+        ):
+            raise ModelFileError(
+                f"'member_weights' must be a list of numbers, got {str(weights)[:80]}"
+            )
+        return BCIModel.ensemble(models, metadata, weights)
     return _rebuild_single(header, arrays, "", metadata)
 
 
@@ -395,12 +435,20 @@ def _rebuild_single(header: dict, arrays: dict[str, np.ndarray], prefix: str, me
             centring = RunCentring.from_dict(centring)
         except ValueError as exc:
             raise ModelFileError(str(exc)) from None
+    pool = _rebuild_pool(header.get("pool"), arrays, prefix)
+    if pool is not None and (pool.Z.shape[1:] != (pre.n_rows, pre.n_times) or
+                             pool.y.max() >= len(classes)):  # fmt: skip
+        raise ModelFileError(
+            f"the pool's epochs must be ({pre.n_rows}, {pre.n_times}) with labels below "
+            f"{len(classes)}, got {pool.Z.shape[1:]} and {int(pool.y.max())}"
+        )
     return BCIModel(
         preprocessor=pre,
         estimator=est,
         classes=classes,
         metadata=metadata,
         run_centring=centring,
+        pool=pool,
     )
 
 

@@ -232,6 +232,7 @@ class OnlineClassifier:
             rank=self.rank,
             native=native,
             members=tuple((m.path_class(), m.scoring) for m in self.members),
+            member_weights=np.asarray(getattr(model, "member_weights", np.zeros(0)), float),
         )
 
     def __repr__(self) -> str:
@@ -293,7 +294,7 @@ class OnlineClassifier:
                 "ct,tj,cj->j", window, self.native_temporal, self.native_spatial, optimize=True
             )
             return self.scoring.scores_from_columns(cols)
-        return self.scoring.plain_scores(window)  # an ensemble's: the members' mean
+        return self.scoring.plain_scores(window)  # an ensemble's: the members' weighted mean
 
     @property
     def preprocessor(self):

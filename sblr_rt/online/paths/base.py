@@ -19,7 +19,7 @@ a model's default fast path, the preprocessor ``features`` it serves), and regis
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,6 +59,8 @@ class Scoring:
     members : tuple of (type of StreamingPath, Scoring)
         An ensemble's members, each with the streaming path it takes alone (empty
         otherwise).
+    member_weights : ndarray, shape (n_members,)
+        An ensemble's member weights, summing to 1 (empty otherwise).
     """
 
     model: Any
@@ -71,6 +73,7 @@ class Scoring:
     rank: int
     native: tuple[np.ndarray, np.ndarray] | None = None
     members: tuple = ()
+    member_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def n_outputs(self) -> int:
@@ -105,7 +108,7 @@ class Scoring:
     def plain_scores(self, window: np.ndarray) -> np.ndarray:
         """Return the scores (n_outputs,) of one raw window by the offline pipeline.
 
-        An ensemble's: the mean of its members' scores.
+        An ensemble's: the weighted mean of its members' scores.
         """
         if self.members:
             return np.atleast_1d(self.model.decision_function(window[None])[0])

@@ -1,7 +1,7 @@
-"""The ensemble path: every member of an ensemble model on its own fast path, scores averaged.
+"""The ensemble path: every member of an ensemble model on its own fast path, scores weighted.
 
 An ensemble (:meth:`BCIModel.ensemble <sblr_rt.bci_model.BCIModel.ensemble>`) scores a
-window as the mean of its members' scores. Each member streams on the path it would take
+window as the weighted mean of its members' scores. Each member streams on the path it would take
 alone (projected virtual channels for a waveform member, running band power for the power
 paths, the plain pipeline for the covariance path), fed the same samples, so a decision
 costs the sum of the members' fast steps rather than four plain pipelines. Each member's
@@ -19,7 +19,7 @@ __all__ = ["EnsemblePath"]
 
 
 class EnsemblePath(StreamingPath):
-    """Feed every member's streaming path; a decision is the mean of their scores."""
+    """Feed every member's streaming path; a decision is the weighted mean of their scores."""
 
     name = "ensemble"
     features = "ensemble"
@@ -50,8 +50,9 @@ class EnsemblePath(StreamingPath):
             path.settle()
 
     def scores(self, stop: int) -> np.ndarray:
-        """Return the mean of the members' scores of the window ending before ``stop``."""
-        total = self._members[0].scores(stop)
-        for path in self._members[1:]:
-            total = total + path.scores(stop)
-        return total / len(self._members)
+        """Return the weighted mean of the members' scores of the window before ``stop``."""
+        weights = self.scoring.member_weights
+        total = weights[0] * self._members[0].scores(stop)
+        for w, path in zip(weights[1:], self._members[1:], strict=True):
+            total = total + w * path.scores(stop)
+        return total

@@ -1,0 +1,707 @@
+"""A prior across people: decide from a new person's first trial, refine with each of theirs.
+
+People differ, but less once each run is centred on its own mean
+(:mod:`sblr_rt.model.run_centring`). A **prior** is an ordinary model trained on many
+people's run-centred runs: it decides for a new person from the first trial (the new run
+is centred causally, as for any run-centred model), and it keeps its training features (a
+:class:`~sblr_rt.model.prior_pool.PriorPool`) so that the person's labelled trials can
+join them, each with a weight, and the model be refitted toward that person.
+
+- :func:`build_prior` trains a prior on recordings of several people (one run each) and
+  reports its leave-one-person-out accuracy per person.
+- :func:`adapt_prior` refits a prior with a person's labelled trials (what ``--adapt``
+  does after every trial, and what :func:`calibrate(..., prior=...)
+  <sblr_rt.calibration.calibrate>` does with few trials).
+- :func:`calibrate_with_prior` is :func:`~sblr_rt.calibration.calibrate` with a prior:
+  with fewer than ``PriorSettings.auto_min_trials`` trials, the adapted prior is the
+  model; with more, the person's own ``auto`` model is calibrated too, and the weight of
+  the adapted prior in the final ensemble is chosen by cross-validation on the person's
+  trials (0 drops it).
+
+Examples
+--------
+>>> from sblr_rt.calibration.prior import PriorSettings
+>>> PriorSettings().features, PriorSettings().trial_weight
+('covariance', 5.0)
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+import math
+import re
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sblr_rt.calibration.config import load_config
+from sblr_rt.calibration.core import _as_recordings, build_preprocessor, fitted_model
+from sblr_rt.calibration.epochs import extract_epochs
+from sblr_rt.calibration.selection import run_path
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedKFold
+
+from sblr_rt.bci_model import BCIModel
+from sblr_rt.model import ZeroTrapWarning
+from sblr_rt.model.link import proba_from_scores
+from sblr_rt.model.prior_pool import PriorPool
+from sblr_rt.regions import region_of
+
+logger = logging.getLogger("sblr_rt.calibration")
+
+__all__ = [
+    "PriorSettings",
+    "adapt_prior",
+    "build_prior",
+    "calibrate_with_prior",
+    "first_trials",
+    "person_of",
+]
+
+#: The weights of the adapted prior tried against the person's own model (30 trials).
+PRIOR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: Fewest channels a prior is built on.
+MIN_CHANNELS = 8
+#: How the recordings of a session's decided trials name their source (as the refit's).
+_SESSION_TRIAL_SOURCE = "session trial"
+
+
+@dataclass(frozen=True)
+class PriorSettings:
+    """How a prior is trained and how a person's trials join it.
+
+    Parameters
+    ----------
+    features : str
+        The prior's feature path (``"covariance"`` or ``"bandpower"``).
+    rank : int
+        Rank of the prior's bilinear model.
+    l2 : float
+        ``mu2 = nu2`` of the prior's fit (no l1 penalty: many people's epochs).
+    trial_weight : float
+        Weight of one of the person's trials against one pooled epoch.
+    auto_min_trials : int
+        Fewest trials of the person for which the person's own ``auto`` model is
+        calibrated beside the adapted prior.
+    sensorimotor : bool
+        Use only the sensorimotor strip (FC, C and CP channels,
+        :func:`sblr_rt.regions.region_of`) when no ``picks`` are given: what transfers
+        between people is motor imagery, not gaze.
+    """
+
+    features: str = "covariance"
+    rank: int = 4
+    l2: float = 1e-2
+    trial_weight: float = 5.0
+    auto_min_trials: int = 20
+    sensorimotor: bool = True
+
+    def __post_init__(self):
+        if self.features not in ("covariance", "bandpower", "spectral", "waveform"):
+            raise ValueError(
+                "'features' must be 'covariance', 'bandpower', 'spectral' or 'waveform', "
+                f"got {self.features!r}"
+            )
+        if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1:
+            raise ValueError(f"'rank' must be a positive integer, got {self.rank!r}")
+        for name in ("l2", "trial_weight"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise ValueError(f"'{name}' must be a finite number, got {v!r}")
+        if self.l2 < 0 or self.trial_weight <= 0:
+            raise ValueError(
+                f"'l2' must be >= 0 and 'trial_weight' > 0, got {self.l2} and {self.trial_weight}"
+            )
+        if isinstance(self.auto_min_trials, bool) or not isinstance(self.auto_min_trials, int):
+            raise ValueError(f"'auto_min_trials' must be an integer, got {self.auto_min_trials!r}")
+
+
+def person_of(recording) -> str:
+    """Return the person a recording belongs to, from its file name or folder.
+
+    A PhysioNet-style name (``S005R04.edf``: ``S005``) or a BIDS ``sub-<label>`` in the
+    path; otherwise the name of the recording's folder.
+
+    Parameters
+    ----------
+    recording : Recording | str | Path
+        The recording or its file.
+
+    Returns
+    -------
+    person : str
+
+    Examples
+    --------
+    >>> person_of("data/S005/S005R04.edf"), person_of("bids/sub-07/eeg/run-1_eeg.vhdr")
+    ('S005', 'sub-07')
+    """
+    source = Path(str(getattr(recording, "source", recording)))
+    match = re.search(r"(sub-[A-Za-z0-9]+)", str(source)) or re.match(
+        r"(S\d{3})R\d{2}", source.name
+    )
+    return match.group(1) if match else source.parent.name or source.stem
+
+
+def first_trials(recordings, class_map: dict | None, max_trials: int | None) -> list:
+    """Return the recordings with only their first ``max_trials`` class cues, in time order.
+
+    Recordings are taken in the order given (the first run first); cues that are not of a
+    class are kept (they label nothing). A recording left without a class cue is dropped.
+
+    Parameters
+    ----------
+    recordings : list of Recording
+        The person's runs in time order.
+    class_map : dict | None
+        Marker value -> class label (None: every marker is a class cue).
+    max_trials : int | None
+        Cues to keep; None: all.
+
+    Returns
+    -------
+    recordings : list of Recording
+    """
+    if max_trials is None:
+        return list(recordings)
+    if isinstance(max_trials, bool) or not isinstance(max_trials, int) or max_trials < 1:
+        raise ValueError(f"'max_trials' must be a positive integer or None, got {max_trials!r}")
+    out, left = [], max_trials
+    for rec in recordings:
+        if left <= 0:
+            break
+        values = list(rec.marker_values)
+        order = np.argsort(np.asarray(rec.marker_times, dtype=float), kind="stable")
+        keep, n = [], 0
+        for i in order:
+            is_cue = class_map is None or _is_cue(values[i], class_map)
+            if is_cue and n >= left:
+                continue
+            keep.append(int(i))
+            n += is_cue
+        if n == 0:
+            continue
+        left -= n
+        keep = sorted(keep)
+        out.append(
+            dataclasses.replace(
+                rec,
+                marker_times=np.asarray(rec.marker_times)[keep],
+                marker_values=[values[i] for i in keep],
+            )
+        )
+    return out
+
+
+def _is_cue(value, class_map) -> bool:
+    value = str(value)
+    return value in class_map or value.rsplit("/", 1)[-1] in class_map
+
+
+def _common_channels(recs) -> list[str]:
+    names = [c for c in recs[0].ch_names if all(c in r.ch_names for r in recs[1:])]
+    if len(names) < MIN_CHANNELS:
+        raise ValueError(
+            f"the recordings of a prior must share at least {MIN_CHANNELS} channels by name, "
+            f"got {len(names)} common to all ({names})"
+        )
+    return names
+
+
+def _check_same(recs) -> None:
+    first = recs[0]
+    for r in recs[1:]:
+        if not math.isclose(r.sfreq, first.sfreq, rel_tol=1e-6):
+            raise ValueError(
+                f"every recording of a prior must have one sampling rate: expected "
+                f"{first.sfreq:g} Hz ({first.source}), got {r.sfreq:g} Hz ({r.source})"
+            )
+        if r.unit != first.unit:
+            raise ValueError(
+                f"every recording of a prior must have one unit: expected {first.unit!r} "
+                f"({first.source}), got {r.unit!r} ({r.source})"
+            )
+
+
+def _person_epochs(recs, pre, class_map, config):
+    """Return the run-centred features of each recording (one run each)."""
+    out = []
+    for rec in recs:
+        p = pre if list(rec.ch_names) == list(pre.ch_names) else pre.for_channels(rec.ch_names)
+        ep = extract_epochs(
+            [rec], p, class_map, reject=config.reject, flat=config.flat, clip_run=config.clip_run
+        )
+        out.append(ep.centred())
+    return out
+
+
+def _fit_pool(pre, Z, y, settings, *, sample_weight=None, warm=None):
+    """Fit the prior's estimator on pooled features (scaling already fitted on ``pre``)."""
+    X = pre.scale(Z)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", ZeroTrapWarning)
+        if warm is not None:
+            est = copy.deepcopy(warm)
+            est.set_params(warm_start=True)
+            est.fit(X, y, sample_weight=sample_weight)
+            est.set_params(warm_start=False)
+            return est
+        l2 = settings.l2
+        config = load_config(None)
+        est, _, _ = run_path(
+            X, y, settings.rank, (l2, l2), [(0.05, 0.05), (0.0, 0.0)], config.fit_params(), stop=1
+        )
+        return est
+
+
+def build_prior(
+    recordings,
+    *,
+    classes,
+    tmin: float,
+    tmax: float,
+    people: Sequence[str] | None = None,
+    picks: Sequence[str] | None = None,
+    settings: PriorSettings | None = None,
+    lopo: bool = True,
+    warmup: float = 1.0,
+) -> BCIModel:
+    """Train a prior on recordings of several people, each run centred on its own mean.
+
+    Parameters
+    ----------
+    recordings : list of path | Recording
+        One run each, of at least two people; any format
+        :func:`sblr_rt.io.read_recording` reads.
+    classes : dict | list
+        Marker value -> class label (as :func:`~sblr_rt.calibration.calibrate`).
+    tmin, tmax : float
+        The window relative to the cue, seconds.
+    people : list of str | None
+        The person of each recording; None: :func:`person_of` each.
+    picks : list of str | None
+        Channels to use, by name; None: every channel common to all recordings.
+    settings : PriorSettings | None
+        Feature path, rank, penalty and the weight of a person's trial.
+    lopo : bool
+        Also train one prior per person left out and score that person's runs with it
+        (run-centred causally, as a session would): ``metadata["prior"]["lopo"]``.
+    warmup : float
+        The calibration reference's weight, in trials, in a new run's running mean.
+
+    Returns
+    -------
+    prior : BCIModel
+        A run-centred model with :attr:`~sblr_rt.bci_model.BCIModel.pool`;
+        ``metadata["prior"]`` records its kind, people, runs, channels and the
+        leave-one-person-out accuracy.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two people, recordings of another rate or unit, fewer than ``MIN_CHANNELS``
+        common channels, or a channel of ``picks`` missing from a recording.
+    """
+    t0 = time.perf_counter()
+    settings = PriorSettings() if settings is None else settings
+    recs = _as_recordings(recordings)
+    people = [person_of(r) for r in recs] if people is None else [str(p) for p in people]
+    if len(people) != len(recs):
+        raise ValueError(
+            f"'people' must name the person of each recording ({len(recs)}), got {len(people)}"
+        )
+    names = sorted(set(people))
+    if len(names) < 2:
+        raise ValueError(
+            f"a prior needs recordings of at least two people, got {len(names)} ({names})"
+        )
+    _check_same(recs)
+    common = _common_channels(recs)
+    if picks is not None:
+        missing = [c for c in picks if c not in common]
+        if missing:
+            raise ValueError(
+                f"'picks' must be channels every recording holds; missing from some: {missing}"
+            )
+        common = [c for c in common if c in set(picks)]
+    elif settings.sensorimotor:
+        strip = [c for c in common if region_of(c) == "sensorimotor"]
+        if len(strip) < MIN_CHANNELS:
+            raise ValueError(
+                f"a sensorimotor prior needs at least {MIN_CHANNELS} FC, C or CP channels "
+                f"common to all recordings, got {len(strip)} ({strip}); pass 'picks' or "
+                "PriorSettings(sensorimotor=False)"
+            )
+        common = strip
+    config = load_config(
+        None,
+        classes=classes,
+        tmin=tmin,
+        tmax=tmax,
+        features=settings.features,
+        spatial="none",
+        picks=common,
+    )
+    pre = build_preprocessor(config, recs[0])
+    epochs = _person_epochs(recs, pre, config.class_map, config)
+    cls = epochs[0].classes
+    for ep, r in zip(epochs, recs, strict=True):
+        if ep.classes != cls:
+            raise ValueError(
+                f"every recording of a prior must hold every class: expected {cls}, got "
+                f"{ep.classes} in {r.source}"
+            )
+    group = np.array([names.index(p) for p in people])
+    Z = np.concatenate([ep.Z for ep in epochs]).astype(np.float32)
+    y = np.concatenate([ep.y for ep in epochs])
+    groups = np.concatenate([np.full(len(ep.y), g) for ep, g in zip(epochs, group, strict=True)])
+    reference = np.mean([ep.reference for ep in epochs], axis=0)
+    pre.fit_scaling(Z)
+    est = _fit_pool(pre, Z, y, settings)
+    report = {}
+    if lopo:
+        report = _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup)
+    pool = PriorPool(Z=Z, y=y, groups=groups, trial_weight=settings.trial_weight)
+    from sblr_rt import __version__
+
+    metadata = {
+        "software_version": __version__,
+        "sources": [],  # a prior's runs are listed under "prior", not recalibrated from
+        "unit": recs[0].unit,
+        "config": config.to_dict(),
+        "epochs": {
+            "found": int(sum(ep.n_found for ep in epochs)),
+            "used": len(y),
+            "per_class": {c: int(np.sum(y == k)) for k, c in enumerate(cls)},
+            "rejected": {},
+        },
+        "train_accuracy": float(np.mean(est.predict(pre.scale(Z)) == y)),
+        "prior": {
+            "kind": "prior",
+            "people": names,
+            "runs": [
+                {"person": p, "source": Path(str(r.source)).name}
+                for p, r in zip(people, recs, strict=True)
+            ],
+            "channels": list(common),
+            "settings": dataclasses.asdict(settings),
+            "lopo": report,
+            "seconds": time.perf_counter() - t0,
+        },
+    }
+    return fitted_model(pre, est, cls, reference, warmup, metadata, pool)
+
+
+def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup) -> dict:
+    """Return the accuracy on each person's runs of the prior trained on the others."""
+    per_person = {}
+    for g, name in enumerate(names):
+        train = [i for i in range(len(recs)) if group[i] != g]
+        Z = np.concatenate([epochs[i].Z for i in train])
+        y = np.concatenate([epochs[i].y for i in train])
+        p = copy.deepcopy(pre)
+        p.fit_scaling(Z)
+        est = _fit_pool(p, Z, y, settings)
+        ref = np.mean([epochs[i].reference for i in train], axis=0)
+        model = fitted_model(p, est, epochs[0].classes, ref, warmup)
+        correct = total = 0
+        for i in np.flatnonzero(group == g):
+            # the run's raw features in time order, centred causally as a session would
+            ep = epochs[i]
+            raw_Z = ep.Z + _run_mean(ep)
+            scores = _run_scores(model, raw_Z)
+            labels = np.argmax(proba_from_scores(scores, est.multi_class), axis=1)
+            correct += int(np.sum(labels == ep.y))
+            total += len(ep.y)
+        per_person[name] = correct / total if total else None
+    accs = [a for a in per_person.values() if a is not None]
+    return {
+        "per_person": per_person,
+        "mean": float(np.mean(accs)) if accs else None,
+        "worst": float(np.min(accs)) if accs else None,
+        "protocol": "each person's runs scored trial by trial with causal run centring by "
+        "the prior trained on the other people",
+    }
+
+
+def _run_mean(ep) -> np.ndarray:
+    """Return the run mean that :meth:`EpochSet.centred` removed (one run per set)."""
+    return ep.reference
+
+
+def _run_scores(model: BCIModel, Z: np.ndarray) -> np.ndarray:
+    """Return the scores of one run's unscaled features in order, centred causally."""
+    scores = model.decision_function_features(model.preprocessor.scale(Z))
+    state = model.run_centring.start()
+    out = np.array([state.step(np.atleast_1d(s)) for s in scores])
+    return out.reshape(scores.shape)
+
+
+def adapt_prior(
+    prior: BCIModel,
+    recordings,
+    *,
+    config=None,
+    classes: Sequence[str] | None = None,
+    min_per_class: int = 1,
+    trial_weight: float | None = None,
+) -> BCIModel:
+    """Refit a prior with a person's labelled trials, pooled with its training features.
+
+    Each of the person's runs is centred on its own mean (a session's decided trials, whose
+    source is ``"session trial ..."``, are one run); the trials join the prior's pool with
+    ``trial_weight`` each and the prior's estimator is refitted from its own factors, with
+    its preprocessing and scaling unchanged. The new model's calibration reference is the
+    mean of the person's run means: the person's next run starts from it.
+
+    Parameters
+    ----------
+    prior : BCIModel
+        A model with a :attr:`~sblr_rt.bci_model.BCIModel.pool`.
+    recordings : list of Recording | path
+        The person's labelled runs.
+    config : CalibrationConfig | None
+        Its class map and rejection thresholds; None: the prior's configuration.
+    classes : list of str | None
+        The classes in the model's order (None: the prior's).
+    min_per_class : int
+        Fewest trials of each class.
+    trial_weight : float | None
+        Weight of a trial; None: the pool's.
+
+    Returns
+    -------
+    model : BCIModel
+        With the same pool; ``metadata["prior"]`` gains ``n_trials`` and ``share`` (the
+        pool's share of the training weight).
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` has no pool, the recordings lack the prior's channels (named), or a
+        class has fewer than ``min_per_class`` trials.
+    """
+    if not isinstance(prior, BCIModel) or prior.pool is None:
+        raise ValueError("'prior' must be a prior (a model with a pool of training epochs)")
+    recs = _as_recordings(recordings)
+    classes = list(prior.classes) if classes is None else [str(c) for c in classes]
+    if config is None:
+        base = dict((prior.metadata or {}).get("config") or {})
+        config = load_config(None, **base)
+    for r in recs:
+        missing = [c for c in prior.preprocessor.picks if c not in r.ch_names]
+        if missing:
+            raise ValueError(
+                f"the recording lacks channels of the prior: {missing} (from {r.source})"
+            )
+    pre = prior.preprocessor
+    runs = [
+        -1 if str(r.source).startswith(_SESSION_TRIAL_SOURCE) else i for i, r in enumerate(recs)
+    ]
+    p = pre if list(recs[0].ch_names) == list(pre.ch_names) else pre.for_channels(recs[0].ch_names)
+    epochs = extract_epochs(
+        recs, p, config.class_map, reject=config.reject, flat=config.flat, clip_run=config.clip_run
+    )
+    order = {c: k for k, c in enumerate(classes)}
+    unknown = sorted(set(epochs.classes) - set(order))
+    if unknown:
+        raise ValueError(f"the trials hold classes the prior lacks: {unknown}; its: {classes}")
+    y = np.array([order[epochs.classes[k]] for k in epochs.y], dtype=np.int64)
+    counts = {c: int(np.sum(y == k)) for k, c in enumerate(classes)}
+    if min(counts.values()) < min_per_class:
+        raise ValueError(
+            f"too few trials of a class: need at least {min_per_class} per class, got {counts}"
+        )
+    epochs = epochs.centred(runs)
+    pool = prior.pool
+    w = pool.trial_weight if trial_weight is None else float(trial_weight)
+    Z = np.concatenate([pool.Z, epochs.Z.astype(pool.Z.dtype)])
+    y_all = np.concatenate([pool.y, y])
+    weights = np.concatenate([np.ones(pool.n_epochs), np.full(len(y), w)])
+    est = _fit_pool(pre, Z, y_all, None, sample_weight=weights, warm=prior.estimator)
+    metadata = copy.deepcopy(dict(prior.metadata or {}))
+    info = dict(metadata.get("prior") or {})
+    info.update(n_trials=len(y), share=pool.prior_share(len(y)) if w else 1.0)
+    metadata["prior"] = info
+    metadata["epochs"] = {
+        "found": epochs.n_found,
+        "used": len(y),
+        "per_class": counts,
+        "rejected": epochs.rejected,
+    }
+    metadata["train_accuracy"] = float(np.mean(est.predict(pre.scale(epochs.Z)) == y))
+    warmup = 1.0 if prior.run_centring is None else prior.run_centring.warmup
+    return fitted_model(
+        copy.deepcopy(p),
+        est,
+        classes,
+        epochs.reference,
+        warmup,
+        metadata,
+        dataclasses.replace(pool, trial_weight=w),
+    )
+
+
+def calibrate_with_prior(recs, config, prior: BCIModel, calibrate_person, *, max_trials=None):
+    """:func:`~sblr_rt.calibration.calibrate` with a prior (see the module notes).
+
+    Parameters
+    ----------
+    recs : list of Recording
+        The person's runs in time order.
+    config : CalibrationConfig
+        The calibration's configuration.
+    prior : BCIModel
+        A prior (with a pool) or a model adapted from one.
+    calibrate_person : callable
+        ``calibrate_person(recordings) -> BCIModel``: the calibration without a prior.
+    max_trials : int | None
+        Take the first ``max_trials`` class cues in time order.
+
+    Returns
+    -------
+    model : BCIModel
+        The adapted prior alone, or a weighted ensemble of the person's own model's
+        members and the adapted prior; ``metadata["prior"]`` records the weight chosen
+        and the CV log-loss of every weight tried.
+    """
+    prior = _prior_member(prior)
+    recs = first_trials(recs, config.class_map, max_trials)
+    if not recs:
+        raise ValueError("'max_trials' left no class cue in the recordings")
+    prior = prior.for_channels(recs[0].ch_names)
+    adapted = adapt_prior(prior, recs, config=config, classes=prior.classes)
+    n = adapted.metadata["prior"]["n_trials"]
+    settings = PriorSettings(**(prior.metadata.get("prior", {}).get("settings") or {}))
+    if n < settings.auto_min_trials:
+        adapted.metadata["prior"]["weight"] = 1.0
+        adapted.metadata["prior"]["reason"] = (
+            f"{n} trials, fewer than {settings.auto_min_trials}: the adapted prior alone"
+        )
+        return adapted
+    person = calibrate_person(recs)
+    if list(person.classes) != list(adapted.classes):
+        raise ValueError(
+            f"the prior's classes {adapted.classes} differ from the calibration's {person.classes}"
+        )
+    losses = _cv_prior_weights(recs, config, prior, person)
+    alpha = min(PRIOR_WEIGHTS, key=lambda a: (losses[a], abs(a - 0.5)))
+    info = {
+        **adapted.metadata["prior"],
+        "weight": alpha,
+        "cv_log_loss": {f"{a:g}": losses[a] for a in PRIOR_WEIGHTS},
+    }
+    metadata = copy.deepcopy(person.metadata)
+    metadata["prior"] = info
+    if alpha == 0.0:
+        person.metadata = metadata
+        return person
+    if alpha == 1.0:
+        adapted.metadata["prior"] = info
+        return adapted
+    members = person.members or [person]
+    weights = list(person.member_weights) if person.members else [1.0]
+    adapted = _as_member(adapted)
+    return BCIModel.ensemble(
+        [_as_member(m) for m in members] + [adapted],
+        metadata,
+        [(1 - alpha) * w for w in weights] + [alpha],
+    )
+
+
+def _prior_member(model: BCIModel) -> BCIModel:
+    """Return the model's prior: itself, or the member that carries the pool."""
+    if model.pool is not None:
+        return model
+    for m in model.members:
+        if m.pool is not None:
+            return m
+    raise ValueError(
+        "'prior' must be a prior built by build_prior (a model with a pool of training "
+        "epochs), got a model without one"
+    )
+
+
+def _as_member(model: BCIModel) -> BCIModel:
+    """Return a copy without the calibration-wide metadata (a member keeps its own)."""
+    keep = {k: v for k, v in (model.metadata or {}).items() if k in ("prior", "train_accuracy")}
+    return BCIModel(
+        preprocessor=model.preprocessor,
+        estimator=model.estimator,
+        classes=model.classes,
+        metadata=keep,
+        run_centring=model.run_centring,
+        pool=model.pool,
+    )
+
+
+def _cv_prior_weights(recs, config, prior, person) -> dict:
+    """Out-of-fold log-loss of each weight of the adapted prior against the person's model.
+
+    The person's model's members are refitted at their chosen hyper-parameters on each
+    training fold (their selection saw every trial, which favours them); the prior is
+    adapted with the training fold's trials only. Test trials are centred on their run's
+    mean, as every candidate of ``auto`` is.
+    """
+    members = person.members or [person]
+    mweights = np.asarray(person.member_weights if person.members else [1.0])
+    feats = [_features(recs, m.preprocessor, config) for m in members]
+    pfeat = _features(recs, prior.preprocessor.for_channels(recs[0].ch_names), config)
+    keys = set.intersection(*(set(f[0]) for f in [*feats, pfeat]))
+    keys = sorted(keys)
+    rows = [[f[0].index(k) for k in keys] for f in [*feats, pfeat]]
+    y = pfeat[2][rows[-1]]
+    order = {c: k for k, c in enumerate(prior.classes)}
+    y = np.array([order[pfeat[3][k]] for k in y])
+    n_splits = max(
+        2, min(int(config.cv) if str(config.cv).isdigit() else 5, int(np.bincount(y).min()))
+    )
+    splits = StratifiedKFold(n_splits, shuffle=True, random_state=config.random_state)
+    s_person = np.zeros((len(y),) + ((len(prior.classes),) if len(prior.classes) > 2 else ()))
+    s_prior = np.zeros_like(s_person)
+    pool = prior.pool
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", ZeroTrapWarning)
+        for train, test in splits.split(np.zeros(len(y)), y):
+            for m, w, (_, Z, _, _), r in zip(members, mweights, feats, rows, strict=False):
+                Z = Z[r]
+                pre = copy.deepcopy(m.preprocessor)
+                pre.fit_scaling(Z[train])
+                est = copy.deepcopy(m.estimator).set_params(warm_start=False)
+                est.fit(pre.scale(Z[train]), y[train])
+                s_person[test] += w * est.decision_function(pre.scale(Z[test]))
+            Zp = pfeat[1][rows[-1]]
+            Z = np.concatenate([pool.Z, Zp[train].astype(pool.Z.dtype)])
+            yy = np.concatenate([pool.y, y[train]])
+            sw = np.concatenate([np.ones(pool.n_epochs), np.full(len(train), pool.trial_weight)])
+            est = _fit_pool(
+                prior.preprocessor, Z, yy, None, sample_weight=sw, warm=prior.estimator
+            )
+            s_prior[test] = est.decision_function(prior.preprocessor.scale(Zp[test]))
+    multi = prior.estimator.multi_class
+    losses = {}
+    for a in PRIOR_WEIGHTS:
+        proba = proba_from_scores(a * s_prior + (1 - a) * s_person, multi)
+        p_true = np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0)
+        losses[a] = float(-np.mean(np.log(p_true)))
+    return losses
+
+
+def _features(recs, pre, config):
+    """Return (onsets, run-centred features, class indices, class names) of the runs."""
+    ep = extract_epochs(
+        recs,
+        pre,
+        config.class_map,
+        reject=config.reject,
+        flat=config.flat,
+        clip_run=config.clip_run,
+    ).centred()
+    return [tuple(o) for o in ep.onsets], ep.Z, ep.y, ep.classes
