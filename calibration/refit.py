@@ -224,7 +224,8 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
 
 
 def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
-    new = calibrate(recordings, config=config)
+    prior = next((m for m in [model, *model.members] if m.pool is not None), None)
+    new = calibrate(recordings, config=config, prior=prior)
     if [str(c) for c in new.classes] != classes:
         raise RefitError(f"the classes changed: {list(new.classes)} instead of {classes}")
     per_class = new.metadata["epochs"]["per_class"]

@@ -34,6 +34,7 @@ COMMANDS = (
     "replay",
     "record",
     "calibrate",
+    "prior",
     "inspect",
     "run",
     "gui",

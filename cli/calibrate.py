@@ -139,6 +139,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="PREFIX",
         help="report files PREFIX.txt and PREFIX.png (default: next to the model)",
     )
+    parser.add_argument(
+        "--prior",
+        metavar="PRIOR",
+        help="a prior across people (sblr-rt prior): with few trials the prior refitted with "
+        "this person's trials is the model, with more its weight beside the person's own "
+        "model is chosen by cross-validation; the window is the prior's",
+    )
+    parser.add_argument(
+        "--max-trials",
+        type=bounded("count", integer=True),
+        help="use only the first K class cues, in time order (the first recording first)",
+    )
     parser.add_argument("--no-report", action="store_true", help="write no report")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     bids = parser.add_argument_group("BIDS (with --bids-root)")
@@ -310,7 +322,24 @@ def run(args: argparse.Namespace) -> int:
             if not Path(f).exists():
                 raise FileNotFoundError(f"--recording: file not found: {f}")
         recordings = args.recording
-    model = calibrate(recordings, config=args.config, progress=progress, **overrides)
+    prior = None
+    if args.prior:
+        from sblr_rt.io.model_file import load_model
+
+        prior = load_model(args.prior)
+        if args.tmin is not None or args.tmax is not None:
+            raise ValueError(
+                f"--prior fixes the window to the prior's [{prior.tmin:g}, {prior.tmax:g}) s: "
+                f"drop --tmin/--tmax, got {args.tmin}, {args.tmax}"
+            )
+    model = calibrate(
+        recordings,
+        config=args.config,
+        progress=progress,
+        prior=prior,
+        max_trials=None if args.max_trials is None else int(args.max_trials),
+        **overrides,
+    )
     from sblr_rt.io.model_file import save_model
 
     written = write_or_rescue(lambda path: save_model(model, path), out, what="the model")

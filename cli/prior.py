@@ -1,0 +1,121 @@
+"""``sblr-rt prior``: recordings of several people -> a prior across people (a model file)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from sblr_rt.cli._numbers import bounded
+
+from sblr_rt._docs import fill_doc
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``prior`` sub-command.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The top-level sub-parsers.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        The sub-command's parser.
+    """
+    parser = subparsers.add_parser(
+        "prior",
+        help="build a prior across people from their recordings",
+        description=(
+            "Train a model on the runs of several people, each run centred on its own mean, "
+            "and keep its training features, so that a session can decide from a new "
+            "person's first trial (sblr-rt run --model PRIOR) and refine the model with each "
+            "of their labelled trials (--adapt, or sblr-rt calibrate --prior PRIOR). Each "
+            "recording is one run of one person; the person is read from the file name "
+            "(S005R04.edf: S005; sub-07 in a BIDS path) unless --person says it. Channels are "
+            "matched by name, and the rate and units must agree. Prints the leave-one-"
+            "person-out accuracy of every person."
+        ),
+    )
+    parser.add_argument(
+        "--recording",
+        metavar="FILE",
+        action="append",
+        required=True,
+        help="one run of one person (repeat; at least two people)",
+    )
+    parser.add_argument(
+        "--person",
+        metavar="LABEL",
+        action="append",
+        help="the person of each --recording, in order (default: from the file names)",
+    )
+    parser.add_argument("--out", required=True, metavar="PRIOR", help="model file to write")
+    parser.add_argument(
+        "--classes",
+        required=True,
+        type=lambda v: dict(item.split("=", 1) for item in v.split(",")) if "=" in v
+        else [c for c in v.split(",") if c],
+        help="marker values that are classes, A,B or A=label,B=label",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tmin", type=bounded("epoch", low_open=False), default=0.5, help="window start (s)"
+    )
+    parser.add_argument(
+        "--tmax", type=bounded("epoch", low_open=False), default=3.5, help="window end (s)"
+    )
+    parser.add_argument(
+        "--all-channels",
+        action="store_true",
+        help="use every common channel, not only the sensorimotor strip (FC, C, CP)",
+    )
+    parser.add_argument(
+        "--no-lopo", action="store_true", help="skip the leave-one-person-out accuracy"
+    )
+    parser.set_defaults(func=run)
+    return parser
+
+
+@fill_doc
+def run(args: argparse.Namespace) -> int:
+    """Build and save the prior.
+
+    Parameters
+    ----------
+    %(args)s
+
+    Returns
+    -------
+    code : int
+        0 on success.
+    """
+    from sblr_rt.calibration.prior import PriorSettings, build_prior
+
+    from sblr_rt.io.model_file import save_model
+    from sblr_rt.io.outputs import check_output
+
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise FileNotFoundError(f"--out: folder {out.parent} does not exist")
+    check_output(out, what="'--out'")
+    for f in args.recording:
+        if not Path(f).exists():
+            raise FileNotFoundError(f"--recording: file not found: {f}")
+    if args.person is not None and len(args.person) != len(args.recording):
+        raise ValueError(
+            f"--person must be given once per --recording ({len(args.recording)}), got "
+            f"{len(args.person)}"
+        )
+    prior = build_prior(
+        args.recording,
+        classes=args.classes,
+        tmin=args.tmin,
+        tmax=args.tmax,
+        people=args.person,
+        settings=PriorSettings(sensorimotor=not args.all_channels),
+        lopo=not args.no_lopo,
+    )
+    save_model(prior, out)
+    print(prior.summary())
+    print(f"prior written to {out}")
+    return 0
