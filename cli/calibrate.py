@@ -142,9 +142,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--prior",
         metavar="PRIOR",
-        help="a prior across people (sblr-rt prior): with few trials the prior refitted with "
-        "this person's trials is the model, with more its weight beside the person's own "
-        "model is chosen by cross-validation; the window is the prior's",
+        help="a prior across people (sblr-rt prior, or shipped:NAME): with few trials the "
+        "prior refitted with this person's trials is the model, with more its weight beside "
+        "the person's own model is chosen by cross-validation; the window is the prior's",
     )
     parser.add_argument(
         "--max-trials",
@@ -325,8 +325,9 @@ def run(args: argparse.Namespace) -> int:
     prior = None
     if args.prior:
         from sblr_rt.io.model_file import load_model
+        from sblr_rt.priors import resolve_model_path
 
-        prior = load_model(args.prior)
+        prior = load_model(resolve_model_path(args.prior))
         if args.tmin is not None or args.tmax is not None:
             raise ValueError(
                 f"--prior fixes the window to the prior's [{prior.tmin:g}, {prior.tmax:g}) s: "

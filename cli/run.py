@@ -47,7 +47,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         ),
     )
     start = parser.add_mutually_exclusive_group(required=True)
-    start.add_argument("--model", help="model file (sblr-rt calibrate --out)")
+    start.add_argument(
+        "--model",
+        help="model file (sblr-rt calibrate --out, sblr-rt prior --out), or shipped:NAME for a "
+        "prior shipped with sblr-rt (shipped:physionet-eegmmidb-left-right)",
+    )
     start.add_argument(
         "--init",
         metavar="MODEL",
@@ -273,8 +277,14 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.online import OnlineClassifier, OnlineLoop, freeze_heap
 
     adapting = args.adapt or args.init is not None
+    from sblr_rt.priors import PREFIX, resolve_model_path
+
     model_file = args.model if args.init is None else args.init
     option = "--model" if args.init is None else "--init"
+    if str(model_file).startswith(PREFIX):
+        model_file = resolve_model_path(model_file)
+        if adapting and args.adapt_dir is None:  # never into the installed package
+            args.adapt_dir = Path.cwd() / f"{model_file.name.split('.')[0]}.versions"
     if not Path(model_file).exists():
         raise FileNotFoundError(f"'{option}' file not found: {model_file}")
     if adapting and args.mode != "trial":

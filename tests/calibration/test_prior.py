@@ -13,9 +13,9 @@ import dataclasses
 
 import numpy as np
 import pytest
-from scipy.signal import butter, lfilter
 from sblr_rt.calibration import build_prior, calibrate
 from sblr_rt.calibration.prior import PriorSettings, adapt_prior, first_trials, person_of
+from scipy.signal import butter, lfilter
 
 from sblr_rt.io import load_model, save_model
 from sblr_rt.io.recording import Recording

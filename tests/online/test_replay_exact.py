@@ -6,9 +6,10 @@ path, each with a spatial stage (so every path and every stage is covered), in t
 mode. Each trial decision must sit where the offline epoching puts the cue's window and
 equal the offline :class:`~sblr_rt.bci_model.BCIModel` on the same samples. A fourth loop
 runs a covariance model calibrated on run 10 with run centring, a fifth the default
-calibration on run 10 (an ensemble of four candidates, each member on its own fast path):
-their trial decisions adapt to run 6 as they come, and must equal
-:meth:`BCIModel.decision_function_run` offline.
+calibration on run 10 (an ensemble of four candidates, each member on its own fast path),
+a sixth a prior built from runs 5 and 9 (as if two people), a seventh that prior refined
+with run 10 as the weighted member of an ensemble: their trial decisions adapt to run 6 as
+they come, and must equal :meth:`BCIModel.decision_function_run` offline.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sblr_rt.calibration import calibrate
+from sblr_rt.calibration import adapt_prior, build_prior, calibrate
 
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.io.recordings import read_recording
@@ -92,6 +93,19 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
         physionet_dir / "S001R10.edf", classes=CLASSES, tmin=0.5, tmax=2.5, n_jobs=1
     )
     assert models["auto"].is_ensemble
+    # a prior of two other runs (as if two people), and a weighted ensemble with it
+    models["prior"] = build_prior(
+        [physionet_dir / "S001R05.edf", physionet_dir / "S001R09.edf"],
+        people=["A", "B"],
+        classes=CLASSES,
+        tmin=0.5,
+        tmax=2.5,
+        lopo=False,
+    )
+    adapted = adapt_prior(models["prior"], [physionet_dir / "S001R10.edf"])
+    models["weighted"] = BCIModel.ensemble(
+        [*models["auto"].members, adapted], weights=[0.15, 0.15, 0.15, 0.15, 0.4]
+    )
     player = replay(
         rec,
         name="exact-replay",
