@@ -94,6 +94,9 @@ def status_html(snapshot: Telemetry) -> str:
 def _model_html(snapshot: Telemetry) -> str:
     """Render the model version deciding now and, when adapting, the refits' state."""
     text = f"model v{snapshot.model_version}"
+    share = getattr(snapshot, "prior_share", None)
+    if share is not None:
+        text += f", {100 * share:.0f}% prior"
     adaptation = snapshot.adaptation
     if adaptation is None:
         return text

@@ -232,6 +232,22 @@ class BCIModel:
         return bool(self.members)
 
     @property
+    def prior_share(self) -> float | None:
+        """How much of the decision is still a prior's, in [0, 1]; None without a prior.
+
+        A prior as built: 1. A prior refined with ``k`` of the person's trials: the pool's
+        share of the training weight (:meth:`~sblr_rt.model.prior_pool.PriorPool.
+        prior_share`). An ensemble: its members' shares weighted by their weights (a member
+        without a prior counts 0).
+        """
+        if self.pool is not None:
+            return float((self.metadata.get("prior") or {}).get("share", 1.0))
+        shares = [m.prior_share for m in self.members]
+        if not any(s is not None for s in shares):
+            return None
+        return float(sum(w * (s or 0.0) for w, s in zip(self.member_weights, shares, strict=True)))
+
+    @property
     def info(self):
         """An :class:`mne.Info` of the model's channels, placed on the scalp.
 

@@ -296,7 +296,9 @@ class OnlineLoop:
         settings, display = self.settings, self.display
         adaptation = self._telemetry.adaptation
         self._telemetry = TelemetryRecorder(display.history_seconds, display.max_history)
-        self._telemetry.set_model_version(settings.model_version)
+        self._telemetry.set_model_version(
+            settings.model_version, getattr(self.classifier.model, "prior_share", None)
+        )
         self._telemetry.set_adaptation(adaptation)
         self._display = RawDisplay(
             self.source.n_channels,

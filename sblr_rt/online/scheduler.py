@@ -294,7 +294,7 @@ class Scheduler:
         self.state, self.offset, self.feed = prepared.state, prepared.offset, prepared.feed
         self.model_version = prepared.version
         logger.info("Switched from model version %d to %d.", old, self.model_version)
-        self.telemetry.set_model_version(self.model_version)
+        self.telemetry.set_model_version(self.model_version, _prior_share(prepared.classifier))
 
     def feed_state(self, state, start: int, stop: int, feed, last_ts: float | None):
         """Push raw samples ``[start, stop)`` of the buffer into another streaming state.
@@ -546,3 +546,8 @@ class Scheduler:
             max(0, state.n_pushed - state.capacity) + self.offset,
             state.n_pushed - 1 + self.offset,
         )
+
+
+def _prior_share(classifier) -> float | None:
+    """Return how much of a classifier's model is still a prior's (None: no prior)."""
+    return getattr(getattr(classifier, "model", None), "prior_share", None)

@@ -247,6 +247,10 @@ class Telemetry:
         None before the loop started.
     model_version : int
         The model version deciding now (each decision names its own).
+    prior_share : float | None
+        How much of that model's decision is still a prior across people's
+        (:attr:`BCIModel.prior_share <sblr_rt.bci_model.BCIModel.prior_share>`); None
+        for a model without a prior.
     adaptation : dict | None
         The session's adaptation status (version, trials, refit running or failed,
         last error), None without ``--adapt``.
@@ -282,6 +286,7 @@ class Telemetry:
     worker_cpu: float = 0.0
     channels: ChannelMatch | None = None
     model_version: int = 0
+    prior_share: float | None = None
     adaptation: dict | None = None
     run_centring: dict | None = None
 
@@ -363,6 +368,7 @@ class TelemetryRecorder:
         self.refused_cues = dict.fromkeys(CUE_REFUSALS, 0)
         self.halted: str | None = None
         self.model_version = 0
+        self.prior_share: float | None = None
         self.adaptation: dict | None = None
 
     def count(self, key: str, n: int = 1) -> None:
@@ -385,10 +391,11 @@ class TelemetryRecorder:
         with self.lock:
             self.halted = reason
 
-    def set_model_version(self, version: int) -> None:
-        """Say which model version decides now."""
+    def set_model_version(self, version: int, prior_share: float | None = None) -> None:
+        """Say which model version decides now, and how much of it is still a prior's."""
         with self.lock:
             self.model_version = int(version)
+            self.prior_share = None if prior_share is None else float(prior_share)
 
     def set_adaptation(self, status: dict | None) -> None:
         """Keep the adaptation's status (a plain dict, copied) for the snapshots."""
@@ -464,6 +471,7 @@ class TelemetryRecorder:
                 n_overruns=c["overruns"],
                 halted=self.halted,
                 model_version=self.model_version,
+                prior_share=self.prior_share,
                 adaptation=None if self.adaptation is None else dict(self.adaptation),
                 **fields,
             )
