@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("PyQt5")
 
-from sblr_rt.gui.live_status import status_html  # noqa: E402
+from sblr_rt.gui.live_status import status_html
 
-from sblr_rt.online.telemetry import Telemetry  # noqa: E402
+from sblr_rt.online.telemetry import Telemetry
 
 pytestmark = pytest.mark.gui
 
