@@ -31,6 +31,7 @@ $(VENV_MIN)/.installed: pyproject.toml .ci/minimum.txt
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/sblr-rt demo
+	$(VENV)/bin/sblr-rt demo --prior --out demo-output/prior
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

@@ -11,6 +11,11 @@
 ``--simulated`` does the same on the simulated 118-channel source: calibration on a
 recording of the simulator (the same deterministic generator the LSL source runs), then the
 online loop on the live simulator process.
+
+``--prior`` needs no calibration at all: a session starts from the shipped prior across
+people (:mod:`sblr_rt.priors`, built without S001) on S001 run 4 (imagined left vs right
+fist), decides from the first trial, and refines the model with each labelled trial
+(``--adapt``), printing how much of each decision is still the prior's.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ from sblr_rt.lifetime import PARENT_ENV
 PHYSIONET_CALIBRATION = ("S001R05.edf", "S001R06.edf", "S001R09.edf")
 PHYSIONET_ONLINE = "S001R10.edf"
 PHYSIONET_CLASSES = {"T1": "fists", "T2": "feet"}
+#: The run ``--prior`` replays: imagined left (T1) vs right (T2) fist.
+PHYSIONET_PRIOR_RUN = "S001R04.edf"
+PRIOR_CLASSES = {"T1": "left", "T2": "right"}
+#: The shipped prior ``--prior`` starts from.
+PRIOR_NAME = "physionet-eegmmidb-left-right"
 
 
 def _physionet_folder() -> Path:
@@ -47,7 +57,7 @@ def _physionet_folder() -> Path:
     candidates = [Path(env)] if env else []
     candidates.append(Path(__file__).resolve().parents[1] / "recordings")
     candidates.append(Path.cwd() / "recordings")
-    names = (*PHYSIONET_CALIBRATION, PHYSIONET_ONLINE)
+    names = (*PHYSIONET_CALIBRATION, PHYSIONET_ONLINE, PHYSIONET_PRIOR_RUN)
     for path in candidates:
         folder = path / "physionet-eegmmidb-S001"
         if all((folder / name).is_file() for name in names):
@@ -57,7 +67,7 @@ def _physionet_folder() -> Path:
     _say(
         "The sample recordings are not here (looked in "
         + ", ".join(str(p) for p in candidates)
-        + "); fetching PhysioNet eegmmidb S001 runs 5, 6, 9 and 10 with "
+        + "); fetching PhysioNet eegmmidb S001 runs 4, 5, 6, 9 and 10 with "
         "mne.datasets.eegbci (about 10 MB, checked against MNE's SHA-256 list)."
     )
     runs = [int(name[5:7]) for name in names]
@@ -81,7 +91,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--simulated", action="store_true", help="use the simulated 118-channel source"
     )
-    parser.add_argument("--speed", type=bounded("speed"), default=10.0, help="replay speed factor")
+    parser.add_argument(
+        "--prior",
+        action="store_true",
+        help="no calibration: start from the shipped prior across people on S001 run 4 "
+        "(left vs right fist) and adapt with each labelled trial",
+    )
+    parser.add_argument(
+        "--speed",
+        type=bounded("speed"),
+        default=None,
+        help="replay speed factor (default 10; 3 with --prior, so that the refits after each "
+        "trial keep up with the trials)",
+    )
     parser.add_argument(
         "--features",
         choices=("auto", "waveform", "bandpower", "spectral", "covariance"),
@@ -236,19 +258,30 @@ def _start_source(args, recording_path, tag: str):
     return proc, ended, name, source_id
 
 
-def _online(args, model, recording_path) -> dict:
+def _online(args, model, recording_path, *, prior_file=None) -> dict:
+    import contextlib
+
+    from sblr_rt.calibration.adapt import Adapter
+
     from sblr_rt.online import OnlineLoop
 
     tag = uuid.uuid4().hex[:8]
-    what = (
-        f"PhysioNet S001 run 10 (imagined fists vs feet), replayed at x{args.speed:g}"
-        if recording_path is not None
-        else "the simulated source (live process)"
-    )
+    if prior_file is not None:
+        what = (
+            f"PhysioNet S001 run 4 (imagined left vs right fist), replayed at x{args.speed:g}, "
+            "from the shipped prior, adapting with each labelled trial"
+        )
+    elif recording_path is not None:
+        what = f"PhysioNet S001 run 10 (imagined fists vs feet), replayed at x{args.speed:g}"
+    else:
+        what = "the simulated source (live process)"
     _say(f"[2/3] Online classification through LSL of {what}")
     proc, ended, name, source_id = _start_source(args, recording_path, tag)
     results = {"correct": 0, "total": 0, "decisions": []}
-    class_map = PHYSIONET_CLASSES if recording_path is not None else {}
+    if prior_file is not None:
+        class_map = PRIOR_CLASSES
+    else:
+        class_map = PHYSIONET_CLASSES if recording_path is not None else {}
     loop = OnlineLoop.from_lsl(
         model,
         stream=name,
@@ -259,9 +292,15 @@ def _online(args, model, recording_path) -> dict:
         cues=list(class_map) or None,
         outlet_name=f"SBLR-Predictions-{tag}",
         timeout=30.0,
+        keep_trials=prior_file is not None,
     )
+    adapter = contextlib.nullcontext()
+    if prior_file is not None:
+        adapter = Adapter.for_model_file(
+            loop, model, prior_file, folder=Path(args.out).resolve() / "prior.versions", every=0
+        )
     try:
-        with loop:
+        with loop, adapter:
             while True:
                 for d in loop.pop_decisions():
                     if not d.trial:
@@ -272,10 +311,16 @@ def _online(args, model, recording_path) -> dict:
                     results["correct"] += ok
                     results["decisions"].append(d)
                     p = max(d.proba.values())
+                    share = loop.snapshot().prior_share
+                    prior = (
+                        ""
+                        if share is None
+                        else f"   model v{d.model_version}, {100 * share:.0f}% prior"
+                    )
                     _say(
                         f"      trial {results['total']:2d}: cue {truth!s:>6} -> "
                         f"{d.label!s:>6} (p={p:.2f}) {'ok' if ok else '--'}   running "
-                        f"accuracy {results['correct'] / results['total']:.2f}"
+                        f"accuracy {results['correct'] / results['total']:.2f}{prior}"
                     )
                 if ended.is_set():
                     time.sleep(0.3)  # the last windows: the hop is 0.25 s
@@ -340,21 +385,38 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.io.jsonable import dumps
 
     t0 = time.perf_counter()
+    if args.speed is None:
+        args.speed = 3.0 if args.prior else 10.0
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     _local_quiet_lsl(out)
-    if args.simulated:
+    from sblr_rt.io.model_file import load_model, save_model
+
+    prior_file = None
+    if args.prior:
+        from sblr_rt.priors import SHIPPED, shipped_prior_path
+
+        prior_file = shipped_prior_path(PRIOR_NAME)
+        model = load_model(prior_file)
+        recording_path = _physionet_folder() / PHYSIONET_PRIOR_RUN
+        info = model.metadata["prior"]
+        lopo = info.get("lopo") or {}
+        _say(
+            f"[1/3] No calibration: the shipped prior {PRIOR_NAME} ({SHIPPED[PRIOR_NAME]}); "
+            f"{len(info['people'])} people, leave-one-person-out accuracy "
+            f"{lopo.get('mean', float('nan')):.2f} (worst {lopo.get('worst', float('nan')):.2f})"
+        )
+    elif args.simulated:
         model, recording_path = _calibrate_simulated(args, out)
     else:
         model, recording_path = _calibrate_physionet(args, out)
-    _print_selection(model)
+    if prior_file is None:
+        _print_selection(model)
     model_path = out / "model.sblr.npz"
-    from sblr_rt.io.model_file import save_model
-
     save_model(model, model_path)
     text_path, png_path = write_report(model, out / "calibration")
 
-    results = _online(args, model, recording_path)
+    results = _online(args, model, recording_path, prior_file=prior_file and model_path)
     total, correct = results["total"], results["correct"]
     accuracy = correct / total if total else float("nan")
     n_classes = len(model.classes)
@@ -392,6 +454,7 @@ def run(args: argparse.Namespace) -> int:
     outcome = CalibrationOutcome.from_model(model)
     summary = {
         "data": "simulated" if args.simulated else "physionet-eegmmidb S001",
+        "prior": PRIOR_NAME if args.prior else None,
         "features": args.features,
         "trials": total,
         "correct": correct,

@@ -228,6 +228,8 @@ def _status_line(snap) -> str:
         if a.get("n_unlabelled"):
             adaptation += f", {a['n_unlabelled']} cue(s) naming no class left out"
         adaptation += f", {a['n_failures']} failed: {a['last_error']})" if a["n_failures"] else ")"
+    if snap.prior_share is not None:
+        adaptation += f"; {100 * snap.prior_share:.0f}% of the decision still the prior's"
     return (
         f"[{state}] {snap.n_decisions} decisions ({snap.decisions_per_second:.1f}/s, "
         f"{snap.n_trial_decisions} trials); latency p50 {ms(lat.p50)} ms p99 "

@@ -63,8 +63,18 @@ class LabelledTrial:
 
     @property
     def cue_offset(self) -> float:
-        """Seconds from the segment's first sample to the cue."""
-        return float(self.t_cue - self.timestamps[0])
+        """Return the samples from the segment's start to the cue's, over the nominal rate.
+
+        The cue's sample is the one nearest its timestamp, as the loop places a trial's
+        window (``trial_stop`` of :mod:`sblr_rt.online.streaming`). Counting samples
+        rather than subtracting timestamps keeps the window where the loop decided it when
+        the stream's clock does not run at the nominal rate (a replay at 10x speed).
+        """
+        ts = np.asarray(self.timestamps, dtype=np.float64)
+        k = int(np.searchsorted(ts, self.t_cue))
+        if k >= len(ts) or (k > 0 and self.t_cue - ts[k - 1] <= ts[k] - self.t_cue):
+            k = max(k - 1, 0)
+        return k / self.sfreq
 
 
 class TrialTap:

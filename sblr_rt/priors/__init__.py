@@ -24,7 +24,7 @@ SHIPPED = {
     "physionet-eegmmidb-left-right": (
         "imagined left vs right fist (markers T1/T2 -> left/right), 8-30 Hz covariance of "
         "the 21 FC/C/CP channels of the 64-channel 10-10 cap at 160 Hz, window 0.5-3.5 s; "
-        "PhysioNet eegmmidb S001 runs 4, 8 and S002-S014 runs 4, 8, 12"
+        "PhysioNet eegmmidb S002-S014 runs 4, 8, 12"
     ),
 }
 #: How a command line names a shipped prior instead of a file.

@@ -39,3 +39,29 @@ def test_demo_headless_reports_accuracy_above_chance(tmp_path):
     assert "accuracy" in done.stdout and "Next:" in done.stdout
     shots = sorted(p.name for p in out.glob("dashboard*.png"))
     assert shots, "the headless demo writes dashboard screenshots"
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+@pytest.mark.timeout(420)
+def test_demo_from_the_shipped_prior_decides_from_the_first_trial(tmp_path):
+    out = tmp_path / "prior"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    env.pop("DISPLAY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "sblr_rt.cli", "demo", "--prior", "--no-gui", "--speed", "10",
+         "--out", out],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=400,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["prior"] == "physionet-eegmmidb-left-right"
+    assert summary["trials"] >= 12, summary  # run 4: 15 cues of left or right fist
+    first = next(line for line in done.stdout.splitlines() if "trial  1:" in line)
+    assert "model v0, 100% prior" in first  # no calibration: the prior decides trial 1
+    assert "No calibration: the shipped prior" in done.stdout
+    assert (out / "prior.versions" / "v0000.sblr.npz").is_file()  # the session's start
