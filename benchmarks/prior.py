@@ -24,6 +24,7 @@ people, so its ``k = 0`` figures are optimistic for a small grid of choices (ran
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import sys
 import time
@@ -57,12 +58,18 @@ def main(argv=None) -> int:
     parser.add_argument("--people", default=",".join(f"S{s:03d}" for s in range(2, 15)))
     parser.add_argument("--ks", default="0,5,10,15,20,30")
     parser.add_argument("--no-person-only", action="store_true")
+    parser.add_argument(
+        "--cv-from",
+        type=int,
+        default=10,
+        help="also choose the prior's weight by CV from this many trials (0: no)",
+    )
     args = parser.parse_args(argv)
     if not (DATA / "physionet-eegmmidb-more").is_dir():
         print(f"benchmarks/prior.py: the shared data are absent ({DATA}); nothing measured")
         return 0
     warnings.simplefilter("ignore")
-    from sblr_rt.calibration import build_prior, calibrate
+    from sblr_rt.calibration import PriorSettings, build_prior, calibrate
 
     from sblr_rt.io import read_recording
 
@@ -91,6 +98,19 @@ def main(argv=None) -> int:
             Xk, yk = raw_test_epochs(test, model, LEFT_RIGHT)
             row["prior + person", k] = float(np.mean(model.predict_run(Xk) == yk))
             row["weight", k] = (model.metadata.get("prior") or {}).get("weight")
+            if args.cv_from and args.cv_from <= k < PriorSettings().auto_min_trials:
+                early = copy.deepcopy(prior)  # the prior's weight chosen by CV from here
+                early.metadata["prior"]["settings"]["auto_min_trials"] = args.cv_from
+                model = calibrate(
+                    runs,
+                    prior=early,
+                    max_trials=k,
+                    classes=LEFT_RIGHT,
+                    tmin=WINDOW[0],
+                    tmax=WINDOW[1],
+                )
+                Xk, yk = raw_test_epochs(test, model, LEFT_RIGHT)
+                row["cv from", k] = float(np.mean(model.predict_run(Xk) == yk))
             if args.no_person_only:
                 continue
             try:
@@ -113,7 +133,14 @@ def main(argv=None) -> int:
             ),
             flush=True,
         )
-    header = ["person", "k", "prior + person", "person only", "prior weight"]
+    header = [
+        "person",
+        "k",
+        "prior + person",
+        "person only",
+        "prior weight",
+        f"weight by CV from {args.cv_from} cues",
+    ]
     table_rows = []
     for k in ks:
         for person, row in rows.items():
@@ -124,6 +151,7 @@ def main(argv=None) -> int:
                     _fmt(row.get(("prior + person", k))),
                     _fmt(row.get(("person only", k))),
                     _fmt(row.get(("weight", k)), 2),
+                    _fmt(row.get(("cv from", k))),
                 ]
             )
     summary = []
@@ -131,6 +159,7 @@ def main(argv=None) -> int:
         both = [r.get(("prior + person", k)) for r in rows.values()]
         own = [r.get(("person only", k)) for r in rows.values()]
         own = [v for v in own if v is not None]
+        early = [r[("cv from", k)] for r in rows.values() if ("cv from", k) in r]
         summary.append(
             [
                 k,
@@ -139,6 +168,8 @@ def main(argv=None) -> int:
                 _fmt(np.mean(own)) if own else "n/a",
                 _fmt(np.min(own)) if own else "n/a",
                 len(own),
+                _fmt(np.mean(early)) if early else "n/a",
+                _fmt(np.min(early)) if early else "n/a",
             ]
         )
     tables = (
@@ -150,10 +181,14 @@ def main(argv=None) -> int:
                 "person only: mean",
                 "worst",
                 "people with a person-only model",
+                "weight by CV: mean",
+                "worst",
             ],
             summary,
             caption="Accuracy on run 12 (15 cues, run-centred), leaving each person out of "
-            "the prior; k = 0 is the prior alone.",
+            "the prior; k = 0 is the prior alone. 'Weight by CV' chooses the prior's weight "
+            f"by cross-validation from {args.cv_from} cues instead of from "
+            "PriorSettings.auto_min_trials.",
         ),
         Table(header, table_rows, caption="Every person."),
     )

@@ -95,8 +95,8 @@ class PriorSettings:
     """
 
     features: str = "covariance"
-    rank: int = 4
-    l2: float = 1e-2
+    rank: int = 8
+    l2: float = 1e-1
     trial_weight: float = 5.0
     auto_min_trials: int = 20
     sensorimotor: bool = True
@@ -241,8 +241,11 @@ def _person_epochs(recs, pre, class_map, config):
 
 
 def _fit_pool(pre, Z, y, settings, *, sample_weight=None, warm=None):
-    """Fit the prior's estimator on pooled features (scaling already fitted on ``pre``)."""
-    X = pre.scale(Z)
+    """Fit the prior's estimator on pooled features (scaling already fitted on ``pre``).
+
+    The pool is stored in float32; the fit runs in float64, as every calibration's.
+    """
+    X = pre.scale(np.asarray(Z, dtype=np.float64))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", ZeroTrapWarning)
