@@ -213,6 +213,14 @@ def _common_channels(recs) -> list[str]:
     return names
 
 
+def _only(rec, ch_names):
+    """Return ``rec`` restricted to ``ch_names``, in that order."""
+    if list(rec.ch_names) == list(ch_names):
+        return rec
+    index = [list(rec.ch_names).index(c) for c in ch_names]
+    return dataclasses.replace(rec, data=rec.data[index], ch_names=list(ch_names))
+
+
 def _check_same(recs) -> None:
     first = recs[0]
     for r in recs[1:]:
@@ -342,6 +350,8 @@ def build_prior(
                 "PriorSettings(sensorimotor=False)"
             )
         common = strip
+    # The prior reads its channels only: a stream needs those, whatever else it holds.
+    recs = [_only(r, common) for r in recs]
     config = load_config(
         None,
         classes=classes,

@@ -195,3 +195,15 @@ def test_the_prior_share_of_a_prior_an_adapted_prior_and_an_ensemble(prior):
     assert own.prior_share is None
     both = BCIModel.ensemble([own, adapted], weights=[3, 1])
     assert both.prior_share == pytest.approx(0.25 * adapted.prior_share)
+
+
+def test_a_prior_needs_only_its_own_channels_and_names_those_a_stream_lacks(prior):
+    from sblr_rt.online import OnlineClassifier
+    from sblr_rt.online._channels import match_stream
+
+    strip = [c for c in CHANNELS if c not in ("Fp1", "O1")]
+    assert prior.ch_names == strip  # not the eye and occipital channels of the runs
+    clf = OnlineClassifier(prior)
+    assert len(match_stream(clf, [*reversed(strip), "EOG"], SFREQ).pairs) == len(strip)
+    with pytest.raises(ValueError, match=r"lacks 2 of the model's 11 channels: .*C3.*C4"):
+        match_stream(clf, [c for c in strip if c not in ("C3", "C4")], SFREQ)
