@@ -477,6 +477,29 @@ class BCIModel:
             pool=self.pool,
         )
 
+    def member_lines(self) -> list[str]:
+        """Return one line per member of an ensemble (none for a single model).
+
+        Each names the member's feature path and spatial stage, its weight in the decision,
+        its rank (used of fitted), whether it is a prior, its weight by scalp region and its
+        leading channels, and a warning when eye and occipital channels carry most of it.
+        """
+        lines = []
+        for k, (m, w) in enumerate(zip(self.members, self.member_weights, strict=True)):
+            est = m.estimator
+            regions = weight_regions(m, n_leading=3)
+            lead = ", ".join(c for c, _ in regions.leading)
+            share = ", ".join(f"{r} {regions.shares[r]:.0%}" for r in ("sensorimotor", "eye"))
+            what = f"{m.features}/{spatial_label(m.preprocessor.spatial)}"
+            prior = " (a prior across people)" if m.pool is not None else ""
+            lines.append(
+                f"  member {k}: {what}{prior}, weight {w:.2f}, rank {_rank_used(est)} of "
+                f"{est.rank}; {share}; leading {lead}"
+            )
+            if regions.warning:
+                lines.append(f"    WARNING (member {k}): {regions.warning}")
+        return lines
+
     def summary(self) -> str:
         """Return a human-readable multi-line description (used by ``sblr-rt inspect``)."""
         est = self.estimator
@@ -500,6 +523,7 @@ class BCIModel:
             )
         if self.pool is not None:
             lines.append(self.pool.describe())
+        lines += self.member_lines()
         if self.run_centring is not None:
             lines.append(
                 "run centring: on (each new run's mean re-estimated from its trials, warm-up "
@@ -552,6 +576,14 @@ class BCIModel:
         if ep:
             lines.append(f"epochs: {ep.get('per_class')} used; rejected {ep.get('rejected')}")
         return "\n".join(lines)
+
+
+def _rank_used(est) -> int:
+    """Return the components whose spatial and temporal columns are both non-zero."""
+    U = np.asarray(est.spatial_).reshape(-1, *np.shape(est.spatial_)[-2:])
+    V = np.asarray(est.temporal_).reshape(-1, *np.shape(est.temporal_)[-2:])
+    used = np.any(U != 0, axis=(0, 1)) & np.any(V != 0, axis=(0, 1))
+    return int(used.sum())
 
 
 def _check_member_weights(weights, members) -> np.ndarray:

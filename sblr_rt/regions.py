@@ -84,7 +84,8 @@ def weight_regions(model, *, n_leading: int = 5) -> WeightRegions:
 
     The weight of a channel is the norm of its rows of the spatial factor U (every band on
     the band-power path, every output), plus, on the covariance path whose columns are
-    channels too, its rows of V. An ensemble adds its members' shares, equally weighted.
+    channels too, its rows of V. An ensemble adds its members' shares, each weighted by its
+    weight in the decision (:attr:`~sblr_rt.bci_model.BCIModel.member_weights`).
 
     Parameters
     ----------
@@ -98,10 +99,13 @@ def weight_regions(model, *, n_leading: int = 5) -> WeightRegions:
     regions : WeightRegions
     """
     members = getattr(model, "members", None) or [model]
+    weights = getattr(model, "member_weights", None)
+    if weights is None or len(weights) != len(members):
+        weights = np.full(len(members), 1.0 / len(members))
     per_channel: dict[str, float] = {}
-    for member in members:
+    for member, w in zip(members, weights, strict=True):
         for ch, share in _channel_shares(member).items():
-            per_channel[ch] = per_channel.get(ch, 0.0) + share / len(members)
+            per_channel[ch] = per_channel.get(ch, 0.0) + share * float(w)
     shares = dict.fromkeys(REGIONS, 0.0)
     for ch, share in per_channel.items():
         shares[region_of(ch)] += share
