@@ -123,8 +123,9 @@ def report_text(model, *, top: int = 10) -> str:
                 if "search_tol" in sel
                 else ""
             ),
-            f"training accuracy (optimistic): {md.get('train_accuracy', float('nan')):.3f}",
         ]
+        if md.get("train_accuracy") is not None:
+            lines.append(f"training accuracy (optimistic): {md['train_accuracy']:.3f}")
         start = sel.get("final_start") or {}
         if start.get("start") == "cold":
             lines.append(
