@@ -19,7 +19,7 @@ import numpy as np
 
 from sblr_rt.bci_model import auto_candidate_name
 from sblr_rt.preprocessing.spatial import spatial_label
-from sblr_rt.verdict import describe_rank, model_verdict
+from sblr_rt.verdict import describe_rank, model_verdict, spread_text
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -142,7 +142,7 @@ def report_text(model, *, top: int = 10) -> str:
         for g in order:
             lines.append(
                 f"  {g['mu1_fraction']:<8.3g} {g['mu2']:<8.3g} {g['nu1_fraction']:<8.3g} "
-                f"{g['nu2']:<8.3g} {g['mean']:.3f} +/- {g['std']:.3f}  {g['collapsed']}"
+                f"{g['nu2']:<8.3g} {g['mean']:.3f}{spread_text(g['std']):11}  {g['collapsed']}"
             )
     ep = md.get("epochs")
     if ep:

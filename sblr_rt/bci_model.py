@@ -504,7 +504,8 @@ class BCIModel:
                 f"{_number(best.get('mean'))}{spread_text(best.get('std'))}"
             )
             for r in sel.get("ranks", []):
-                lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f} +/- {r['std']:.3f}")
+                spread = spread_text(r["std"])
+                lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f}{spread}")
         lines += _auto_lines(sel.get("auto") if sel else None)
         ep = md.get("epochs")
         if ep:
