@@ -54,7 +54,7 @@ import warnings
 from collections.abc import Mapping
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sblr_rt.calibration.epochs import RawEpochs, cut_raw_epochs
 from sblr_rt.calibration.selection import folds_paths, make_splits, run_path, scaled_fold
 from sklearn.exceptions import ConvergenceWarning
@@ -262,8 +262,12 @@ def _scores(proba: np.ndarray, y: np.ndarray) -> dict:
     }
 
 
-def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total):
-    """Fill ``proba[c][repeat, point][test]`` for ``tasks`` ([candidate, ...], [split, ...])."""
+def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total, stage=""):
+    """Fill ``proba[c][repeat, point][test]`` for ``tasks`` ([candidate, ...], [split, ...]).
+
+    Progress counts candidates (a task runs several in lockstep): ``done_total`` is the
+    count before these tasks and the total to report.
+    """
     dtype = np.float32 if config.search_dtype == "float32" else np.float64
     parallel = Parallel(n_jobs=config.n_jobs, return_as="generator")
     jobs = (
@@ -286,9 +290,9 @@ def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total):
                 for j, p in enumerate(res):
                     if p is not None:
                         proba[c][i // n_folds, j][test] = p
-        done += 1
+        done += len(cands)
         if progress is not None:
-            progress(done, total, "auto: feature paths x spatial stages")
+            progress(done, total, stage)
     return done
 
 
@@ -338,8 +342,12 @@ def _cross_validate(feats, y, config, progress):
     proba = {c: np.full((config.cv_repeats, len(grid), len(y), n_classes), np.nan) for c in keys}
     keep = min(len(keys), config.auto_keep)
     first = _tasks(keys, range(n_folds))
-    total = len(first) + len(_tasks(keys[:keep], range(n_folds))) * (config.cv_repeats - 1)
-    done = _run_folds(feats, y, splits, first, config, proba, progress, (0, total))
+    # One unit per candidate and CV repetition: every candidate once, the best again.
+    stage = f"auto: {len(keys)} candidates" + (
+        f", the best {keep} repeated" if config.cv_repeats > 1 else ""
+    )
+    total = len(keys) + keep * (config.cv_repeats - 1)
+    done = _run_folds(feats, y, splits, first, config, proba, progress, (0, total), stage)
     if config.cv_repeats == 1:
         return _table(proba, y, grid, [0]), keys, 1
     table = _table(proba, y, grid, [0])
@@ -351,7 +359,8 @@ def _cross_validate(feats, y, config, progress):
         task for r in range(1, config.cv_repeats)
         for task in _tasks(kept, range(r * n_folds, (r + 1) * n_folds))
     ]  # fmt: skip
-    _run_folds(feats, y, splits, rest, config, proba, progress, (done, total))
+    total = done + len(kept) * (config.cv_repeats - 1)  # fewer when candidates failed
+    _run_folds(feats, y, splits, rest, config, proba, progress, (done, total), stage)
     full = _table({c: proba[c] for c in kept}, y, grid, list(range(config.cv_repeats)))
     return {c: full.get(c, table[c]) for c in keys}, kept, config.cv_repeats
 
@@ -478,6 +487,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
             "candidates": candidates_report,
         },
         "seconds": {"features": t_features, "total": seconds},
+        "n_jobs": effective_n_jobs(config.n_jobs),  # the jobs that ran, not the setting
     }
     return pre, est, epochs, report, members
 

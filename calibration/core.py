@@ -19,13 +19,11 @@ from sblr_rt.model.run_centring import RunCentring
 from sblr_rt.model.solver import single_threaded_blas
 from sblr_rt.preprocessing import Preprocessor
 from sblr_rt.preprocessing.spatial import eog_regression, spatial_operator
+from sblr_rt.timing import DEFAULT_WINDOW  # the window of continuous recordings
 
 logger = logging.getLogger("sblr_rt.calibration")
 
 __all__ = ["build_preprocessor", "calibrate", "default_window"]
-
-#: Window of continuous recordings when the configuration gives none (the paper's cue).
-DEFAULT_WINDOW = (0.0, 3.5)
 
 
 def _as_recordings(recordings) -> list:

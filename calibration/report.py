@@ -19,6 +19,7 @@ import numpy as np
 
 from sblr_rt.bci_model import auto_candidate_name
 from sblr_rt.preprocessing.spatial import spatial_label
+from sblr_rt.verdict import describe_rank, model_verdict, spread_text
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -112,18 +113,19 @@ def report_text(model, *, top: int = 10) -> str:
     if sel:
         lines += [
             "",
-            f"chosen: rank {est.rank}, mu1 {est.mu1:.4g}{_fraction(sel, 'mu1', 0)}, "
+            f"chosen: rank {describe_rank(est)}, mu1 {est.mu1:.4g}{_fraction(sel, 'mu1', 0)}, "
             f"mu2 {est.mu2:.4g}, nu1 {est.nu1:.4g}{_fraction(sel, 'nu1', 1)}, "
             f"nu2 {est.nu2:.4g}",
-            f"search time: {sel.get('seconds', {}).get('total', float('nan')):.1f} s "
-            f"(n_jobs={sel.get('n_jobs')})"
+            f"search time: {sel.get('seconds', {}).get('total', float('nan')):.1f} s"
+            + _jobs(sel.get("n_jobs"))
             + (
                 f"; CV fits stopped at q^k <= {sel['search_tol']:g}, the final fit at {est.tol:g}"
                 if "search_tol" in sel
                 else ""
             ),
-            f"training accuracy (optimistic): {md.get('train_accuracy', float('nan')):.3f}",
         ]
+        if md.get("train_accuracy") is not None:
+            lines.append(f"training accuracy (optimistic): {md['train_accuracy']:.3f}")
         start = sel.get("final_start") or {}
         if start.get("start") == "cold":
             lines.append(
@@ -140,7 +142,7 @@ def report_text(model, *, top: int = 10) -> str:
         for g in order:
             lines.append(
                 f"  {g['mu1_fraction']:<8.3g} {g['mu2']:<8.3g} {g['nu1_fraction']:<8.3g} "
-                f"{g['nu2']:<8.3g} {g['mean']:.3f} +/- {g['std']:.3f}  {g['collapsed']}"
+                f"{g['nu2']:<8.3g} {g['mean']:.3f}{spread_text(g['std']):11}  {g['collapsed']}"
             )
     ep = md.get("epochs")
     if ep:
@@ -155,6 +157,13 @@ def report_text(model, *, top: int = 10) -> str:
     if md.get("sources"):
         lines.append(f"sources: {', '.join(md['sources'])}")
     return "\n".join(lines) + "\n"
+
+
+def _jobs(n_jobs) -> str:
+    """Return `` (1 job)``, `` (2 parallel jobs)``, or nothing where the file does not say."""
+    if not isinstance(n_jobs, int) or n_jobs < 1:  # files before 0.1 kept joblib's setting
+        return ""
+    return " (1 job)" if n_jobs == 1 else f" ({n_jobs} parallel jobs)"
 
 
 def _fraction(sel: dict, name: str, index: int) -> str:
@@ -234,17 +243,18 @@ def plot_report(model, path) -> Path:
         U, V, titles = U[None], V[None], [""]
     else:
         titles = [f"{c}: " for c in model.classes]
-    n_prob, _, rank = U.shape
+    # Components switched off by the penalty (U or V column all zeros) draw nothing.
+    drawn = [
+        (p, k) for p in range(U.shape[0]) for k in range(U.shape[2])
+        if np.any(U[p, :, k]) and np.any(V[p, :, k])
+    ]  # fmt: skip
     n_cols = max(3, _n_maps(pre) + 1)
-    n_rows = 1 + n_prob * rank
+    n_rows = 1 + len(drawn)
     fig = plt.figure(figsize=(3.2 * n_cols, 2.6 * n_rows), layout="constrained")
     gs = fig.add_gridspec(n_rows, n_cols)
     _plot_selection(fig, gs, model)
-    row = 1
-    for p in range(n_prob):
-        for k in range(rank):
-            _plot_component(fig, gs, row, pre, U[p, :, k], V[p, :, k], titles[p], k)
-            row += 1
+    for row, (p, k) in enumerate(drawn, start=1):
+        _plot_component(fig, gs, row, pre, U[p, :, k], V[p, :, k], titles[p], k)
     path = Path(path)
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -280,14 +290,19 @@ def _plot_selection(fig, gs, model) -> None:
         ax.set_title(f"rank step ({sel.get('cv')} CV)", fontsize=9)
     ax = fig.add_subplot(gs[0, n_cols - 1])
     ax.axis("off")
-    best = sel.get("best", {})
+    verdict = model_verdict(model)
+    cv = (
+        f"\nCV acc {verdict.accuracy:.3f} (chance {verdict.chance_best:.3f})\n{verdict.word}"
+        if verdict.accuracy is not None
+        else ""
+    )
     ax.text(
         0,
         1,
         f"classes {model.classes}\nfeatures {pre.features}\n"
         f"spatial {spatial_label(pre.spatial)}\n"
-        f"rank {est.rank}\nmu1 {est.mu1:.3g} mu2 {est.mu2:.3g}\nnu1 {est.nu1:.3g} "
-        f"nu2 {est.nu2:.3g}\nCV acc {best.get('mean', float('nan')):.3f}",
+        f"rank {describe_rank(est)}\nmu1 {est.mu1:.3g} mu2 {est.mu2:.3g}\nnu1 {est.nu1:.3g} "
+        f"nu2 {est.nu2:.3g}{cv}",
         va="top",
         fontsize=9,
     )

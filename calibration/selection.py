@@ -568,7 +568,7 @@ def select(
         "params": {"rank": int(best_rank)}
         | {k: float(getattr(est, k)) for k in ("mu1", "mu2", "nu1", "nu2")},
         "seconds": {"rank": t_rank, "grid": t_grid, "total": time.perf_counter() - t0},
-        "n_jobs": config.n_jobs,
+        "n_jobs": effective_n_jobs(config.n_jobs),  # the jobs that ran, not the setting
     }
     logger.info(
         "selected rank %d, mu1 %.3g, mu2 %.3g, nu1 %.3g, nu2 %.3g: CV accuracy %.3f +/- %.3f",

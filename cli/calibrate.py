@@ -266,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.calibration.workers import one_off_n_jobs
 
     from sblr_rt.io.outputs import check_output, write_or_rescue
+    from sblr_rt.verdict import model_verdict
 
     out = Path(args.out)
     _check_source_options(args)
@@ -354,4 +355,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"report written to {paths[-2]} and {paths[-1]}")
     else:
         print(model.summary())
+    # The word again, last, where the eye lands when the command ends.
+    print(model_verdict(model).lines()[0] + " (details at the top of the report)")
     return 0

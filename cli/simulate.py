@@ -8,6 +8,7 @@ from sblr_rt.cli._numbers import bounded
 from sblr_rt.cli._player import add_player_options, check_player_options
 
 from sblr_rt._docs import fill_doc
+from sblr_rt.timing import DEFAULT_TIMING
 
 #: Values the simulator computes per second at most (channels x rate).
 MAX_VALUES_PER_SECOND = 1e7
@@ -66,16 +67,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--trial-duration",
         type=bounded("seconds"),
-        default=4.0,
-        help="imagery period after a cue (s)",
+        default=DEFAULT_TIMING.task,
+        help="the class's period after its cue (s; default: the cue paradigm's cue and imagery)",
     )
     parser.add_argument(
         "--iti",
         type=bounded("seconds", low_open=False),
         nargs=2,
-        default=(2.0, 3.0),
+        default=DEFAULT_TIMING.gap,
         metavar=("MIN", "MAX"),
-        help="rest after the imagery period, drawn uniformly (s)",
+        help="time from the end of a trial to the next cue, drawn uniformly (s; default: the "
+        "cue paradigm's rest and fixation)",
     )
     add_player_options(parser, end="the end of --duration")
     parser.set_defaults(func=run)

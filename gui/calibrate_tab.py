@@ -21,6 +21,8 @@ from sblr_rt.gui.schedule import ParadigmConfig
 from sblr_rt.gui.widgets import notify
 from sblr_rt.gui.workers import BackgroundTask
 
+from sblr_rt.timing import DEFAULT_WINDOW
+
 logger = logging.getLogger("sblr_rt.gui")
 
 
@@ -132,8 +134,8 @@ class CalibrateTab(QtWidgets.QWidget):
         self.features_box.addItems(["auto", "waveform", "bandpower", "spectral", "covariance"])
         form.addRow("Features", self.features_box)
         window = QtWidgets.QHBoxLayout()
-        self.tmin_spin = spin_box(-5, 10, 0.5)
-        self.tmax_spin = spin_box(-5, 20, 3.5)
+        self.tmin_spin = spin_box(-5, 10, DEFAULT_WINDOW[0])  # as sblr-rt calibrate
+        self.tmax_spin = spin_box(-5, 20, DEFAULT_WINDOW[1])
         for widget in (
             QtWidgets.QLabel("from"),
             self.tmin_spin,

@@ -11,6 +11,7 @@ is drawn by :mod:`sblr_rt.gui.model_cv`.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,7 +188,9 @@ class ModelTab(QtWidgets.QWidget):
         facts.append(f"{len(summary.ch_names)} channels × {columns}")
         info = summary.info
         for key in ("file", "features", "sfreq", "rank", "mu1", "nu1", "mu2", "nu2"):
-            if key in info:
+            if key == "sfreq" and key in info:
+                facts.append(f"sfreq = {float(info[key]):g} Hz")
+            elif key in info:
                 facts.append(f"{key} = {format_value(info[key])}")
             if key == "features" and summary.candidates:
                 n_members = sum(bool(c.get("member")) for c in summary.candidates)
@@ -203,7 +206,12 @@ class ModelTab(QtWidgets.QWidget):
         facts.append(f"intercept b = {score.intercept:.3g}")
         if summary.regions:
             facts.append(summary.regions)
-        self.header.setText(" · ".join(facts))
+        # The verdict first: it is what the person at the controls must read.
+        verdict = "".join(
+            f"<b>{html.escape(line)}</b><br>" if i == 0 else f"{html.escape(line.strip())}<br>"
+            for i, line in enumerate(summary.verdict)
+        )
+        self.header.setText(verdict + " · ".join(facts))
 
     def _draw_component(self, k: int, score: ScoreFactors, *, show_scalp: bool) -> None:
         summary = self.summary

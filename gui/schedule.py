@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.timing import DEFAULT_TIMING
+
 __all__ = [
     "RESERVED_MARKERS",
     "ParadigmConfig",
@@ -93,11 +95,11 @@ class ParadigmConfig:
 
     classes: tuple[str, ...] = ("left", "right")
     n_trials_per_class: int = 20
-    fixation: float = 2.0
-    cue: float = 1.25
-    imagery: float = 3.0
-    rest_min: float = 1.5
-    rest_max: float = 2.5
+    fixation: float = DEFAULT_TIMING.fixation
+    cue: float = DEFAULT_TIMING.cue
+    imagery: float = DEFAULT_TIMING.imagery
+    rest_min: float = DEFAULT_TIMING.rest_min
+    rest_max: float = DEFAULT_TIMING.rest_max
     lead_in: float = 2.0
     max_repeat: int = 3
     seed: int | None = None

@@ -21,6 +21,7 @@ from sblr_rt.calibration.report import auto_candidates
 
 from sblr_rt.preprocessing.spatial import spatial_label
 from sblr_rt.regions import weight_regions
+from sblr_rt.verdict import model_verdict
 
 logger = logging.getLogger("sblr_rt.gui")
 
@@ -105,8 +106,11 @@ class ModelSummary:
         ``features="auto"``: every candidate's CV scores, best first
         (:func:`sblr_rt.calibration.report.auto_candidates`); empty otherwise.
     regions : str
-        Where the model's weight lies (:func:`sblr_rt.regions.weight_regions`), with a
-        warning when most of it is on eye or occipital channels; empty for a bare estimator.
+        Where the model's weight lies (:func:`sblr_rt.regions.weight_regions`); empty for
+        a bare estimator.
+    verdict : list of str
+        The model's verdict (:meth:`sblr_rt.verdict.Verdict.lines`): the word, the chance
+        level, the rank used, the warnings and what to try next; empty for a bare estimator.
     """
 
     ch_names: list[str]
@@ -125,6 +129,7 @@ class ModelSummary:
     spatial: str = ""
     candidates: list[dict] = field(default_factory=list)
     regions: str = ""
+    verdict: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.groups:
@@ -256,15 +261,15 @@ def summarize_model(
         spatial=spatial,
         candidates=auto_candidates(model),
         regions=_regions(model),
+        verdict=model_verdict(model).lines() if hasattr(model, "preprocessor") else [],
     )
 
 
 def _regions(model) -> str:
-    """Return the weight-by-region line of a BCIModel (and its warning), or empty."""
+    """Return the weight-by-region line of a BCIModel (its warning is in the verdict)."""
     if not hasattr(model, "preprocessor"):
         return ""
-    regions = weight_regions(model)
-    return regions.describe() + (f". WARNING: {regions.warning}" if regions.warning else "")
+    return weight_regions(model).describe()
 
 
 def _scores(est, classes: list[str]) -> list[ScoreFactors]:

@@ -52,6 +52,7 @@ from sblr_rt.montage import make_info
 from sblr_rt.preprocessing import Preprocessor
 from sblr_rt.preprocessing.spatial import spatial_label
 from sblr_rt.regions import weight_regions
+from sblr_rt.verdict import describe_rank, model_verdict, spread_text
 
 __all__ = ["BCIModel"]
 
@@ -505,10 +506,14 @@ class BCIModel:
         est = self.estimator
         pre = self.preprocessor
         md = self.metadata
+        about = [md.get("software_version"), md.get("format_version")]
+        about = ", ".join(str(a) if i == 0 else f"format {a}" for i, a in enumerate(about) if a)
         lines = [
-            f"sblr-rt model ({md.get('software_version', '?')}, format "
-            f"{md.get('format_version', '?')}), created {md.get('created', '?')}",
+            "sblr-rt model"
+            + (f" ({about})" if about else "")
+            + (f", created {md['created']}" if md.get("created") else ""),
             f"classes: {self.classes}",
+            *model_verdict(self).lines(),
         ]
         if self.members:
             names = [
@@ -547,7 +552,7 @@ class BCIModel:
                 f"mean over {pre.reference or 'nothing'}"
             )
         lines.append(
-            f"estimator: rank {est.rank}, mu1 {est.mu1:.4g}, mu2 {est.mu2:.4g}, "
+            f"estimator: rank {describe_rank(est)}, mu1 {est.mu1:.4g}, mu2 {est.mu2:.4g}, "
             f"nu1 {est.nu1:.4g}, nu2 {est.nu2:.4g}, multi_class {est.multi_class}"
         )
         U = np.asarray(est.spatial_)
@@ -556,10 +561,7 @@ class BCIModel:
             f"sparsity: U {np.count_nonzero(U)}/{U.size} non-zero, "
             f"V {np.count_nonzero(V)}/{V.size} non-zero"
         )
-        regions = weight_regions(self)
-        lines.append(regions.describe())
-        if regions.warning:
-            lines.append(f"WARNING: {regions.warning}")
+        lines.append(weight_regions(self).describe())  # the warning is in the verdict
         sel = md.get("selection")
         if sel:
             best = sel.get("best", {})
@@ -567,10 +569,11 @@ class BCIModel:
                 f"selection: {sel.get('cv', '?')} CV, search {sel.get('search', '?')}"
                 + (f", {len(sel['grid'])} grid points" if sel.get("grid") else "")
                 + "; best CV accuracy "
-                f"{_number(best.get('mean'))} +/- {_number(best.get('std'))}"
+                f"{_number(best.get('mean'))}{spread_text(best.get('std'))}"
             )
             for r in sel.get("ranks", []):
-                lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f} +/- {r['std']:.3f}")
+                spread = spread_text(r["std"])
+                lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f}{spread}")
         lines += _auto_lines(sel.get("auto") if sel else None)
         ep = md.get("epochs")
         if ep:

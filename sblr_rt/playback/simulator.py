@@ -31,6 +31,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import signal
 
+from sblr_rt.timing import DEFAULT_TIMING
+
 logger = logging.getLogger("sblr_rt.playback.simulator")
 
 #: Motor focus of known class names: (electrode, sign) of the imagery pattern.
@@ -111,9 +113,11 @@ class Simulator:
     first_cue : float
         Time of the first cue in seconds.
     trial_duration : float
-        Imagery period after each cue in seconds.
+        Imagery period after each cue in seconds (default: the cue paradigm's cue and
+        imagery, :attr:`sblr_rt.timing.TrialTiming.task`).
     iti : tuple of float
-        (min, max) rest after the imagery period, seconds.
+        (min, max) rest after the imagery period, seconds (default: the paradigm's rest
+        and fixation, :attr:`sblr_rt.timing.TrialTiming.gap`).
     erd : float
         Relative drop of mu/beta amplitude at the focus during imagery (0..1).
     slow_amplitude : float
@@ -139,8 +143,8 @@ class Simulator:
         classes: Sequence[str] = ("left", "right"),
         seed: int = 0,
         first_cue: float = 2.0,
-        trial_duration: float = 4.0,
-        iti: tuple[float, float] = (2.0, 3.0),
+        trial_duration: float = DEFAULT_TIMING.task,
+        iti: tuple[float, float] = DEFAULT_TIMING.gap,
         erd: float = 0.5,
         slow_amplitude: float = 6e-6,
     ) -> None:

@@ -26,7 +26,6 @@ import logging
 import threading
 import weakref
 
-import pylsl
 from pylsl.util import LostError
 
 from sblr_rt.stream._info import (
@@ -37,6 +36,7 @@ from sblr_rt.stream._info import (
     resolve_predicate,
     resolve_streams,
 )
+from sblr_rt.stream._liblsl import pylsl
 from sblr_rt.stream.clock import local_clock
 
 __all__ = ["BaseSource", "close_inlet"]

@@ -15,10 +15,10 @@ import logging
 import math
 
 import numpy as np
-import pylsl
 
 from sblr_rt.io.gaps import GAP_PERIODS, find_gaps
 from sblr_rt.stream._base import close_inlet
+from sblr_rt.stream._liblsl import pylsl
 from sblr_rt.stream.clock import local_clock
 
 __all__ = ["ChunkBookkeeping", "declared_speed", "pull_into"]

@@ -11,7 +11,8 @@ import logging
 import math
 
 import numpy as np
-import pylsl
+
+from sblr_rt.stream._liblsl import pylsl
 
 __all__ = [
     "MARKER_SUFFIXES",

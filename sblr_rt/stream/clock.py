@@ -6,7 +6,7 @@ liblsl's clock is not :func:`time.monotonic` on every platform.
 
 from __future__ import annotations
 
-import pylsl
+from sblr_rt.stream._liblsl import pylsl
 
 __all__ = ["local_clock"]
 

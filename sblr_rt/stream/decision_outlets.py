@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pylsl
 
 from sblr_rt.io.jsonable import dumps
 from sblr_rt.stream._info import DECISION_NAME, DECISION_SOURCE_PREFIX
+from sblr_rt.stream._liblsl import pylsl
 from sblr_rt.stream.decision_format import numeric_sample
 from sblr_rt.stream.outlets import MarkerOutlet, Outlet, check_str
 

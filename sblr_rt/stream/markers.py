@@ -18,7 +18,6 @@ import dataclasses
 import logging
 
 import numpy as np
-import pylsl
 
 from sblr_rt.stream._base import MARKER_PROCESSING_FLAGS, BaseSource
 from sblr_rt.stream._info import (
@@ -27,6 +26,7 @@ from sblr_rt.stream._info import (
     channel_labels,
     is_decision_stream,
 )
+from sblr_rt.stream._liblsl import pylsl
 
 __all__ = ["AlignedMarker", "MarkerSource", "align_markers", "marker_value"]
 

@@ -19,9 +19,9 @@ import numbers
 from collections.abc import Sequence
 
 import numpy as np
-import pylsl
 
 from sblr_rt.stream._info import resolve_predicate
+from sblr_rt.stream._liblsl import pylsl
 
 logger = logging.getLogger("sblr_rt.stream")
 

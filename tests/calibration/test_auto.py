@@ -109,9 +109,16 @@ def test_auto_calibration_keeps_every_candidates_scores(physionet_dir, tmp_path,
     from sblr_rt.cli import main
 
     files = [physionet_dir / "S001R06.edf", physionet_dir / "S001R10.edf"]
+    calls = []
     model = calibrate(
-        files, classes=CLASSES, tmin=0.5, tmax=3.5, cv=3, cv_repeats=2, auto_keep=2, n_jobs=1
-    )
+        files, classes=CLASSES, tmin=0.5, tmax=3.5, cv=3, cv_repeats=2, auto_keep=2, n_jobs=1,
+        progress=lambda done, total, stage: calls.append((done, total, stage)),
+    )  # fmt: skip
+    # the progress bar counts candidates: ten once, the two best a second time
+    stages = [c for c in calls if c[2].startswith("auto:")]
+    assert stages[-1][:2] == (12, 12) and all(d <= t for d, t, _ in stages)
+    assert stages[-1][2] == "auto: 10 candidates, the best 2 repeated"
+    assert model.metadata["selection"]["n_jobs"] == 1
     auto = model.metadata["selection"]["auto"]
     names = [f"{c['features']}/{c['spatial'] or 'none'}" for c in auto["candidates"]]
     assert len(names) == 10 and auto["chosen"] in names

@@ -149,6 +149,8 @@ def test_report_text_names_the_search_stopping_rule():
     }
     (line,) = [x for x in report_text(model).splitlines() if x.startswith("search time")]
     assert "CV fits stopped at q^k <= 0.02, the final fit at 0.001" in line
+    assert line.startswith("search time: 2.5 s (2 parallel jobs)")
+    assert "+/- 0.050" in report_text(model)  # a spread where the CV has one
     del model.metadata["selection"]["search_tol"]  # a model file from before the rule
     (line,) = [x for x in report_text(model).splitlines() if x.startswith("search time")]
     assert "stopped" not in line
@@ -160,3 +162,32 @@ def test_report_text_names_the_search_stopping_rule():
     assert "started cold (objective 0.4)" in line and "worse minimum (0.574)" in line
     model.metadata["selection"]["final_start"] = start | {"start": "path"}
     assert not [x for x in report_text(model).splitlines() if x.startswith("final fit")]
+
+
+def test_report_says_the_jobs_that_ran_and_no_missing_numbers():
+    model = spectral_model(auto=True)
+    text = report_text(model)
+    assert "n_jobs=None" not in text and "+/- n/a" not in text and "nan" not in text
+    model.metadata["selection"]["n_jobs"] = 1
+    assert "search time: 2.0 s (1 job)" in report_text(model)
+
+
+def test_png_draws_only_the_components_in_use(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    figures = []
+    close = plt.close
+    monkeypatch.setattr(plt, "close", lambda fig: (figures.append(fig), close(fig)))
+    model = spectral_model(spatial="car")  # a member: no selection metadata
+    est = model.estimator
+    est.spatial_ = np.concatenate([est.spatial_, np.zeros_like(est.spatial_)], axis=1)
+    est.temporal_ = np.concatenate([est.temporal_, np.ones_like(est.temporal_)], axis=1)
+    est.rank = 2  # rank 2 fitted, component 2 switched off
+    write_report(model, tmp_path / "member")
+    (fig,) = figures
+    titles = [a.get_title() for a in fig.axes]
+    assert "spectral 1" in titles and "spectral 2" not in titles
+    texts = " ".join(t.get_text() for a in fig.axes for t in a.texts)
+    assert "rank 2 (1 used)" in texts and "nan" not in texts
+    assert "rank used: 1 (rank 2 fitted" in report_text(model)

@@ -17,6 +17,9 @@ def test_calibrate_tab_trains_in_a_worker_and_switches_the_model(qtbot, tmp_path
     tab.use_file.setChecked(True)
     tab.file_edit.setText(str(physionet_dir / "S001R06.edf"))
     tab.classes_edit.setText("T1, T2")
+    from sblr_rt.timing import DEFAULT_WINDOW
+
+    assert (tab.tmin_spin.value(), tab.tmax_spin.value()) == DEFAULT_WINDOW  # as calibrate
     tab.tmin_spin.setValue(0.5)
     tab.tmax_spin.setValue(2.5)
     tab.search_box.setCurrentText("none")

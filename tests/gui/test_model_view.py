@@ -187,3 +187,15 @@ def test_model_tab_lists_the_auto_candidates(model_tab, tmp_path):
     # a model without auto hides the table again
     model_tab.set_model(_spectral_model(auto=False))
     assert table.isHidden()
+
+
+def test_model_tab_header_says_the_rate_and_the_verdict(model_tab):
+    model = _spectral_model(auto=True)
+    model.metadata["epochs"] = {"found": 30, "used": 30, "per_class": {"rest": 15, "move": 15}}
+    model.metadata["selection"]["best"]["mean"] = 0.6
+    model.preprocessor.sfreq = 1000.0  # as a 1 kHz amplifier's model reads it
+    model_tab.set_model(model)
+    header = model_tab.header.text()
+    assert "sfreq = 1000 Hz" in header and "1e+03" not in header
+    assert "verdict: NOT CLEARLY ABOVE CHANCE: CV accuracy 0.600 on 30 trials" in header
+    assert "chance level: 0.633" in header and "what to try next" in header
