@@ -483,7 +483,8 @@ class BCIModel:
 
         Each names the member's feature path and spatial stage, its weight in the decision,
         its rank (used of fitted), whether it is a prior, its weight by scalp region and its
-        leading channels, and a warning when eye and occipital channels carry most of it.
+        leading channels, and a flag when its eye or visual share is above the limit of
+        :mod:`sblr_rt.regions`.
         """
         lines = []
         for k, (m, w) in enumerate(zip(self.members, self.member_weights, strict=True)):
@@ -493,12 +494,11 @@ class BCIModel:
             share = ", ".join(f"{r} {regions.shares[r]:.0%}" for r in ("sensorimotor", "eye"))
             what = f"{m.features}/{spatial_label(m.preprocessor.spatial)}"
             prior = " (a prior across people)" if m.pool is not None else ""
+            flag = "; WARNING: eye or visual channels above the limit" if regions.warning else ""
             lines.append(
                 f"  member {k}: {what}{prior}, weight {w:.2f}, rank {_rank_used(est)} of "
-                f"{est.rank}; {share}; leading {lead}"
+                f"{est.rank}; {share}; leading {lead}{flag}"
             )
-            if regions.warning:
-                lines.append(f"    WARNING (member {k}): {regions.warning}")
         return lines
 
     def summary(self) -> str:
