@@ -89,6 +89,10 @@ def main(args: argparse.Namespace) -> int:
     """
     import os
 
+    if args.model is not None:
+        from sblr_rt.priors import resolve_model_path
+
+        args.model = str(resolve_model_path(args.model))
     if args.model is not None and not Path(args.model).is_file():
         raise FileNotFoundError(f"--model: no such file: {args.model}")
     if args.screenshot is not None:

@@ -30,7 +30,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "cross-validation scores."
         ),
     )
-    parser.add_argument("model", metavar="MODEL", help="model file")
+    parser.add_argument(
+        "model", metavar="MODEL", help="model file, or shipped:NAME for a shipped prior"
+    )
     parser.add_argument("--json", action="store_true", help="print the raw JSON header")
     parser.add_argument("--channels", action="store_true", help="list the channels too")
     parser.set_defaults(func=run)
@@ -53,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.calibration.outcome import CalibrationOutcome
 
     from sblr_rt.io.model_file import load_model, read_header
+    from sblr_rt.priors import resolve_model_path
 
+    args.model = resolve_model_path(args.model)
     if args.json:
         print(json.dumps(read_header(args.model), indent=2))
         return 0

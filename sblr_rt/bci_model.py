@@ -528,6 +528,7 @@ class BCIModel:
             )
         if self.pool is not None:
             lines.append(self.pool.describe())
+            lines += _prior_lines(self.metadata.get("prior") or {})
         lines += self.member_lines()
         if self.run_centring is not None:
             lines.append(
@@ -579,6 +580,29 @@ class BCIModel:
         if ep:
             lines.append(f"epochs: {ep.get('per_class')} used; rejected {ep.get('rejected')}")
         return "\n".join(lines)
+
+
+def _prior_lines(info: dict) -> list[str]:
+    """Return a prior's people and its leave-one-person-out accuracy, for the summary."""
+    lines = []
+    people = info.get("people") or []
+    if people:
+        lines.append(f"prior across {len(people)} people: {', '.join(people)}")
+    lopo = info.get("lopo") or {}
+    per_person = {p: a for p, a in (lopo.get("per_person") or {}).items() if a is not None}
+    if per_person:
+        worst = min(per_person, key=per_person.get)
+        lines.append(
+            f"  leave-one-person-out accuracy (each person's runs, run-centred, by the prior of "
+            f"the others): mean {np.mean(list(per_person.values())):.3f}, worst "
+            f"{per_person[worst]:.3f} ({worst})"
+        )
+    if info.get("n_trials") is not None:
+        lines.append(
+            f"  refined with {info['n_trials']} of the person's trials; "
+            f"{100 * float(info.get('share', 1.0)):.0f}% of the training weight is the pool's"
+        )
+    return lines
 
 
 def _rank_used(est) -> int:
