@@ -467,7 +467,9 @@ def _fit_info(arrays: dict[str, np.ndarray]) -> dict:
     info = {"n_iter": int(n_iter[0]) if n_iter.size == 1 else n_iter}
     if "l1_penalty_max" in arrays:
         info["l1_penalty_max"] = arrays["l1_penalty_max"]
-    objectives = [arrays[k] for k in sorted(arrays) if k.startswith("objective_")]
+    # objective_0, objective_1, ..., objective_10: by number, not by name
+    names = [k for k in arrays if k.startswith("objective_") and k[10:].isdigit()]
+    objectives = [arrays[k] for k in sorted(names, key=lambda k: int(k[10:]))]
     if objectives:
         info["objective"] = objectives[0] if len(objectives) == 1 else objectives
     return info

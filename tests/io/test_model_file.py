@@ -350,3 +350,11 @@ def test_spatial_stage_and_spectral_path_round_trip(tmp_path, monkeypatch, featu
     assert (loaded.preprocessor.features, loaded.preprocessor.spatial) == (features, spatial)
     np.testing.assert_array_equal(loaded.preprocessor.spatial_matrix, pre.spatial_matrix)
     np.testing.assert_allclose(loaded.decision_function(raw), model.decision_function(raw))
+
+
+def test_objective_traces_of_many_classes_load_in_class_order():
+    # objective_10 sorts before objective_2 by name; the traces are per class, in order.
+    from sblr_rt.io.model_file import _fit_info
+
+    arrays = {f"objective_{k}": np.array([float(k)]) for k in range(12)}
+    assert [float(o[0]) for o in _fit_info(arrays)["objective"]] == list(range(12))

@@ -95,6 +95,10 @@ def _set(path, *keys, value):
         (("metadata", "sources"), "a.edf", "metadata.sources"),
         (("metadata", "unit"), 1, "metadata.unit"),
         (("metadata", "train_accuracy"), 7, "metadata.train_accuracy"),
+        (("metadata", "objective"), [1.0, [1.0]], "metadata.objective"),
+        (("metadata", "objective"), [[1.0], ["x"]], "metadata.objective"),
+        (("metadata", "objective"), [[[1.0]]], "metadata.objective"),
+        (("metadata", "objective"), [[1.0], [2.0], [3.0]], "metadata.objective"),  # 2 classes
         (("metadata",), "x", "metadata"),
         (("software_version",), {"a": 1}, "software_version"),
     ],
@@ -114,3 +118,20 @@ def test_fields_sblr_rt_does_not_read_are_left_alone(tmp_path):
     _rewrite(path, good, edit_header=_set(path, "metadata", "future_field", value=[{"x": 1}]))
     model = load_model(good)
     assert model.metadata["future_field"] == [{"x": 1}]
+
+
+def test_one_objective_list_per_class_is_read(tmp_path):
+    # One-versus-rest with three classes records one objective trace per class.
+    path, _, _ = _saved(tmp_path)
+    good = tmp_path / "good.npz"
+
+    def three(header):
+        header["classes"] = ["a", "b", "c"]
+        header["metadata"]["objective"] = [[1.5, 0.4], [1.2, 0.3, 0.2], [0.9]]
+
+    _rewrite(path, good, edit_header=three)
+    assert read_header(good)["metadata"]["objective"][1] == [1.2, 0.3, 0.2]
+    bad = tmp_path / "bad.npz"
+    _rewrite(path, bad, edit_header=lambda h: three(h) or h["classes"].pop())
+    with pytest.raises(ModelFileError, match=r"one per class .*, got 3 lists for 2 classes"):
+        read_header(bad)
