@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from sblr_rt.io._archive import ModelFileError
+from sblr_rt.limits import LIMITS
 
 __all__ = ["MAX_MODEL_VERSION", "check_header_fields"]
 
@@ -66,6 +67,17 @@ def integer(lo=-_BIG, hi=_BIG, optional=False) -> _Spec:
 
 def number(lo=-math.inf, hi=math.inf, optional=False) -> _Spec:
     what = f"a finite number in [{lo:g}, {hi:g}]"
+    return _Spec(what, lambda v, _: _is_num(v, lo, hi), optional)
+
+
+def within(kind: str, optional=False) -> _Spec:
+    """Return the rule of a number in the range of ``kind`` (:data:`sblr_rt.limits.LIMITS`).
+
+    The same range as the command line's and the configuration's for the same number.
+    """
+    lo, hi, unit, why = LIMITS[kind]
+    unit = f" {unit}" if unit else ""
+    what = f"a finite number in [{lo:g}, {hi:g}]{unit} ({why})"
     return _Spec(what, lambda v, _: _is_num(v, lo, hi), optional)
 
 
@@ -126,18 +138,20 @@ _CONFIG = mapping(
         "classes": any_of(
             mapping(values=any_of(string(), integer())), list_of(_PAIR), optional=True
         ),
-        "tmin": number(optional=True),
-        "tmax": number(optional=True),
+        "tmin": within("epoch", optional=True),
+        "tmax": within("epoch", optional=True),
         "reject": number(0.0, optional=True),
         "flat": number(0.0, optional=True),
         "clip_run": integer(1, optional=True),
         "smoothing": string(optional=True),
-        "tau": number(0.0, optional=True),
+        "tau": within("seconds", optional=True),
         "early": number(0.0, 1.0, optional=True),
-        "early_after": number(0.0, optional=True),
+        "early_after": within("seconds", optional=True),
         "recentre": boolean(optional=True),
-        "recentre_warmup": number(0.0, optional=True),
+        "recentre_warmup": within("trials", optional=True),
         "features": string(optional=True),
+        # Not bounded by this machine's CPUs: the calibrating machine's, and a refit runs
+        # one job whatever it says.
         "n_jobs": integer(optional=True),
     },
     optional=True,
