@@ -77,6 +77,17 @@ def test_three_class_round_trip(run, features, tmp_path, capsys):
         assert decision["label"] in loaded.classes
         assert np.isclose(sum(decision["proba"].values()), 1.0)
 
+    # The streaming fast path (projected, filtered) gives the same scores as the step.
+    fixed = OnlineClassifier(loaded, recentre=False)
+    state = fixed.streaming(capacity=starts[-1] + clf.n_times + 1)
+    assert state.path != "plain"
+    n = starts[-1] + clf.n_times
+    state.push(np.ascontiguousarray(run.data[raw_ch, :n].T), np.arange(n) / sfreq)
+    for s, window in zip(starts, windows, strict=True):
+        got = state.decide(s + clf.n_times)
+        np.testing.assert_allclose(got["score"], fixed.decision_function(window), rtol=1e-6,
+                                   atol=1e-8)  # fmt: skip
+
     # One warm refit as `run --adapt` does, saved as a version and loaded again.
     recs = [labelled_recording(run, CLASSES)]
     new = refit_model(loaded, recs, version=1, folder=tmp_path)
