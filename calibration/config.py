@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from sblr_rt.limits import check_n_jobs, check_number
 from sblr_rt.online.settings import refuse_unknown, take_options
 
 __all__ = [
@@ -80,7 +81,8 @@ class EpochSettings:
         one whose part after the last ``/`` is that value (white space ignored at
         need), if only one does (:func:`sblr_rt.calibration.epochs.resolve_markers`).
     tmin, tmax : float | None
-        Epoch window relative to each cue in seconds, ``[tmin, tmax)``. None: for epoched
+        Epoch window relative to each cue in seconds, ``[tmin, tmax)``, each within
+        +/-60 s (:data:`sblr_rt.limits.LIMITS`, as on the command line). None: for epoched
         files the whole trial; for continuous recordings ``tmin=0.0``, ``tmax=3.5`` (the
         paper's cue length).
     """
@@ -93,6 +95,9 @@ class EpochSettings:
         if self.classes is not None:
             object.__setattr__(self, "classes", _normalise_classes(self.classes))
         _check_numbers(self)
+        for name in ("tmin", "tmax"):  # the command line's --tmin/--tmax range
+            if getattr(self, name) is not None:
+                check_number(name, getattr(self, name), "epoch", low_open=False)
         if self.tmin is not None and self.tmax is not None and self.tmax <= self.tmin:
             raise ValueError(f"'tmax' must exceed 'tmin', got tmin={self.tmin}, tmax={self.tmax}")
 
@@ -245,7 +250,8 @@ class SelectionSettings:
         positive because rescaling U -> U/c, V -> cV maps any (mu2, nu2) onto equal
         values. ``"none"``: rank step only, no penalties.
     ranks : tuple of int
-        Ranks tried in the first step.
+        Ranks tried in the first step: a list of integers (a string such as ``"12"`` is
+        refused, not read digit by digit).
     l1_fractions : tuple of float
         mu1 and nu1 values as fractions of the largest useful penalty (gradient
         sup-norm at the start, :func:`sblr_rt.model.l1_penalty_max`); all below 1.
@@ -317,7 +323,8 @@ class SelectionSettings:
         passes over the data per iteration; factors, losses and the final model stay
         float64).
     n_jobs : int
-        joblib workers for the CV (-1: all cores).
+        joblib workers for the CV: 1 to 4 per CPU, or -1 for all cores (-k: all but k - 1;
+        :func:`sblr_rt.limits.check_n_jobs`).
     random_state : int
         Seed of the fold shuffling.
     """
@@ -351,8 +358,9 @@ class SelectionSettings:
     def __post_init__(self):
         set_ = object.__setattr__
         _check_numbers(self)
-        set_(self, "ranks", tuple(int(r) for r in self.ranks))
-        set_(self, "auto_ranks", tuple(int(r) for r in self.auto_ranks))
+        set_(self, "ranks", _int_tuple("ranks", self.ranks))
+        set_(self, "auto_ranks", _int_tuple("auto_ranks", self.auto_ranks))
+        check_n_jobs("n_jobs", self.n_jobs)
         if not self.auto_ranks or min(self.auto_ranks) < 1:
             raise ValueError(f"'auto_ranks' must be positive integers, got {self.auto_ranks}")
         if not self.auto_l1 or any(not 0 <= f < 1 for f in self.auto_l1):
@@ -522,6 +530,7 @@ class RunSettings:
                 "'recentre_warmup' must be a positive number of trials, got "
                 f"{self.recentre_warmup}"
             )
+        check_number("recentre_warmup", self.recentre_warmup, "trials")  # as --recentre-warmup
         from sblr_rt.online.evidence import Smoothing
 
         # the online loop's checks
@@ -684,6 +693,20 @@ _FLOATS = (
 )
 #: Fields holding sequences of floats.
 _FLOAT_SEQUENCES = ("baseline", "l1_fractions", "l2_values", "auto_l2", "auto_l1")
+#: Integer fields (None allowed where the field's default is None).
+_INTS = (
+    "n_times",
+    "clip_run",
+    "cv_repeats",
+    "auto_max_iter",
+    "auto_keep",
+    "auto_ensemble",
+    "max_iter",
+    "large_fold",
+    "race_min_test",
+    "n_jobs",
+    "random_state",
+)
 
 
 def _finite(name: str, value) -> float:
@@ -695,6 +718,23 @@ def _finite(name: str, value) -> float:
     return float(value)
 
 
+def _integer(name: str, value) -> int:
+    """Return ``value`` as an int, or raise naming the field (a float or string is refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name!r} must be an integer, got {value!r:.80}")
+    return int(value)
+
+
+def _int_tuple(name: str, values) -> tuple[int, ...]:
+    """Return a list of integers as a tuple; a string is refused, not read digit by digit."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise TypeError(
+            f"{name!r} must be a list of integers (TOML: {name} = [1, 2]), got "
+            f"{type(values).__name__} {values!r:.80}"
+        )
+    return tuple(_integer(name, v) for v in values)
+
+
 def _float_tuple(name: str, values) -> tuple[float, ...]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence):
         raise TypeError(f"{name!r} must be a list of numbers, got {values!r}")
@@ -702,9 +742,13 @@ def _float_tuple(name: str, values) -> tuple[float, ...]:
 
 
 def _check_numbers(config) -> None:
-    """Make every float field of a settings object a finite float (None stays None)."""
+    """Make every float field a finite float and every integer field an int (None stays)."""
     set_ = object.__setattr__
     names = {f.name for f in fields(config)}
+    for name in names.intersection(_INTS):
+        value = getattr(config, name)
+        if value is not None:
+            set_(config, name, _integer(name, value))
     for name in names.intersection(_FLOATS):
         value = getattr(config, name)
         if value is not None:

@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import NoReturn
 
 from sblr_rt.cli._parser import SubcommandParser, add_logging_options
@@ -72,17 +73,57 @@ def configure_logging(args: argparse.Namespace) -> None:
     ----------
     args : argparse.Namespace
         Parsed arguments.
+
+    Raises
+    ------
+    OSError
+        If ``--log-file`` is a folder, is in a folder that does not exist, or cannot be
+        opened for writing; the message names the option and the path.
     """
     level = args.log_level
     handlers = [logging.StreamHandler()]
     if args.log_file:
-        handlers.append(logging.FileHandler(args.log_file, encoding="utf-8"))
+        handlers.append(_log_file_handler(args.log_file))
     logging.basicConfig(
         level=level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         handlers=handlers,
         force=True,
     )
+
+
+def _escape_unencodable_output() -> None:
+    r"""Make the standard streams escape what their encoding cannot show, never raise.
+
+    Under ``PYTHONIOENCODING=ascii`` or a C locale a non-ASCII path is printed escaped
+    (``s\xe9ance``), as Python does on standard error, so that a command whose work is
+    done does not fail on its last message.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream: left as it is
+                pass
+
+
+def _log_file_handler(path: str) -> logging.FileHandler:
+    """Open ``--log-file`` for appending, or raise an OSError that names it in one line."""
+    target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(f"'--log-file' must be a file, got the folder {path}")
+    if not target.parent.is_dir():
+        raise FileNotFoundError(
+            f"'--log-file' must be in an existing folder, got {path} ({target.parent} does "
+            "not exist)"
+        )
+    try:
+        return logging.FileHandler(path, encoding="utf-8")
+    except OSError as exc:
+        raise OSError(
+            f"'--log-file' cannot be opened for writing ({exc.strerror or exc}), got {path}"
+        ) from exc
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str):
@@ -108,9 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     """
     from sblr_rt.lifetime import Terminated, sigterm_as_interrupt, watch_parent_from_env
 
+    _escape_unencodable_output()
     parser = build_parser()
     args = parser.parse_args(argv)
-    configure_logging(args)
+    try:
+        configure_logging(args)
+    except OSError as exc:  # --log-file: one line, before any work
+        prog = f"sblr-rt {args.command}" if args.command else "sblr-rt"
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1
     if args.command is None:
         parser.print_help()
         return 2

@@ -3,27 +3,18 @@
 Each option that takes a number parses it with one of these ``argparse`` types: a value
 that is not finite, or outside the option's range, is refused before any work starts, with
 a message that names the limit (``--tmax 1e9`` would otherwise ask for a terabyte,
-``--status-every nan`` would never print, ``--chunk-ms 1e9`` would push nothing).
+``--status-every nan`` would never print, ``--chunk-ms 1e9`` would push nothing). The ranges
+are :data:`sblr_rt.limits.LIMITS`, the table that configuration files, the Python API and
+model files are checked against too.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 
-__all__ = ["LIMITS", "bounded", "check_bounds"]
+from sblr_rt.limits import LIMITS, check_n_jobs, check_number
 
-#: Ranges of the kinds of numbers options take: (low, high, unit, why the bound).
-LIMITS = {
-    "seconds": (0.0, 1e7, "seconds", "about 115 days"),
-    "epoch": (-60.0, 60.0, "seconds", "an epoch spans at most a minute around its cue"),
-    "sfreq": (0.0, 100_000.0, "Hz", "no EEG amplifier samples faster"),
-    "channels": (1, 4096, "channels", "the largest EEG systems have 1024"),
-    "chunk_ms": (0.0, 10_000.0, "ms", "a chunk longer than 10 s starves every consumer"),
-    "speed": (0.0, 1000.0, "x", "replays faster than 1000x outrun any consumer"),
-    "count": (1, 10**7, "", "ten million"),
-    "trials": (0.0, 1e6, "trials", "a million trials"),
-}
+__all__ = ["LIMITS", "bounded", "check_bounds", "n_jobs"]
 
 
 def bounded(kind: str, *, low_open: bool = True, integer: bool = False):
@@ -75,7 +66,8 @@ def check_bounds(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     Raises
     ------
     ValueError
-        ``'--sfreq' must be <= 100000 Hz (no EEG amplifier samples faster), got 1e+09``.
+        ``'--sfreq' must be a finite number > 0 and <= 100000 Hz (no EEG amplifier samples
+        faster), got 1000000000.0``.
     """
     for action in parser._actions:
         bounds = getattr(action.type, "bounds", None)
@@ -87,17 +79,23 @@ def check_bounds(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                    v, *bounds)  # fmt: skip
 
 
+def n_jobs(text: str) -> int:
+    """Parse ``--n-jobs``, checked by :func:`check_bounds` (:func:`sblr_rt.limits.check_n_jobs`).
+
+    Examples
+    --------
+    >>> n_jobs("-1")
+    -1
+    """
+    return int(text)
+
+
+n_jobs.__name__ = "integer"  # named in argparse's messages
+n_jobs.bounds = ("n_jobs", False)
+
+
 def _check(option: str, value, kind: str, low_open: bool) -> None:
-    lo, hi, unit, why = LIMITS[kind]
-    below = value <= lo if low_open else value < lo
-    if math.isfinite(value) and not below and value <= hi:
-        return
-    sign = ">" if low_open else ">="
-    if math.isfinite(value) and below:
-        seconds = " seconds" if unit == "seconds" else ""
-        raise ValueError(f"'{option}' must be {sign} {lo:g}{seconds}, got {value!r}")
-    unit = f" {unit}" if unit else ""
-    raise ValueError(
-        f"'{option}' must be a finite number {sign} {lo:g} and <= {hi:g}{unit} ({why}), "
-        f"got {value!r}"
-    )
+    if kind == "n_jobs":
+        check_n_jobs(option, value)
+    else:
+        check_number(option, value, kind, low_open=low_open)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
-from sblr_rt.cli._numbers import bounded
+from sblr_rt.cli._numbers import bounded, n_jobs
 
 from sblr_rt._docs import fill_doc, help_text
 
@@ -129,8 +129,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--n-jobs",
-        type=int,
-        help="parallel workers (default: the configuration file's n_jobs; without one, 1 on "
+        type=n_jobs,
+        help="parallel workers, 1 to 4 per CPU or -1 for all CPUs (default: the "
+        "configuration file's n_jobs; without one, 1 on "
         "machines of 2 cores or fewer, where the workers' start-up outweighs the search, "
         "else all cores)",
     )

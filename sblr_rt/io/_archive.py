@@ -1,7 +1,8 @@
 """Reading an ``.npz`` model archive safely: every size is checked before any data is read.
 
 A model file comes from disk and may be truncated, corrupt or hostile. Nothing here trusts
-it: the zip's member list must equal what the JSON header lists, each member's declared
+it: each member name appears once (and each key once per JSON object), the zip's member
+list must equal what the JSON header lists, each member's declared
 (uncompressed) size and its ``.npy`` header (shape, dtype) must agree with the header, and
 the sum of what one load allocates is bounded (:data:`MAX_LOAD_BYTES`) before a single
 array byte is read. Every refusal is a :class:`ModelFileError` (a ``ValueError``) whose
@@ -74,6 +75,28 @@ def _read_data(fp, shape, fortran: bool, dtype: np.dtype, where: str) -> np.ndar
     return flat.reshape(shape, order="F" if fortran else "C")
 
 
+def _refuse_duplicates(names: list[str], path: Path) -> None:
+    """Refuse an archive holding two members of one name (zipfile would read the last)."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ModelFileError(
+                f"{path} holds two members named {name!r}: a model file names each member "
+                "once (corrupt or tampered)"
+            )
+        seen.add(name)
+
+
+def _unique_keys(pairs: list) -> dict:
+    """Build a JSON object, refusing a key given twice (``json`` would keep the last)."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ModelFileError(f"the header names the key {key[:80]!r} twice in one object")
+        out[key] = value
+    return out
+
+
 def _reject_constant(text: str):
     raise ModelFileError(f"the header holds a non-finite number {text}: strict JSON only")
 
@@ -105,6 +128,7 @@ def _read_header(zf: zipfile.ZipFile, path: Path) -> dict:
     try:
         header = json.loads(
             raw.tobytes().decode("utf-8"),
+            object_pairs_hook=_unique_keys,
             parse_constant=_reject_constant,
             parse_float=_parse_float,
         )
@@ -199,6 +223,7 @@ def read_archive(path: Path, file=None) -> tuple[dict, dict[str, np.ndarray]]:
                 raise ModelFileError(
                     f"{path} holds {len(infos)} members; a model file holds at most {MAX_MEMBERS}"
                 )
+            _refuse_duplicates([i.filename for i in infos], path)
             if "header.npy" not in {i.filename for i in infos}:
                 raise ModelFileError(f"{path} is not an sblr-rt model file (no 'header' member)")
             header = _read_header(zf, path)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from sblr_rt.io._archive import ModelFileError
+from sblr_rt.limits import LIMITS
 
 __all__ = ["MAX_MODEL_VERSION", "check_header_fields"]
 
@@ -69,6 +70,17 @@ def number(lo=-math.inf, hi=math.inf, optional=False) -> _Spec:
     return _Spec(what, lambda v, _: _is_num(v, lo, hi), optional)
 
 
+def within(kind: str, optional=False) -> _Spec:
+    """Return the rule of a number in the range of ``kind`` (:data:`sblr_rt.limits.LIMITS`).
+
+    The same range as the command line's and the configuration's for the same number.
+    """
+    lo, hi, unit, why = LIMITS[kind]
+    unit = f" {unit}" if unit else ""
+    what = f"a finite number in [{lo:g}, {hi:g}]{unit} ({why})"
+    return _Spec(what, lambda v, _: _is_num(v, lo, hi), optional)
+
+
 def boolean(optional=False) -> _Spec:
     return _Spec("true or false", lambda v, _: isinstance(v, bool), optional)
 
@@ -116,24 +128,30 @@ def mapping(fields: dict | None = None, *, values: _Spec | None = None, optional
 
 
 _COUNT = integer(0)
+_TRACE = list_of(number(optional=True))
+#: The solver's objective trace: one list of numbers, or one per one-versus-rest problem
+#: (three or more classes; their count is checked against ``classes`` below).
+_OBJECTIVE = any_of(_TRACE, list_of(_TRACE, max_len=10_000), optional=True)
 _PAIR = list_of(any_of(string(), integer()), max_len=2)
 _CONFIG = mapping(
     {
         "classes": any_of(
             mapping(values=any_of(string(), integer())), list_of(_PAIR), optional=True
         ),
-        "tmin": number(optional=True),
-        "tmax": number(optional=True),
+        "tmin": within("epoch", optional=True),
+        "tmax": within("epoch", optional=True),
         "reject": number(0.0, optional=True),
         "flat": number(0.0, optional=True),
         "clip_run": integer(1, optional=True),
         "smoothing": string(optional=True),
-        "tau": number(0.0, optional=True),
+        "tau": within("seconds", optional=True),
         "early": number(0.0, 1.0, optional=True),
-        "early_after": number(0.0, optional=True),
+        "early_after": within("seconds", optional=True),
         "recentre": boolean(optional=True),
-        "recentre_warmup": number(0.0, optional=True),
+        "recentre_warmup": within("trials", optional=True),
         "features": string(optional=True),
+        # Not bounded by this machine's CPUs: the calibrating machine's, and a refit runs
+        # one job whatever it says.
         "n_jobs": integer(optional=True),
     },
     optional=True,
@@ -178,7 +196,7 @@ METADATA = mapping(
             optional=True,
         ),
         "train_accuracy": number(0.0, 1.0, optional=True),
-        "objective": list_of(number(optional=True), optional=True),
+        "objective": _OBJECTIVE,
         "seconds": number(0.0, optional=True),
         "adaptation": mapping(
             {
@@ -209,6 +227,10 @@ HEADER = mapping(
 def check_header_fields(header: dict) -> None:
     """Check the header's top-level strings and its ``metadata``; raise naming the field.
 
+    ``metadata.objective`` is the solver's objective trace: a list of numbers, or for a
+    one-versus-rest model of three or more classes one such list per class (as many lists
+    as ``classes``).
+
     Parameters
     ----------
     header : dict
@@ -218,9 +240,24 @@ def check_header_fields(header: dict) -> None:
     ------
     ModelFileError
         ``header field 'metadata.adaptation.version' must be an integer in [0, 16777216],
-        got 1e+40``, and so on.
+        got 1e+40``, and so on; ``header field 'metadata.objective' must be one list of
+        numbers, or one per class for three or more classes (one-versus-rest), got 2 lists
+        for 3 classes``.
     """
     HEADER.check(header, "")
     metadata = header.get("metadata")
     if metadata is not None:
         METADATA.check(metadata, "metadata")
+        _check_objective_count(metadata.get("objective"), header.get("classes"))
+
+
+def _check_objective_count(objective, classes) -> None:
+    """Refuse per-problem objective traces whose count is not the number of classes."""
+    if not objective or not isinstance(objective[0], list) or not isinstance(classes, list):
+        return
+    if len(classes) < 3 or len(objective) != len(classes):
+        raise ModelFileError(
+            "header field 'metadata.objective' must be one list of numbers, or one per class "
+            f"for three or more classes (one-versus-rest), got {len(objective)} lists for "
+            f"{len(classes)} classes"
+        )

@@ -46,6 +46,7 @@ import numpy as np
 from sblr_rt.io._archive import MAX_LOAD_BYTES, ModelFileError, read_archive
 from sblr_rt.io._header_fields import check_header_fields
 from sblr_rt.io.jsonable import dumps
+from sblr_rt.limits import check_number
 
 __all__ = [
     "FORMAT_NAME",
@@ -349,8 +350,12 @@ def _check_classes(classes) -> list:
 def _check_preprocessor_size(config: dict) -> None:
     """Refuse a configuration whose operators would exceed :data:`MAX_LOAD_BYTES`."""
     nums = {}
-    for key in ("sfreq", "tmin", "tmax"):
+    for key, kind in (("sfreq", "sfreq"), ("tmin", "epoch"), ("tmax", "epoch")):
         nums[key] = _field(config, key, float | int, "'preprocessor' ")
+        try:  # the range the command line and the configuration hold them to
+            check_number(f"preprocessor.{key}", nums[key], kind, low_open=kind == "sfreq")
+        except ValueError as exc:
+            raise ModelFileError(f"header field {exc}") from None
     n_window = (nums["tmax"] - nums["tmin"]) * nums["sfreq"]
     n_times = config.get("n_times")
     n_times = min(n_window, 100) if not isinstance(n_times, int) else n_times
@@ -515,7 +520,9 @@ def _fit_info(arrays: dict[str, np.ndarray]) -> dict:
     info = {"n_iter": int(n_iter[0]) if n_iter.size == 1 else n_iter}
     if "l1_penalty_max" in arrays:
         info["l1_penalty_max"] = arrays["l1_penalty_max"]
-    objectives = [arrays[k] for k in sorted(arrays) if k.startswith("objective_")]
+    # objective_0, objective_1, ..., objective_10: by number, not by name
+    names = [k for k in arrays if k.startswith("objective_") and k[10:].isdigit()]
+    objectives = [arrays[k] for k in sorted(names, key=lambda k: int(k[10:]))]
     if objectives:
         info["objective"] = objectives[0] if len(objectives) == 1 else objectives
     return info

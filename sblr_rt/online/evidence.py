@@ -28,6 +28,8 @@ import numbers
 
 import numpy as np
 
+from sblr_rt.limits import check_number
+
 __all__ = ["SMOOTHING", "Evidence", "Smoothing", "check_smoothing"]
 
 #: Values of :attr:`Smoothing.method`.
@@ -73,6 +75,7 @@ class Smoothing:
             or not (math.isfinite(self.tau) and self.tau > 0)
         ):
             raise ValueError(f"'tau' must be a positive number of seconds, got {self.tau!r}")
+        check_number("tau", self.tau, "seconds")  # the range of --tau
         object.__setattr__(self, "tau", float(self.tau))
         if self.early is not None:
             if isinstance(self.early, bool) or not isinstance(self.early, numbers.Real):
@@ -87,6 +90,7 @@ class Smoothing:
             or not (math.isfinite(after) and after >= 0)
         ):
             raise ValueError(f"'early_after' must be a number of seconds >= 0, got {after!r}")
+        check_number("early_after", after, "seconds", low_open=False)
         object.__setattr__(self, "early_after", float(after))
 
     def override(self, *, method=None, tau=None, early=None, early_after=None) -> Smoothing:

@@ -18,6 +18,7 @@ import dataclasses
 import math
 
 from sblr_rt._docs import fill_doc
+from sblr_rt.limits import check_number
 from sblr_rt.online.evidence import Smoothing
 from sblr_rt.online.units import UNIT_MISMATCH
 
@@ -93,6 +94,7 @@ class OnlineSettings:
         hop = float(self.hop)
         if not math.isfinite(hop) or hop < 0:
             raise ValueError(f"'hop' must be a finite number of seconds >= 0, got {self.hop!r}.")
+        check_number("hop", hop, "seconds", low_open=False)  # the range of --hop
         if self.mode == "sliding" and hop == 0:
             raise ValueError("'hop' must be > 0 in sliding mode (0 turns sliding off), got 0.")
         set_(self, "hop", hop)

@@ -117,7 +117,9 @@ def test_bad_input_messages(physionet_dir):
         calibrate(_synthetic_recording(n_trials=6), cv=5, **SMALL)
     with pytest.raises(ValueError, match=r"missing from .*\['T7'\]"):
         calibrate(rec, picks=("C3", "T7"), **SMALL)
-    with pytest.raises(ValueError, match="no usable epoch"):
+    with pytest.raises(ValueError, match="no usable epoch"):  # the recording lasts 50 s
+        calibrate(rec, tmin=0.0, tmax=60.0, **SMALL)
+    with pytest.raises(ValueError, match=r"'tmax' must be a finite number >= -60 and <= 60"):
         calibrate(rec, tmin=0.0, tmax=200.0, **SMALL)
     with pytest.raises(ValueError, match="'cv'"):
         CalibrationConfig(cv=1)

@@ -102,3 +102,68 @@ def test_large_fold_is_a_count_and_decides_the_search_rule():
     assert CalibrationConfig(large_fold=0, large_search_tol=1e-4).cv_tol_for((1, 1, 1)) == 1e-3
     # an explicit search_tol rules every fold
     assert CalibrationConfig(search_tol=2e-3).cv_tol_for((168, 118, 100)) == 2e-3
+
+
+def _toml(tmp_path, text):
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("tmin = -1e5\ntmax = 1e5", r"'tmin' must be >= -60 seconds, got -100000\.0"),
+        ("tmax = 1e5", r"'tmax' must be a finite number >= -60 and <= 60 seconds"),
+    ],
+)
+def test_a_window_beyond_a_minute_is_refused_as_on_the_command_line(tmp_path, text, match):
+    # The same range and words as ``--tmin``/``--tmax`` (sblr_rt.limits), no MemoryError.
+    limit = r"must be a finite number >= -60 and <= 60 seconds \(an epoch spans at most a minute"
+    with pytest.raises(ValueError, match=match):
+        load_config(_toml(tmp_path, text))
+    with pytest.raises(ValueError, match=rf"'tmax' {limit}.*, got 100000\.0"):
+        CalibrationConfig(tmax=1e5)
+
+
+@pytest.mark.parametrize("value", ['"12"', '"1,2"', "2"])
+@pytest.mark.parametrize("name", ["ranks", "auto_ranks"])
+def test_ranks_must_be_a_list_of_integers(tmp_path, name, value):
+    # "12" once meant ranks 1 and 2, and "1,2" failed without naming the field.
+    match = rf"'{name}' must be a list of integers \(TOML: {name} = \[1, 2\]\), got"
+    with pytest.raises(ValueError, match=match):
+        load_config(_toml(tmp_path, f"{name} = {value}"))
+    with pytest.raises(TypeError, match=rf"'{name}' must be an integer, got 1\.5"):
+        CalibrationConfig(**{name: (1, 1.5)})
+    assert CalibrationConfig(**{name: [1, 2]}).selection.__getattribute__(name) == (1, 2)
+
+
+def test_n_jobs_is_bounded_in_the_configuration_and_the_api(tmp_path):
+    import os
+
+    from sblr_rt.calibration import calibrate
+
+    high = 4 * (os.cpu_count() or 1)
+    match = rf"'n_jobs' must be an integer from 1 to {high} \(4 per CPU.*got 100000"
+    with pytest.raises(ValueError, match=match):
+        load_config(_toml(tmp_path, "n_jobs = 100000"))
+    with pytest.raises(ValueError, match=match):
+        calibrate("missing.edf", n_jobs=100000)  # refused before any file is read
+    with pytest.raises(ValueError, match="'n_jobs' must be an integer, got '4'"):
+        load_config(_toml(tmp_path, 'n_jobs = "4"'))
+    assert CalibrationConfig(n_jobs=high).n_jobs == high
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "match"),
+    [
+        ("tau", 1e9, r"'tau' must be a finite number > 0 and <= 1e\+07 seconds"),
+        ("early_after", 1e9, r"'early_after' must be a finite number >= 0 and <= 1e\+07"),
+        ("recentre_warmup", 1e9, r"'recentre_warmup' must be a finite number > 0 and <= 1e\+06"),
+        ("max_iter", "500", r"'max_iter' must be an integer, got '500'"),
+        ("cv_repeats", 2.5, r"'cv_repeats' must be an integer, got 2\.5"),
+    ],
+)
+def test_other_numbers_share_the_command_lines_rules(tmp_path, name, value, match):
+    with pytest.raises(ValueError, match=match):
+        load_config(None, **{name: value})

@@ -116,3 +116,30 @@ def test_calibrate_runs_one_job_on_a_small_machine_unless_told(
     assert main([*args, "--no-progress", "--config", str(config)]) == 1
     # no option: the one-off rule; an option wins; a configuration file keeps its own
     assert seen == [one_off_n_jobs(), 2, None]
+
+
+def test_an_ascii_terminal_and_a_non_ascii_path_do_not_fail_after_the_model(
+    bcicomp2003_path, tmp_path
+):
+    # With PYTHONIOENCODING=ascii, printing "model written to .../é/..." raised once the
+    # model was written, and the command exited 1: characters the terminal cannot show
+    # are escaped instead.
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "séance"
+    folder.mkdir()
+    out = folder / "m.sblr.npz"
+    args = ["--recording", str(bcicomp2003_path), "--out", str(out), "--cv", "3",
+            "--features", "waveform"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "sblr_rt.cli", "calibrate", *args, "--search", "none",
+         "--n-jobs", "1", "--no-progress", "--no-report"],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode("ascii", "replace")
+    assert out.exists()
+    assert b"model written to " in done.stdout and b"s\\xe9ance" in done.stdout

@@ -96,3 +96,33 @@ def test_marker_options_have_one_spelling(command, capsys):
     )
     args = build_parser().parse_args([command, *required, "--marker-stream", "M"])
     assert args.marker_stream == "M"
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("folder", "'--log-file' must be a file, got the folder"),
+        ("missing/x.log", "'--log-file' must be in an existing folder, got {path}"),
+    ],
+)
+def test_a_log_file_that_cannot_be_opened_is_one_line(tmp_path, capsys, one_line_error,
+                                                      where, message):  # fmt: skip
+    path = tmp_path / where
+    if where == "folder":
+        path.mkdir()
+    assert main(["inspect", "m.npz", "--log-file", str(path)]) == 1
+    line = one_line_error(capsys.readouterr().err, "inspect")
+    assert message.format(path=path) in line
+
+
+def test_a_log_file_in_a_read_only_folder_is_one_line(tmp_path, capsys, one_line_error,
+                                                      monkeypatch):  # fmt: skip
+    # As root a read-only folder is still writable: the refusal is simulated.
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "x.log"))
+
+    monkeypatch.setattr(logging.FileHandler, "_open", refuse)
+    assert main(["--log-file", str(tmp_path / "x.log"), "inspect", "m.npz"]) == 1
+    line = one_line_error(capsys.readouterr().err, "inspect")
+    assert "'--log-file' cannot be opened for writing" in line
+    assert "Permission denied" in line

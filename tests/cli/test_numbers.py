@@ -42,3 +42,23 @@ def test_simulated_values_per_second_are_bounded(capsys, one_line_error):
     assert main(["simulate", "--sfreq", "20000", "--n-channels", "4096"]) == 1
     line = one_line_error(capsys.readouterr().err, "simulate")
     assert "values per second" in line and "at most 1e+07" in line
+
+
+def test_n_jobs_is_bounded_on_the_command_line(capsys, one_line_error):
+    argv = ["calibrate", "--out", "m.npz", "--recording", "x.fif", "--n-jobs", "100000"]
+    assert main(argv) == 1
+    line = one_line_error(capsys.readouterr().err, "calibrate")
+    assert "'--n-jobs' must be an integer from 1 to" in line and "got 100000" in line
+
+
+def test_a_configuration_file_gets_the_command_lines_error(tmp_path, capsys, one_line_error):
+    # tmin = -1e5, tmax = 1e5 in TOML once ended in a MemoryError traceback.
+    (tmp_path / "c.toml").write_text("tmin = -1e5\ntmax = 1e5\n")
+    (tmp_path / "x.fif").write_bytes(b"")
+    argv = ["calibrate", "--out", str(tmp_path / "m.npz"), "--recording", str(tmp_path / "x.fif")]
+    assert main([*argv, "--config", str(tmp_path / "c.toml")]) == 1
+    from_file = one_line_error(capsys.readouterr().err, "calibrate")
+    assert main([*argv, "--tmin=-1e5"]) == 1
+    from_option = one_line_error(capsys.readouterr().err, "calibrate")
+    assert from_file.endswith(from_option.split("'--tmin' ")[1])
+    assert from_file.endswith("'tmin' must be >= -60 seconds, got -100000.0")

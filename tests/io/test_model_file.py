@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 import zipfile
 
 import numpy as np
@@ -350,3 +351,45 @@ def test_spatial_stage_and_spectral_path_round_trip(tmp_path, monkeypatch, featu
     assert (loaded.preprocessor.features, loaded.preprocessor.spatial) == (features, spatial)
     np.testing.assert_array_equal(loaded.preprocessor.spatial_matrix, pre.spatial_matrix)
     np.testing.assert_allclose(loaded.decision_function(raw), model.decision_function(raw))
+
+
+def test_objective_traces_of_many_classes_load_in_class_order():
+    # objective_10 sorts before objective_2 by name; the traces are per class, in order.
+    from sblr_rt.io.model_file import _fit_info
+
+    arrays = {f"objective_{k}": np.array([float(k)]) for k in range(12)}
+    assert [float(o[0]) for o in _fit_info(arrays)["objective"]] == list(range(12))
+
+
+@pytest.mark.parametrize("name", ["est/intercept.npy", "header.npy"])
+def test_two_members_of_one_name_refused(tmp_path, name):
+    # A zip may hold two members of one name; reading one of them silently (the last, as
+    # zipfile does) would load arrays that a check of the other one passed.
+    path, _, _ = _saved(tmp_path)
+    bad = tmp_path / "twice.npz"
+    with zipfile.ZipFile(path) as src:
+        members = {info.filename: src.read(info) for info in src.infolist()}
+    with zipfile.ZipFile(bad, "w") as dst:
+        for member, data in members.items():
+            dst.writestr(member, data)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # zipfile's "Duplicate name"
+            dst.writestr(name, members[name])
+    for read in (load_model, read_header):
+        with pytest.raises(ModelFileError, match=f"two members named {name!r}"):
+            read(bad)
+
+
+def test_a_header_naming_a_key_twice_is_refused(tmp_path):
+    # JSON objects with a key twice mean the last value to json.loads: refused instead.
+    path, _, _ = _saved(tmp_path)
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    text = arrays["header"].tobytes().decode()
+    blob = text.replace('"tmin": 0.0', '"tmin": 0.0, "tmin": 0.25', 1)
+    assert blob != text
+    arrays["header"] = np.frombuffer(blob.encode(), dtype=np.uint8)
+    bad = tmp_path / "key.npz"
+    np.savez(bad, **arrays)
+    with pytest.raises(ModelFileError, match="names the key 'tmin' twice in one object"):
+        load_model(bad)

@@ -80,6 +80,10 @@ def _set(path, *keys, value):
         (("metadata", "config", "flat"), -1.0, "metadata.config.flat"),
         (("metadata", "config", "clip_run"), "5", "metadata.config.clip_run"),
         (("metadata", "config", "early"), 2.0, "metadata.config.early"),
+        (("metadata", "config", "tmin"), -1e5, "metadata.config.tmin"),  # sblr_rt.limits
+        (("metadata", "config", "tmax"), 61.0, "metadata.config.tmax"),
+        (("metadata", "config", "tau"), 1e9, "metadata.config.tau"),
+        (("metadata", "config", "recentre_warmup"), 1e9, "metadata.config.recentre_warmup"),
         (("metadata", "excluded_channels"), ["Cz"], "metadata.excluded_channels"),
         (("metadata", "excluded_channels"), {"Cz": 3}, "metadata.excluded_channels.Cz"),
         (("metadata", "adaptation"), 7, "metadata.adaptation"),
@@ -95,6 +99,10 @@ def _set(path, *keys, value):
         (("metadata", "sources"), "a.edf", "metadata.sources"),
         (("metadata", "unit"), 1, "metadata.unit"),
         (("metadata", "train_accuracy"), 7, "metadata.train_accuracy"),
+        (("metadata", "objective"), [1.0, [1.0]], "metadata.objective"),
+        (("metadata", "objective"), [[1.0], ["x"]], "metadata.objective"),
+        (("metadata", "objective"), [[[1.0]]], "metadata.objective"),
+        (("metadata", "objective"), [[1.0], [2.0], [3.0]], "metadata.objective"),  # 2 classes
         (("metadata",), "x", "metadata"),
         (("software_version",), {"a": 1}, "software_version"),
     ],
@@ -114,3 +122,36 @@ def test_fields_sblr_rt_does_not_read_are_left_alone(tmp_path):
     _rewrite(path, good, edit_header=_set(path, "metadata", "future_field", value=[{"x": 1}]))
     model = load_model(good)
     assert model.metadata["future_field"] == [{"x": 1}]
+
+
+def test_one_objective_list_per_class_is_read(tmp_path):
+    # One-versus-rest with three classes records one objective trace per class.
+    path, _, _ = _saved(tmp_path)
+    good = tmp_path / "good.npz"
+
+    def three(header):
+        header["classes"] = ["a", "b", "c"]
+        header["metadata"]["objective"] = [[1.5, 0.4], [1.2, 0.3, 0.2], [0.9]]
+
+    _rewrite(path, good, edit_header=three)
+    assert read_header(good)["metadata"]["objective"][1] == [1.2, 0.3, 0.2]
+    bad = tmp_path / "bad.npz"
+    _rewrite(path, bad, edit_header=lambda h: three(h) or h["classes"].pop())
+    with pytest.raises(ModelFileError, match=r"one per class .*, got 3 lists for 2 classes"):
+        read_header(bad)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "match"),
+    [
+        ("sfreq", 1e9, r"'preprocessor.sfreq' must be a finite number > 0 and <= 100000 Hz"),
+        ("tmin", -1e5, r"'preprocessor.tmin' must be >= -60 seconds, got -100000\.0"),
+        ("tmax", 1e5, r"'preprocessor.tmax' must be a finite number >= -60 and <= 60 seconds"),
+    ],
+)
+def test_the_preprocessors_numbers_have_the_command_lines_ranges(tmp_path, key, value, match):
+    path, _, _ = _saved(tmp_path)
+    bad = tmp_path / "bad.npz"
+    _rewrite(path, bad, edit_header=_set(path, "preprocessor", key, value=value))
+    with pytest.raises(ModelFileError, match=rf"header field {match}"):
+        load_model(bad)

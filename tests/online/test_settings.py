@@ -96,3 +96,15 @@ def test_the_run_info_is_read_once_from_the_model_file(make_model):
     # a file of any age: missing or malformed keys give the defaults
     assert RunInfo.from_metadata(None) == RunInfo()
     assert RunInfo.from_metadata({"config": "bad", "adaptation": {"version": "x"}}) == RunInfo()
+
+
+def test_hop_and_smoothing_have_the_command_lines_ranges():
+    # sblr_rt.limits: the same ranges as run's --hop, --tau and --early-after.
+    from sblr_rt.online.evidence import Smoothing
+
+    with pytest.raises(ValueError, match=r"'hop' must be a finite number >= 0 and <= 1e\+07"):
+        OnlineSettings(hop=1e9)
+    with pytest.raises(ValueError, match=r"'tau' must be a finite number > 0 and <= 1e\+07"):
+        Smoothing("ema", tau=1e9)
+    with pytest.raises(ValueError, match=r"'early_after' must be a finite number >= 0 and <="):
+        Smoothing("ema", early_after=1e9)
