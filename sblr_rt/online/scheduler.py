@@ -410,6 +410,7 @@ class Scheduler:
                 continue
             early = self.decided_early.pop((t, value), None)
             if early is not None:  # published early; the tap still gets the tmax window
+                state.observe_trial(stop)  # and run centring its trial window, as offline
                 if self.on_trial is not None:
                     window = dataclasses.replace(
                         early,

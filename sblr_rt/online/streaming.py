@@ -301,6 +301,25 @@ class StreamingState:
             return "nonfinite"
         return None
 
+    def observe_trial(self, stop: int) -> bool:
+        """Move the run's mean with the trial window ending before ``stop``, deciding nothing.
+
+        A trial decided early (from the smoothed evidence of sliding windows) still
+        contributes its cue's window at ``tmax`` to run centring, exactly as a trial decided
+        at ``tmax`` does in :meth:`decide`, so that the run's mean, and the scores measured
+        from it, are those of :meth:`BCIModel.decision_function_run
+        <sblr_rt.bci_model.BCIModel.decision_function_run>`.
+
+        Returns
+        -------
+        moved : bool
+            False when the model is not run-centred or the window cannot be classified.
+        """
+        if self.run_centring is None or self.why_not(stop) is not None:
+            return False
+        self.run_centring.update(self._path.scores(stop))
+        return True
+
     @fill_doc
     def decide(self, stop: int, *, trial: bool = False, cue: str | None = None):
         """Classify the raw window of samples ``stop - n_times`` .. ``stop - 1``.

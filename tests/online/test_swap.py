@@ -217,3 +217,36 @@ def test_swap_over_lsl_while_the_worker_runs(make_model, source_id, wait):
         np.testing.assert_allclose(
             d["score"], _score(model, data, d["window_stop_index"]), rtol=1e-8, atol=1e-8
         )
+
+
+def test_trials_decided_early_still_move_the_run_centring(make_model, fakes):
+    """--early with run centring: each trial's tmax window joins the run's mean, as offline."""
+    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.model.run_centring import RunCentring
+    from sblr_rt.online import Smoothing
+
+    plain = make_model()
+    model = BCIModel(
+        preprocessor=plain.preprocessor,
+        estimator=plain.estimator,
+        classes=plain.classes,
+        run_centring=RunCentring([0.0], [0.0], 1.0),
+    )
+    n = model.n_times_raw
+    loop, source, markers = _fake_loop(
+        fakes,
+        model,
+        8 * n,
+        mode="trial",
+        hop=0.1,
+        cues="class0,class1",
+        smoothing=Smoothing("ema", tau=0.2, early=0.5001),  # every trial stops at once
+    )
+    _run(loop, source, 2 * n)
+    onsets = [2 * n - 5, 4 * n - 5, 6 * n - 5]
+    for k, onset in enumerate(onsets):
+        markers.add(source.timestamps[onset], f"class{k % 2}")
+    _run(loop, source, 8 * n)
+    trials = [d for d in loop.pop_decisions() if d["trial"]]
+    assert [d["early"] for d in trials] == [True, True, True]
+    assert loop.snapshot().run_centring["n_trials"] == 3  # was stuck at 0
