@@ -43,7 +43,8 @@ def workdir(tmp_path_factory):
 def test_pages_have_snippets():
     names = {p.name for p in _pages()}
     assert {"README.md", "calibration.md", "mne-moabb-dask.md"} <= names
-    assert len(_calibrate_commands()) == 2  # README's (the guide's too), the guide's BIDS one
+    # README's (the guide's too), the guide's BIDS one, the prior's (README and its page)
+    assert len(_calibrate_commands()) == 3
 
 
 def test_no_snippet_hides_from_the_test():
