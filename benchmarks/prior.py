@@ -127,7 +127,8 @@ def main(argv=None) -> int:
             f"{person}: prior {row['prior only']:.3f} ({t_prior:.0f} s); "
             + "; ".join(
                 f"k={k}: +person {row.get(('prior + person', k), float('nan')):.3f} "
-                f"(w {row.get(('weight', k))}) own {_fmt(row.get(('person only', k)))}"
+                f"(w {row.get(('weight', k))}) own {_fmt(row.get(('person only', k)))} "
+                f"cv-from {_fmt(row.get(('cv from', k)))}"
                 for k in ks
                 if k
             ),

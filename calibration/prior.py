@@ -598,7 +598,15 @@ def calibrate_with_prior(recs, config, prior: BCIModel, calibrate_person, *, max
             f"{n} trials, fewer than {settings.auto_min_trials}: the adapted prior alone"
         )
         return adapted
-    person = calibrate_person(recs)
+    try:
+        person = calibrate_person(recs)
+    except ValueError as err:  # e.g. too few trials of a class for the CV's folds
+        logger.warning(
+            "The person's own model could not be calibrated (%s): the adapted prior alone.", err
+        )
+        adapted.metadata["prior"]["weight"] = 1.0
+        adapted.metadata["prior"]["reason"] = f"the person's own model failed: {err}"
+        return adapted
     if list(person.classes) != list(adapted.classes):
         raise ValueError(
             f"the prior's classes {adapted.classes} differ from the calibration's {person.classes}"

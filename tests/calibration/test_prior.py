@@ -207,3 +207,14 @@ def test_a_prior_needs_only_its_own_channels_and_names_those_a_stream_lacks(prio
     assert len(match_stream(clf, [*reversed(strip), "EOG"], SFREQ).pairs) == len(strip)
     with pytest.raises(ValueError, match=r"lacks 2 of the model's 11 channels: .*C3.*C4"):
         match_stream(clf, [c for c in strip if c not in ("C3", "C4")], SFREQ)
+
+
+def test_with_too_few_trials_of_a_class_for_the_cv_the_adapted_prior_decides(prior):
+    import copy
+
+    early = copy.deepcopy(prior)  # the person's own model from 6 trials on
+    early.metadata["prior"]["settings"]["auto_min_trials"] = 6
+    # 8 cues hold fewer than 5 of a class: the person's 5-fold CV cannot run
+    model = calibrate([_run(9, 1)], prior=early, max_trials=8, n_jobs=1, classes=CLASSES)
+    assert model.pool is not None and model.metadata["prior"]["weight"] == 1.0
+    assert "own model failed" in model.metadata["prior"]["reason"]
