@@ -70,14 +70,16 @@ def check_sfreq(sfreq, *, what: str) -> float:
     try:
         value = float(sfreq)
     except (TypeError, ValueError, OverflowError):
-        value = math.nan
+        value = None
+    if value is None:
+        raise ValueError(
+            f"{what} declares a sampling rate of {sfreq!r}: expected a number of Hz in "
+            f"(0, {MAX_SFREQ:g}], got {sfreq!r}"
+        )
     if not (math.isfinite(value) and 0 < value <= MAX_SFREQ):
         raise ValueError(
-            f"{what} declares a sampling rate of {sfreq:g} Hz: expected a rate in "
-            f"(0, {MAX_SFREQ:g}] Hz (no EEG amplifier samples faster), got {sfreq:g}"
-            if isinstance(sfreq, int | float)
-            else f"{what} declares a sampling rate of {sfreq!r}: expected a number of Hz "
-            f"in (0, {MAX_SFREQ:g}], got {sfreq!r}"
+            f"{what} declares a sampling rate of {value:g} Hz: expected a rate in "
+            f"(0, {MAX_SFREQ:g}] Hz (no EEG amplifier samples faster), got {value:g}"
         )
     return value
 
