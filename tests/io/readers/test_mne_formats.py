@@ -265,3 +265,16 @@ def test_a_fif_declaring_a_rate_no_amplifier_gives_is_refused(tmp_path):
     raw.save(path, verbose="error")
     with pytest.raises(ValueError, match=r"rate of 1e\+06 Hz: expected a rate in \(0, 100000\]"):
         read_recording(path)
+
+
+def test_an_edf_header_claiming_a_hundred_million_records_reads_what_is_there(
+    tmp_path, physionet_dir
+):
+    """Survived issue 37's red team: kept by a test (MNE sizes the data from the file)."""
+    whole = bytearray((physionet_dir / "S001R05.edf").read_bytes())
+    whole[236:244] = b"99999999"
+    path = tmp_path / "huge.edf"
+    path.write_bytes(bytes(whole))
+    rec = read_recording(path)
+    assert rec.n_samples == 125 * 160
+    assert "truncated: 125 of 99999999 data records present" in rec.warnings[0]
