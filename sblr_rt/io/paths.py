@@ -126,7 +126,8 @@ def check_tree(root, *, max_depth: int = MAX_TREE_DEPTH, max_entries: int = MAX_
     """Walk a tree as a recursive glob would, and refuse loops, exits and unbounded size.
 
     Symbolic links to folders are followed (as :func:`glob.glob` with ``**`` follows them);
-    folders whose name starts with ``.`` are not entered (glob skips them too).
+    entries whose name starts with ``.`` are left out (glob skips them too; ``.git`` of a
+    DataLad data set may link out of the tree).
 
     Parameters
     ----------
@@ -166,6 +167,8 @@ def check_tree(root, *, max_depth: int = MAX_TREE_DEPTH, max_entries: int = MAX_
         except OSError:
             continue  # unreadable: the reader's own error applies if it needs it
         for entry in entries:
+            if entry.name.startswith("."):
+                continue  # hidden (.git, .datalad): glob does not see it, MNE-BIDS reads none
             n_entries += 1
             if n_entries > max_entries:
                 raise ValueError(
@@ -188,9 +191,8 @@ def check_tree(root, *, max_depth: int = MAX_TREE_DEPTH, max_entries: int = MAX_
                         f"leads back to '{target}', a folder on its own path; expected no "
                         "loop, refused (a walk of this tree would never end)"
                     )
-                if not entry.name.startswith("."):
-                    stack.append((Path(entry.path), target, above | {target}, depth + 1))
-            elif entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                stack.append((Path(entry.path), target, above | {target}, depth + 1))
+            elif entry.is_dir(follow_symlinks=False):
                 inner = real / entry.name
                 stack.append((Path(entry.path), inner, above | {inner}, depth + 1))
     return n_entries

@@ -42,7 +42,9 @@ def test_check_tree_bounds_depth_and_entries(tmp_path):
         check_tree(tmp_path, max_entries=3)
 
 
-def test_check_tree_does_not_enter_hidden_folders(tmp_path):
+def test_check_tree_leaves_hidden_entries_out(tmp_path, tmp_path_factory):
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "loop").symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / ".datalad").symlink_to(tmp_path_factory.mktemp("elsewhere"))
+    (tmp_path / "sub-01").mkdir()
     assert check_tree(tmp_path) == 1

@@ -23,6 +23,7 @@ is one an amplifier gives and its samples fit in memory (:mod:`sblr_rt.io.limits
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -211,12 +212,18 @@ def check_raw(raw, *, source, folder: Path) -> None:
     Raises
     ------
     ValueError
-        If a data file lies outside ``folder``, the rate is out of ``(0, MAX_SFREQ]`` or
-        the samples would take more than ``MAX_DATA_BYTES`` as float64.
+        If a data file other than ``source`` itself (a link to it included) lies outside
+        ``folder``, the rate is out of ``(0, MAX_SFREQ]`` or the samples would take more
+        than ``MAX_DATA_BYTES`` as float64.
     """
+    named = Path(os.path.realpath(source))
     for name in raw.filenames:
-        if name is not None:
-            check_inside(name, folder, what=f"the recording '{source}' (its data file)")
+        if name is None:
+            continue
+        real = Path(os.path.realpath(name))
+        if real == named or (named.is_dir() and real.is_relative_to(named)):
+            continue  # the recording the caller named (a link to it too), or inside it
+        check_inside(name, folder, what=f"the recording '{source}' (its data file)")
     check_sfreq(raw.info["sfreq"], what=f"'{source}'")
     n_bytes = 8.0 * len(raw.ch_names) * raw.n_times
     check_allocation(

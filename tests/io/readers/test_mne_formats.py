@@ -218,6 +218,11 @@ def test_a_brainvision_data_file_linked_outside_its_folder_is_refused(tmp_path, 
         read_recording(header)
 
 
+def test_a_link_to_a_recording_is_read_as_the_recording(tmp_path, physionet_dir):
+    (tmp_path / "x.edf").symlink_to(physionet_dir / "S001R05.edf")
+    assert read_recording(tmp_path / "x.edf").n_samples == 125 * 160
+
+
 def test_an_eeglab_data_file_outside_its_folder_is_refused(tmp_path, physionet_dir):
     import scipy.io
 
