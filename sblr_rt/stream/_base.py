@@ -413,6 +413,12 @@ class BaseSource:
             return
         info = infos[0]
         new_source = bool(self._source_id) and info.source_id() != self._source_id
+        what = (
+            f"is back as a stream with a new source_id {info.source_id()!r} and another "
+            "layout, which is refused"
+            if new_source
+            else "came back with a different layout and is refused"
+        )
         if new_source:
             problem = self._other_source_problem(infos)
             if problem is not None:
@@ -420,7 +426,7 @@ class BaseSource:
                 return
         problem = self._declared_change(info)
         if problem is not None:  # refused from its header: no inlet (nor buffer) opened
-            self._refuse(problem, "came back with a different layout and is refused")
+            self._refuse(problem, what)
             return
         try:
             inlet, full_info = self._open_inlet(info, timeout=1.0)
@@ -432,11 +438,6 @@ class BaseSource:
         if problem is not None:
             close_inlet(inlet)
             del inlet
-            what = (
-                f"has a new source_id {info.source_id()!r} and another layout; refused"
-                if new_source
-                else "came back with a different layout and is refused"
-            )
             self._refuse(problem, what)
             return
         if new_source:
@@ -498,7 +499,10 @@ class BaseSource:
             return [i for i in infos if i.name() == self._name]
         others = [i for i in infos if self._same_name(i)]
         if others:  # listen a little longer: the stream itself may answer too
-            more = pylsl.resolve_bypred(predicate, len(infos) + 1, 0.3)
+            try:
+                more = pylsl.resolve_bypred(predicate, len(infos) + 1, 0.3)
+            except Exception:  # pragma: no cover - liblsl internal
+                more = []
             ours = [i for i in more if i.source_id() == self._source_id]
             if ours:
                 return ours
@@ -516,8 +520,8 @@ class BaseSource:
             return (
                 f"a stream named {self._name!r} is there with source_id "
                 f"{', '.join(map(repr, ids))}, but this source follows source_id "
-                f"{self._source_id!r} only (it was given); restart with that source_id to "
-                "take it"
+                f"{self._source_id!r} only (it was given); to take the new stream, restart "
+                f"with source_id {ids[0]!r} (--source-id)"
             )
         if len(infos) > 1:
             return (
