@@ -36,6 +36,7 @@ def record_session(
     *,
     path,
     stype: str | None = None,
+    source_id: str | None = None,
     marker_stream: str | None = None,
     marker_source_id: str | None = None,
     marker_stype: str | None = None,
@@ -57,6 +58,8 @@ def record_session(
         Output FIF file (``<path>_raw.fif`` when ``path`` does not end in ``.fif``).
     stype : str | None
         Type of the EEG stream, any case (None: ``EEG`` unless ``stream`` names it).
+    source_id : str | None
+        ``source_id`` of the EEG stream (to choose one of several of the same name).
     marker_stream : str | None
         Name of the marker stream (None: ``<stream>-Markers`` or the only marker stream,
         as :class:`sblr_rt.recording.recorder.Recorder` chooses).
@@ -91,6 +94,7 @@ def record_session(
         out,
         name=stream,
         stype=stype,
+        source_id=source_id,
         marker_name=marker_stream,
         marker_source_id=marker_source_id,
         marker_stype=marker_stype,

@@ -169,6 +169,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--datatype", choices=("eeg", "ieeg", "meg"), default="eeg", help="BIDS data type"
     )
     live = parser.add_argument_group("live stream")
+    live.add_argument("--source-id", default=None, help=help_text("source_id"))
     add_stream_type_option(live)
     add_marker_options(
         live,
@@ -210,16 +211,17 @@ MODEL_BYTES = 8 << 20
 
 def _check_source_options(args: argparse.Namespace) -> None:
     """Require one source: a live stream (by name or type), recordings or a BIDS root."""
-    live = bool(args.stream or args.stream_type)
+    live = bool(args.stream or args.stream_type or args.source_id)
     given = (("--recording", args.recording), ("--bids-root", args.bids_root))
     offline = [option for option, value in given if value]
     if not live and not offline:
         raise ValueError(
-            "calibrate needs a source: --stream NAME or --stream-type TYPE (live), "
-            "--recording FILE or --bids-root ROOT; got none"
+            "calibrate needs a source: --stream NAME, --stream-type TYPE or --source-id ID "
+            "(live), --recording FILE or --bids-root ROOT; got none"
         )
     if live and offline:
-        raise ValueError(f"--stream-type selects a live stream: not with {offline[0]}")
+        option = "--source-id" if args.source_id else "--stream-type"
+        raise ValueError(f"{option} selects a live stream: not with {offline[0]}")
 
 
 def _check_bids_options(args: argparse.Namespace) -> None:
@@ -294,7 +296,7 @@ def run(args: argparse.Namespace) -> int:
     if args.n_jobs is None and args.config is None:
         overrides["n_jobs"] = one_off_n_jobs()
     progress = None if args.no_progress else TerminalProgress(sys.stderr)
-    if args.stream or args.stream_type:
+    if args.stream or args.stream_type or args.source_id:
         from sblr_rt.calibration.live import record_session
 
         record_to = (
@@ -306,6 +308,7 @@ def run(args: argparse.Namespace) -> int:
             record_session(
                 args.stream,
                 stype=args.stream_type,
+                source_id=args.source_id,
                 marker_stream=args.marker_stream,
                 marker_source_id=args.marker_source_id,
                 marker_stype=args.marker_type,

@@ -9,6 +9,8 @@ from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
 
+from sblr_rt._docs import help_text
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``gui`` sub-command.
@@ -43,6 +45,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--stream", default=None, help="EEG stream name to connect to when LSL shows it"
     )
+    parser.add_argument("--source-id", default=None, help=help_text("source_id"))
     add_stream_type_option(parser)
     add_marker_options(
         parser,
@@ -102,10 +105,12 @@ def main(args: argparse.Namespace) -> int:
             )
         # render without a display unless the user chose a platform
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    if (args.marker_stream or args.marker_type) and not (args.stream or args.stream_type):
+    if (args.marker_stream or args.marker_type) and not (
+        args.stream or args.stream_type or args.source_id
+    ):
         raise ValueError(
-            "--marker-stream needs --stream or --stream-type (the EEG stream the cues "
-            "belong to), and so does --marker-type"
+            "--marker-stream needs --stream, --stream-type or --source-id (the EEG stream "
+            "the cues belong to), and so does --marker-type"
         )
     if not args.hop > 0:
         raise ValueError(f"--hop must be > 0 seconds, got {args.hop}")
@@ -125,6 +130,7 @@ def main(args: argparse.Namespace) -> int:
     return run(
         model=args.model,
         stream=args.stream,
+        source_id=args.source_id,
         markers=args.marker_stream,
         markers_source_id=args.marker_source_id,
         stream_type=args.stream_type,

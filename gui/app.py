@@ -59,6 +59,8 @@ class MainWindow(QtWidgets.QMainWindow):
         Adapt the model during the session (trial mode, with a model file):
         ``{"folder", "calibration", "every"}`` as
         :meth:`sblr_rt.calibration.adapt.Adapter.for_model_file` takes them.
+    source_id : str | None
+        The EEG stream's ``source_id`` (to choose one of several of the same name).
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class MainWindow(QtWidgets.QMainWindow):
         marker_type: str | None = None,
         hop: float = 0.05,
         adapt: dict | None = None,
+        source_id: str | None = None,
     ):
         super().__init__()
         configure_pyqtgraph()
@@ -86,7 +89,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.paradigm = None
         self.streams: list = []
         # (name, type, source_id) of the streams to connect to once LSL shows them
-        self._pending_stream = (stream, stream_type, None) if stream or stream_type else None
+        self._pending_stream = (
+            (stream, stream_type, source_id) if stream or stream_type or source_id else None
+        )
         self._pending_markers = (
             (markers, marker_type, markers_source_id)
             if markers or marker_type or markers_source_id
@@ -449,6 +454,7 @@ def run(
     stream_type: str | None = None,
     marker_type: str | None = None,
     screenshot=None,
+    source_id: str | None = None,
     hop: float = 0.05,
     settle=3.0,
     adapt: dict | None = None,
@@ -475,6 +481,8 @@ def run(
         With ``screenshot`` and ``stream``: seconds of live data to wait for first.
     adapt : dict | None
         Adapt the model during the session (see :class:`MainWindow`).
+    source_id : str | None
+        The EEG stream's ``source_id``.
 
     Returns
     -------
@@ -485,6 +493,7 @@ def run(
     window = MainWindow(
         model=model,
         stream=stream,
+        source_id=source_id,
         markers=markers,
         markers_source_id=markers_source_id,
         stream_type=stream_type,

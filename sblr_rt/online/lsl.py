@@ -43,9 +43,21 @@ class LSLDecisionSink:
         self._numeric = None
 
     def open(self) -> None:
-        """Create the outlets (they become visible on the network)."""
-        from sblr_rt.stream import PredictionOutlet, ProbabilityOutlet
+        """Create the outlets (they become visible on the network).
 
+        Raises
+        ------
+        RuntimeError
+            If a stream with the name and ``source_id`` of one of the outlets is already on
+            the network (another session's: :func:`~sblr_rt.stream.check_outlet_names_free`);
+            nothing is created.
+        """
+        from sblr_rt.stream import PredictionOutlet, ProbabilityOutlet, check_outlet_names_free
+
+        outlets = [(self.name, self.source_id)]
+        if self.classes is not None:
+            outlets.append((self.numeric_name, self.numeric_source_id))
+        check_outlet_names_free(outlets)
         self._outlet = PredictionOutlet(name=self.name, source_id=self.source_id)
         if self.classes is not None:
             try:

@@ -107,8 +107,9 @@ class StreamTelemetry:
     ``state`` is the source's: ``"connecting"``, ``"streaming"``, ``"stalled"`` (open but
     silent) or ``"lost"`` (default: ``"streaming"`` if ``connected``, else ``"lost"``);
     ``rate_ok`` (None until measured) and ``rate_far_off`` are its
-    verdict on ``effective_sfreq`` against the declared ``sfreq``. :attr:`summary` says all
-    of it in a few words for a status line.
+    verdict on ``effective_sfreq`` against the declared ``sfreq``; ``refused`` why a returning
+    stream was not taken (None otherwise). :attr:`summary` says all of it in a few words for
+    a status line.
     """
 
     name: str | None = None
@@ -125,6 +126,7 @@ class StreamTelemetry:
     state: str | None = None
     rate_ok: bool | None = None
     rate_far_off: bool = False
+    refused: str | None = None
 
     def __post_init__(self) -> None:
         if self.state is None:  # a source that does not say: from the connection
@@ -135,8 +137,11 @@ class StreamTelemetry:
         """The stream's state for a status line.
 
         ``"rate far off (x Hz measured, y declared)"`` while the source says so, else the
-        state (``"streaming"``, ``"stalled"``, ``"lost"``, ``"connecting"``).
+        state (``"streaming"``, ``"stalled"``, ``"lost"``, ``"connecting"``); a lost
+        stream whose return was refused says why (``"lost (back but refused: ...)"``).
         """
+        if self.state == "lost" and self.refused:
+            return f"lost (back but refused: {self.refused})"
         if self.state in ("lost", "stalled", "connecting"):
             return self.state
         if self.rate_far_off:
@@ -147,17 +152,19 @@ class StreamTelemetry:
 
     @staticmethod
     def state_of(status: dict, connected: bool) -> dict:
-        """Return the ``state``, ``rate_ok``, ``rate_far_off`` fields of a source status.
+        """Return the ``state``, ``rate_ok``, ``rate_far_off``, ``refused`` fields of a status.
 
         A source without ``state`` in its status is ``"streaming"`` while connected,
         ``"lost"`` otherwise.
         """
         state = status.get("state") or ("streaming" if connected else "lost")
         rate_ok = status.get("rate_ok")
+        refused = status.get("refused")
         return {
             "state": str(state),
             "rate_ok": None if rate_ok is None else bool(rate_ok),
             "rate_far_off": bool(status.get("rate_far_off", False)),
+            "refused": None if refused is None else str(refused),
         }
 
     @classmethod

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io.limits import check_sfreq
+from sblr_rt.io.paths import MAX_HEADER_BYTES, check_inside
+
 logger = logging.getLogger("sblr_rt.recording.sidecar")
 
 SIDECAR_SUFFIX = ".rec"
@@ -186,12 +189,29 @@ def read_sidecar(sidecar) -> dict:
         (names of the sidecar files that were not there). A partly written last row or
         line is dropped; without ``eeg_ts.bin`` the timestamps are rebuilt from the
         nominal rate (a warning says so).
+
+    Raises
+    ------
+    ValueError
+        If there is no ``header.json``, a file of the sidecar is a link out of it, the
+        header is larger than :data:`~sblr_rt.io.paths.MAX_HEADER_BYTES` or declares a
+        rate out of ``(0, MAX_SFREQ]`` (:mod:`sblr_rt.io.limits`).
     """
     sidecar = Path(sidecar)
     header_path = sidecar / "header.json"
     if not header_path.is_file():
         raise ValueError(f"'{sidecar}' is not a recording sidecar: no header.json in it")
+    for name in FILES:  # a file linked out of the sidecar is not read
+        if (sidecar / name).is_symlink():
+            check_inside(sidecar / name, sidecar, what=f"the sidecar '{sidecar}' ({name})")
+    size = header_path.stat().st_size
+    if size > MAX_HEADER_BYTES:
+        raise ValueError(
+            f"'{header_path}' holds {size} bytes: expected a header of at most "
+            f"{MAX_HEADER_BYTES} bytes (the recorder writes about 2 kB), got {size}"
+        )
     header = json.loads(header_path.read_text())
+    header["sfreq"] = check_sfreq(header.get("sfreq"), what=f"the sidecar header '{header_path}'")
     missing = [name for name in FILES if not (sidecar / name).is_file()]
     n_ch = len(header["ch_names"])
     dtype = np.dtype(header["dtype"])

@@ -27,6 +27,7 @@ _LAZY = {
     "PredictionOutlet": "sblr_rt.stream.decision_outlets",
     "ProbabilityOutlet": "sblr_rt.stream.decision_outlets",
     "decision_source_id": "sblr_rt.stream.decision_outlets",
+    "check_outlet_names_free": "sblr_rt.stream.decision_outlets",
     "is_decision_stream": "sblr_rt.stream._info",
     "is_marker_stream": "sblr_rt.stream._info",
     "companion_marker_stream": "sblr_rt.stream._info",

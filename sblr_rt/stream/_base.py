@@ -9,7 +9,13 @@ read (``_read_once``).
 
 When a stream vanishes, the source keeps what it received, records the loss and keeps
 looking for a stream with the same ``source_id``; once it is back (with the same channel
-layout) a fresh inlet is opened. A fresh inlet is used, rather than liblsl's own recovery
+layout) a fresh inlet is opened. A stream of the same name that comes back with a new
+``source_id`` is taken once its layout is checked, with a WARNING naming both ids, unless
+the caller gave the ``source_id`` (then it is refused, and ``status()["refused"]`` says
+why) or several such streams are there (refused: no guess). A returning stream whose
+header already shows another layout is refused before any inlet is opened.
+
+A fresh inlet is used, rather than liblsl's own recovery
 (``recover=True``), because the recovered inlet keeps its dejitter state across the
 outage and smears the gap over the following timestamps, and because it would accept a
 returning stream whose channel layout changed.
@@ -88,6 +94,8 @@ class BaseSource:
         if stype is None and name is None:
             stype = self._default_type
         self._name, self._stype, self._source_id = name, stype, source_id
+        # a source_id the caller gave is a promise: never follow another one
+        self._source_id_given = source_id is not None
         self._timeout = check_timeout(timeout)
         self._state_lock = threading.Lock()
         self._thread = None
@@ -122,6 +130,10 @@ class BaseSource:
         RuntimeError
             If several streams match and no ``source_id`` was given (the message names
             them), or if ``start()`` was already called.
+        ValueError
+            If the stream declares what the source cannot take (a rate out of
+            ``(0, MAX_SFREQ]``, buffers beyond ``MAX_DATA_BYTES``:
+            :mod:`sblr_rt.io.limits`); checked before the inlet is opened.
         """
         if self._started:
             raise RuntimeError(
@@ -129,6 +141,7 @@ class BaseSource:
                 "be restarted, create a new one."
             )
         info = self._resolve_initial()
+        self._check_declared(info)
         try:
             inlet, full_info = self._open_inlet(info, self._timeout)
         except LostError as err:
@@ -263,6 +276,13 @@ class BaseSource:
     def _after_reconnect(self) -> None:
         """Prepare for the data of a vanished stream that came back (reader thread)."""
 
+    def _check_declared(self, info) -> None:
+        """Raise if the stream's header (resolved, no inlet yet) is not one to open."""
+
+    def _declared_change(self, info) -> str | None:
+        """Say what a returning stream's header changed, before an inlet is opened."""
+        return None
+
     # -- resolution ----------------------------------------------------------------------
     def _criteria(self) -> str:
         parts = [
@@ -388,19 +408,28 @@ class BaseSource:
             self._lost_events.append([now, None])
 
     def _try_reconnect(self):
-        predicate = resolve_predicate(
-            self._name if not self._source_id else None, self._stype, self._source_id or None
-        )
-        try:
-            infos = pylsl.resolve_bypred(predicate, 1, self._resolve_timeout)
-        except Exception as err:  # pragma: no cover - liblsl internal
-            logger.debug("Resolution failed while waiting for %r: %r", self._name, err)
-            infos = []
-        infos = [i for i in infos if self._source_id or i.name() == self._name]
+        infos = self._returning_candidates()
         if not infos:
             return
+        info = infos[0]
+        new_source = bool(self._source_id) and info.source_id() != self._source_id
+        what = (
+            f"is back as a stream with a new source_id {info.source_id()!r} and another "
+            "layout, which is refused"
+            if new_source
+            else "came back with a different layout and is refused"
+        )
+        if new_source:
+            problem = self._other_source_problem(infos)
+            if problem is not None:
+                self._refuse(problem, "is not taken")
+                return
+        problem = self._declared_change(info)
+        if problem is not None:  # refused from its header: no inlet (nor buffer) opened
+            self._refuse(problem, what)
+            return
         try:
-            inlet, full_info = self._open_inlet(infos[0], timeout=1.0)
+            inlet, full_info = self._open_inlet(info, timeout=1.0)
         except RuntimeError as err:  # pylsl's LostError, TimeoutError, ...
             logger.debug("Stream %r answered but could not be opened: %r", self._name, err)
             self._stop_event.wait(self._retry_interval)
@@ -409,22 +438,24 @@ class BaseSource:
         if problem is not None:
             close_inlet(inlet)
             del inlet
-            if problem != self._refusal:
-                logger.error(
-                    "LSL %s %r (source_id %r) came back with a different layout and is "
-                    "refused; data received before is kept. %s",
-                    self._kind,
-                    self._name,
-                    self._source_id,
-                    problem,
-                )
-            with self._state_lock:
-                self._refusal = problem
-            self._stop_event.wait(1.0)
+            self._refuse(problem, what)
             return
+        if new_source:
+            logger.warning(
+                "LSL %s %r did not come back with source_id %r, but a stream of the same "
+                "name and layout did, with source_id %r: taking it (pass 'source_id' to "
+                "follow one source only).",
+                self._kind,
+                self._name,
+                self._source_id,
+                info.source_id(),
+            )
         with self._state_lock:
             self._inlet = inlet
-            self._resolved_info = infos[0]
+            self._resolved_info = info
+            if new_source:
+                self._source_id = info.source_id()
+                self._description = StreamDescription.from_info(full_info)
             self._connected = True
             self._connected_at = local_clock()
             self._n_reconnects += 1
@@ -441,6 +472,79 @@ class BaseSource:
             self._source_id,
             lost_for,
         )
+
+    def _returning_candidates(self) -> list:
+        """Resolve the streams that may be the lost one; the same source_id first.
+
+        A lost stream with a ``source_id`` is looked for by it and, at once, by its name
+        (and type): a stream of the same name that comes back with a new ``source_id``
+        is then seen, to be taken or refused with a reason (:meth:`_try_reconnect`).
+        """
+        same = resolve_predicate(
+            self._name if not self._source_id else None, self._stype, self._source_id or None
+        )
+        predicate = same
+        by_name = resolve_predicate(self._name, self._stype, None) if self._name else ""
+        if self._source_id and same and by_name:
+            predicate = f"({same}) or ({by_name})"
+        try:
+            infos = pylsl.resolve_bypred(predicate, 1, self._resolve_timeout)
+        except Exception as err:  # pragma: no cover - liblsl internal
+            logger.debug("Resolution failed while waiting for %r: %r", self._name, err)
+            infos = []
+        ours = [i for i in infos if self._source_id and i.source_id() == self._source_id]
+        if ours:
+            return ours
+        if not self._source_id:
+            return [i for i in infos if i.name() == self._name]
+        others = [i for i in infos if self._same_name(i)]
+        if others:  # listen a little longer: the stream itself may answer too
+            try:
+                more = pylsl.resolve_bypred(predicate, len(infos) + 1, 0.3)
+            except Exception:  # pragma: no cover - liblsl internal
+                more = []
+            ours = [i for i in more if i.source_id() == self._source_id]
+            if ours:
+                return ours
+            others = [i for i in more if self._same_name(i)] or others
+        return list({i.uid(): i for i in others}.values())
+
+    def _same_name(self, info) -> bool:
+        """Whether ``info`` has the lost stream's name and type (any source_id)."""
+        return matches(StreamDescription.from_info(info), self._name, self._stype, None)
+
+    def _other_source_problem(self, infos) -> str | None:
+        """Say why streams of the lost one's name but another source_id are not taken."""
+        ids = sorted({i.source_id() for i in infos})
+        if self._source_id_given:
+            return (
+                f"a stream named {self._name!r} is there with source_id "
+                f"{', '.join(map(repr, ids))}, but this source follows source_id "
+                f"{self._source_id!r} only (it was given); to take the new stream, restart "
+                f"with source_id {ids[0]!r} (--source-id)"
+            )
+        if len(infos) > 1:
+            return (
+                f"{len(infos)} streams named {self._name!r} are there with new source_ids "
+                f"{ids}; refusing to guess which one is the lost stream (restart with "
+                "'source_id' to choose)"
+            )
+        return None
+
+    def _refuse(self, problem: str, what: str) -> None:
+        """Record why a returning stream is refused (logged once per reason); wait 1 s."""
+        if problem != self._refusal:
+            logger.error(
+                "LSL %s %r (source_id %r) %s; data received before is kept. %s",
+                self._kind,
+                self._name,
+                self._source_id,
+                what,
+                problem,
+            )
+        with self._state_lock:
+            self._refusal = problem
+        self._stop_event.wait(1.0)
 
     # -- helpers -------------------------------------------------------------------------
     def _check_started(self, what):

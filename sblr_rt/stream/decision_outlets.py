@@ -10,17 +10,80 @@ a ``source_id`` from :func:`decision_source_id`, so they are never taken for a c
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from sblr_rt.io.jsonable import dumps
-from sblr_rt.stream._info import DECISION_NAME, DECISION_SOURCE_PREFIX
+from sblr_rt.stream._info import (
+    DECISION_NAME,
+    DECISION_SOURCE_PREFIX,
+    StreamDescription,
+    resolve_predicate,
+)
 from sblr_rt.stream._liblsl import pylsl
 from sblr_rt.stream.decision_format import numeric_sample
 from sblr_rt.stream.outlets import MarkerOutlet, Outlet, check_str
 
-__all__ = ["PredictionOutlet", "ProbabilityOutlet", "decision_source_id"]
+__all__ = [
+    "PredictionOutlet",
+    "ProbabilityOutlet",
+    "check_outlet_names_free",
+    "decision_source_id",
+]
+
+logger = logging.getLogger("sblr_rt.stream")
+
+#: Seconds :func:`check_outlet_names_free` listens for outlets already on the network.
+NAME_CHECK_TIMEOUT = 0.5
+
+
+def check_outlet_names_free(outlets, *, timeout: float = NAME_CHECK_TIMEOUT) -> None:
+    """Refuse to publish an outlet that one on the network already is (same name and id).
+
+    Two outlets with one name and one ``source_id`` (two ``sblr-rt run`` with the same
+    ``--outlet-name``) cannot be told apart: a consumer reads whichever it finds first. The
+    second is refused before it is created. An outlet of the same name but another
+    ``source_id`` (a session given its own ``outlet_source_id``) is allowed with a WARNING:
+    a consumer must then choose by ``source_id``. Two sessions started within ``timeout``
+    of each other can both pass.
+
+    Parameters
+    ----------
+    outlets : sequence of (str, str)
+        ``(name, source_id)`` of each outlet about to be published.
+    timeout : float
+        Seconds to listen for answers (returns at once when one answers).
+
+    Raises
+    ------
+    RuntimeError
+        If a stream with the name and ``source_id`` of one of ``outlets`` is visible; the
+        message names it (host included) and the option that picks another name.
+    """
+    outlets = [(check_str(n, "name"), check_str(i, "source_id")) for n, i in outlets]
+    predicate = " or ".join(resolve_predicate(name, None, None) for name, _ in outlets)
+    if not predicate:  # pragma: no cover - names with both quote kinds
+        return
+    seen = [StreamDescription.from_info(i) for i in pylsl.resolve_bypred(predicate, 1, timeout)]
+    same = [s for s in seen if (s.name, s.source_id) in outlets]
+    if same:
+        raise RuntimeError(
+            f"an outlet named {same[0].name!r} with source_id {same[0].source_id!r} is "
+            f"already on the network ({same[0]}), perhaps another 'sblr-rt run': expected "
+            "an outlet no other stream is, so that a consumer reads this session's "
+            "decisions; pass another --outlet-name ('outlet_name') or stop the other session"
+        )
+    names = {name for name, _ in outlets}
+    for s in seen:
+        if s.name in names:
+            logger.warning(
+                "Another outlet named %r is on the network (%s): a consumer must choose "
+                "this session's decisions by source_id.",
+                s.name,
+                s,
+            )
 
 
 def decision_source_id(name: str) -> str:

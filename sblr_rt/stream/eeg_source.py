@@ -53,12 +53,14 @@ import math
 import numpy as np
 
 from sblr_rt.io.gaps import gap_threshold
+from sblr_rt.io.limits import check_allocation, check_sfreq
 from sblr_rt.stream._base import BaseSource, close_inlet
 from sblr_rt.stream._chunks import ChunkBookkeeping, declared_speed, pull_into
 from sblr_rt.stream._health import RateMonitor, check_tolerance, stall_threshold, stream_state
 from sblr_rt.stream._info import (
     FORMAT_DTYPES,
     FORMAT_NAMES,
+    StreamDescription,
     channel_field,
     channel_labels,
     check_positive_float,
@@ -68,6 +70,12 @@ from sblr_rt.stream.clock import local_clock
 from sblr_rt.stream.ring_buffer import RingBuffer
 
 __all__ = ["LSLSource"]
+
+
+def _unit_keys(units) -> list[str]:
+    """Units as compared on a returning stream: blanks and case do not count."""
+    return [unit.strip().lower() for unit in units]
+
 
 logger = logging.getLogger("sblr_rt.stream")
 
@@ -124,8 +132,14 @@ class LSLSource(ChunkBookkeeping, BaseSource):
     -----
     A vanished stream is waited for, indefinitely, while the data already received stays
     in :attr:`buffer`. A stream returning with the same ``source_id`` but another
-    channel count, labels, rate or format is refused: it is logged as an error and shown in
-    :meth:`status` under ``"refused"``; the source keeps waiting for the right one.
+    channel count, labels, rate, format or channel units is refused: it is logged as an
+    error and shown in :meth:`status` under ``"refused"``; the source keeps waiting for the
+    right one. A stream of the same name with a new ``source_id`` is taken if its layout
+    is the same and no ``source_id`` was given (see :mod:`sblr_rt.stream._base`).
+
+    A stream declaring a rate out of ``(0, MAX_SFREQ]``, or whose buffers would take more
+    than ``MAX_DATA_BYTES`` (:mod:`sblr_rt.io.limits`), is refused by :meth:`start` before
+    an inlet is opened or a buffer allocated.
 
     Examples
     --------
@@ -373,6 +387,47 @@ class LSLSource(ChunkBookkeeping, BaseSource):
     def _max_buflen(self, info) -> int:
         return max(10, math.ceil(self._buffer_seconds))
 
+    def _check_declared(self, info) -> None:
+        """Refuse, before an inlet exists, a rate no amplifier gives or buffers too large.
+
+        The memory this source would allocate for the stream (its :attr:`buffer`, the pull
+        array and liblsl's queue of :meth:`_max_buflen` seconds) is estimated from the
+        header and checked against :data:`~sblr_rt.io.limits.MAX_DATA_BYTES`.
+        """
+        description = StreamDescription.from_info(info)
+        sfreq = float(info.nominal_srate())
+        if sfreq <= 0 or info.channel_format() not in FORMAT_DTYPES:
+            return  # irregular or string: refused with its own message once opened
+        check_sfreq(sfreq, what=f"LSL stream {description}")
+        n_channels = info.channel_count()
+        itemsize = FORMAT_DTYPES[info.channel_format()].itemsize
+        ring = math.ceil(self._buffer_seconds * sfreq)
+        pull = max(64, math.ceil(0.5 * sfreq))
+        # liblsl allocates its queue at once: one slot of about 16 bytes per sample of
+        # max_buflen seconds (at 1e9 Hz, 160 GB: the inlet then never opened)
+        queued = self._max_buflen(info) * sfreq * 16
+        check_allocation(
+            (ring + pull) * n_channels * itemsize + queued,
+            what=(
+                f"LSL stream {description}: {self._buffer_seconds:g} s of buffer "
+                f"('buffer_seconds') at {sfreq:g} Hz x {n_channels} channels"
+            ),
+        )
+
+    def _declared_change(self, info) -> str | None:
+        changes = []
+        if info.channel_count() != len(self._ch_names):
+            changes.append(f"{info.channel_count()} channels instead of {len(self._ch_names)}")
+        if float(info.nominal_srate()) != self._sfreq:
+            changes.append(f"rate {info.nominal_srate():g} Hz instead of {self._sfreq:g}")
+        fmt = info.channel_format()
+        if fmt not in FORMAT_DTYPES or FORMAT_DTYPES[fmt] != self._dtype:
+            changes.append(
+                f"channel format {FORMAT_NAMES.get(fmt)!r} instead "
+                f"of {self._description.channel_format!r}"
+            )
+        return "; ".join(changes) or None
+
     def _layout_change(self, full_info) -> str | None:
         changes = []
         fmt = full_info.channel_format()
@@ -392,6 +447,14 @@ class LSLSource(ChunkBookkeeping, BaseSource):
                 changes.append(f"channel labels changed (was -> now: {diff[:5]})")
         if float(full_info.nominal_srate()) != self._sfreq:
             changes.append(f"rate {full_info.nominal_srate():g} Hz instead of {self._sfreq:g}")
+        units = channel_field(full_info, "unit")
+        if len(units) == len(self._ch_units) and _unit_keys(units) != _unit_keys(self._ch_units):
+            diff = [
+                (label, a, b)
+                for label, a, b in zip(self._ch_names, self._ch_units, units, strict=True)
+                if a.strip().lower() != b.strip().lower()
+            ]
+            changes.append(f"channel units changed (channel, was -> now: {diff[:5]})")
         return "; ".join(changes) or None
 
     def _after_reconnect(self):

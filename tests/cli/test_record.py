@@ -103,3 +103,24 @@ def test_record_refuses_bad_arguments_in_one_line(
     assert main(["record", *argv]) == 1
     assert message in one_line_error(capsys.readouterr().err, "record")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.lsl
+def test_record_refuses_a_stream_declaring_an_absurd_rate_in_one_line(
+    tmp_path, source_id, capsys, one_line_error
+):
+    import pylsl
+
+    info = pylsl.StreamInfo("fast", "EEG", 8, 1e8, "float32", source_id)
+    outlet = pylsl.StreamOutlet(info, 8, 1)
+    out = tmp_path / "fast_raw.fif"
+    try:
+        code = main(["record", "--out", str(out), "--source-id", source_id,
+                     "--duration", "1", "--timeout", "5"])  # fmt: skip
+    finally:
+        del outlet
+    assert code == 1
+    line = one_line_error(capsys.readouterr().err, "record")
+    assert "declares a sampling rate of 1e+08 Hz: expected a rate in (0, 100000] Hz" in line
+    assert "did not answer" not in line
+    assert not list(tmp_path.iterdir())  # no output, no sidecar, no lock left

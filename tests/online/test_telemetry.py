@@ -44,3 +44,12 @@ def test_recorder_freezes_counts_into_a_frozen_telemetry():
     assert len(rec.pop_pending()) == 5 and rec.pop_pending() == []
     with pytest.raises(dataclasses.FrozenInstanceError):
         snap.n_decisions = 0
+
+
+def test_a_lost_stream_whose_return_was_refused_says_why():
+    from sblr_rt.online.telemetry import StreamTelemetry
+
+    status = {"state": "lost", "refused": "channel units changed (...)"}
+    stream = StreamTelemetry(**StreamTelemetry.state_of(status, connected=False))
+    assert stream.summary == "lost (back but refused: channel units changed (...))"
+    assert StreamTelemetry(**StreamTelemetry.state_of({"state": "lost"}, False)).summary == "lost"

@@ -87,3 +87,24 @@ def test_half_deleted_sidecar_is_recovered_and_does_not_block(tmp_path, caplog, 
     doomed.mkdir()
     (doomed / "eeg.bin").write_bytes(b"123")
     assert "half deleted" in Recorder(out, overwrite=True).note and not doomed.exists()
+
+
+# -- hostile sidecars (issue 37, items 3 and 13) -------------------------------------------
+@pytest.mark.parametrize("sfreq", [1e300, 0.0, None])
+def test_a_sidecar_declaring_a_rate_no_amplifier_gives_is_refused(tmp_path, write_sidecar, sfreq):
+    import json
+
+    side, _ = write_sidecar(tmp_path / "s_raw.fif")
+    header = json.loads((side / "header.json").read_text())
+    (side / "header.json").write_text(json.dumps({**header, "sfreq": sfreq}))
+    with pytest.raises(ValueError, match=r"sidecar header '.*header\.json' declares a samp"):
+        recover(side)
+
+
+def test_a_sidecar_file_linked_out_of_the_sidecar_is_refused(tmp_path, write_sidecar):
+    side, _ = write_sidecar(tmp_path / "s_raw.fif")
+    secret = tmp_path / "secret.bin"
+    (side / "eeg.bin").rename(secret)
+    (side / "eeg.bin").symlink_to(secret)
+    with pytest.raises(ValueError, match=r"\(eeg\.bin\) names '.*eeg\.bin' \(-> '.*secret\.bin"):
+        recover(side)

@@ -13,7 +13,17 @@ import pytest
 DEADLINE = 20.0  # generous: the machine may be loaded; tests never assert timings
 
 
-def _eeg_outlet(source_id, *, name=None, n_channels=4, sfreq=250.0, fmt="float32", labels=None):
+def _eeg_outlet(
+    source_id,
+    *,
+    name=None,
+    n_channels=4,
+    sfreq=250.0,
+    fmt="float32",
+    labels=None,
+    unit="microvolts",
+    max_buffered=360,
+):
     name = name or f"EEG-{source_id}"
     info = pylsl.StreamInfo(name, "EEG", n_channels, sfreq, fmt, source_id)
     labels = labels or ["index"] + [f"C{k}" for k in range(1, n_channels)]
@@ -21,8 +31,8 @@ def _eeg_outlet(source_id, *, name=None, n_channels=4, sfreq=250.0, fmt="float32
     for label in labels:
         channel = channels.append_child("channel")
         channel.append_child_value("label", label)
-        channel.append_child_value("unit", "microvolts")
-    return pylsl.StreamOutlet(info, 8)
+        channel.append_child_value("unit", unit)
+    return pylsl.StreamOutlet(info, 8, max_buffered)
 
 
 def _samples(start, n, n_channels, dtype=np.float32):
@@ -38,7 +48,7 @@ def _wait_consumer(outlet):
 
 @pytest.fixture
 def eeg_outlet():
-    """Return ``eeg_outlet(source_id, *, name, n_channels, sfreq, fmt, labels)``."""
+    """Return ``eeg_outlet(source_id, *, name, n_channels, sfreq, fmt, labels, unit, ...)``."""
     return _eeg_outlet
 
 

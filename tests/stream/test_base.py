@@ -92,3 +92,69 @@ def test_stopping_releases_the_inlet(source_id, eeg_outlet, wait, wait_consumer)
     wait(lambda: not outlet.have_consumers(), "the EEG inlet to be released")
     wait(lambda: not markers.have_consumers(), "the marker inlet to be released")
     assert source.status()["state"] == "lost"
+
+
+# -- a stream of the same name with a new source_id (issue 37, item 11) --------------------
+@pytest.mark.lsl
+def test_a_stream_taken_by_name_is_followed_to_a_new_source_id(
+    source_id, caplog, eeg_outlet, samples, wait, wait_consumer
+):
+    caplog.set_level("WARNING", logger="sblr_rt")
+    name = f"EEG-{source_id}"
+    outlets = {"a": eeg_outlet(source_id + "-a", name=name, n_channels=3)}
+    source = LSLSource(name=name, timeout=5.0)
+    try:
+        source.start()
+        assert source.source_id == source_id + "-a"
+        wait_consumer(outlets["a"])
+        outlets["a"].push_chunk(samples(0, 20, 3))
+        wait(lambda: source.buffer.n_pushed >= 20, "20 samples")
+        del outlets["a"]
+        wait(lambda: not source.status()["connected"], "the loss to be noticed")
+        # the amplifier's program restarts with a new source_id, same name and layout
+        outlets["b"] = eeg_outlet(source_id + "-b", name=name, n_channels=3)
+        sent = [100]
+
+        def push():
+            outlets["b"].push_chunk(samples(sent[0], 5, 3))
+            sent[0] += 5
+
+        wait(lambda: source.buffer.n_pushed > 20, "data from the new source_id", push=push)
+        status = source.status()
+        assert status["connected"] and status["source_id"] == source_id + "-b"
+        assert status["n_reconnects"] == 1 and status["refused"] is None
+        assert f"did not come back with source_id '{source_id}-a'" in caplog.text
+        assert f"with source_id '{source_id}-b': taking it" in caplog.text
+    finally:
+        source.stop()
+        outlets.clear()
+
+
+@pytest.mark.lsl
+def test_a_new_source_id_is_refused_with_the_reason_when_one_was_given_or_layouts_differ(
+    source_id, eeg_outlet, samples, wait
+):
+    name = f"EEG-{source_id}"
+    outlets = {"a": eeg_outlet(source_id + "-a", name=name, n_channels=3)}
+    given = LSLSource(source_id=source_id + "-a", timeout=5.0)
+    by_name = LSLSource(name=name, timeout=5.0)
+    try:
+        given.start()
+        by_name.start()
+        push = lambda: outlets["a"].push_chunk(samples(0, 1, 3))  # noqa: E731
+        wait(lambda: min(s.buffer.n_pushed for s in (given, by_name)) > 0, "data", push=push)
+        del outlets["a"]
+        wait(lambda: not (given.connected or by_name.connected), "the losses to be noticed")
+        outlets["b"] = eeg_outlet(source_id + "-b", name=name, n_channels=4)
+        wait(lambda: given.status()["refused"] is not None, "the refusal (source_id given)")
+        assert (
+            f"follows source_id '{source_id}-a' only (it was given)" in (given.status()["refused"])
+        )
+        wait(lambda: by_name.status()["refused"] is not None, "the refusal (layout)")
+        assert "4 channels instead of 3" in by_name.status()["refused"]
+        assert not given.connected and not by_name.connected
+        assert given.source_id == by_name.source_id == source_id + "-a"
+    finally:
+        given.stop()
+        by_name.stop()
+        outlets.clear()

@@ -7,6 +7,7 @@ waited for with deadlines; sources (inlets) are stopped before their outlets are
 from __future__ import annotations
 
 import logging
+import re
 import time
 
 import numpy as np
@@ -407,3 +408,65 @@ def test_a_replay_faster_than_real_time_is_not_a_wrong_rate(source_id, wait):
         assert status["effective_sfreq"] == pytest.approx(2000.0, rel=0.02)
         assert status["rate_ok"] is True and status["rate_far_off"] is False
     outlet.close()
+
+
+# -- what a stream declares (issue 37, items 4 and 2) --------------------------------------
+@pytest.mark.lsl
+@pytest.mark.parametrize("sfreq", [1e6, 2e5])
+def test_a_stream_declaring_a_rate_no_amplifier_gives_is_refused_before_opening(
+    source_id, eeg_outlet, sfreq
+):
+    outlet = eeg_outlet(source_id, sfreq=sfreq, max_buffered=1)
+    source = LSLSource(source_id=source_id, timeout=5.0)
+    try:
+        expected = re.escape(f"declares a sampling rate of {sfreq:g} Hz: expected a rate in")
+        with pytest.raises(ValueError, match=expected):
+            source.start()
+        assert source.buffer is None and not outlet.have_consumers()
+    finally:
+        del source, outlet
+
+
+@pytest.mark.lsl
+def test_a_stream_whose_buffers_would_not_fit_is_refused_before_allocating(source_id, eeg_outlet):
+    outlet = eeg_outlet(source_id, sfreq=1e5, n_channels=256, max_buffered=1)
+    source = LSLSource(source_id=source_id, timeout=5.0, buffer_seconds=100.0)
+    try:
+        with pytest.raises(ValueError, match=r"100 s of buffer \('buffer_seconds'\) at 100000 Hz"):
+            source.start()
+        assert source.buffer is None
+    finally:
+        del source, outlet
+
+
+@pytest.mark.lsl
+def test_a_stream_returning_in_other_units_or_at_another_rate_is_refused(
+    source_id, caplog, eeg_outlet, samples, wait, wait_consumer
+):
+    caplog.set_level(logging.ERROR, logger="sblr_rt")
+    outlet = eeg_outlet(source_id, n_channels=3, unit="volts")
+    source = LSLSource(source_id=source_id, timeout=5.0)
+    try:
+        source.start()
+        wait_consumer(outlet)
+        outlet.push_chunk(samples(0, 20, 3))
+        wait(lambda: source.buffer.n_pushed >= 20, "20 samples")
+        del outlet
+        wait(lambda: not source.status()["connected"], "the loss to be noticed")
+        # the same source, labels and rate, now in microvolts (samples x 1e6)
+        outlet = eeg_outlet(source_id, n_channels=3, unit="microvolts")
+        wait(lambda: source.status()["refused"] is not None, "the refusal")
+        refused = source.status()["refused"]
+        assert "channel units changed" in refused and "('C1', 'volts', 'microvolts')" in refused
+        assert not source.status()["connected"] and source.buffer.n_pushed == 20
+        # a unit spelled in another case is the same unit
+        del outlet
+        outlet = eeg_outlet(source_id, n_channels=3, unit="Volts")
+        wait(lambda: source.status()["connected"], "the same unit to be taken")
+        del outlet
+        wait(lambda: not source.status()["connected"], "the second loss")
+        outlet = eeg_outlet(source_id, n_channels=3, unit="volts", sfreq=500.0)
+        wait(lambda: "rate 500 Hz instead of 250" in (source.status()["refused"] or ""), "rate")
+    finally:
+        source.stop()
+        del outlet

@@ -15,14 +15,22 @@ Reading through MNE-BIDS is what makes the tree's sidecars count: the markers co
 and ``status=bad`` from ``*_channels.tsv``. Then the rules of
 :func:`~sblr_rt.io.readers.mne_formats.recording_from_raw` apply: EEG channels not marked
 bad, PhysioNet labels standardised.
+
+A tree is walked (:func:`sblr_rt.io.paths.check_tree`) before MNE-BIDS searches it: a
+symbolic link that loops back to a folder on its own path, or leads out of the BIDS root,
+is refused with the link's path (MNE-BIDS's searches follow links and would never end).
+Every file read, sidecars included, lies inside the BIDS root; the recording's header is
+checked as :func:`~sblr_rt.io.readers.mne_formats.read_mne` checks it (files it names,
+rate, size) before its samples are read.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from sblr_rt.io.paths import check_tree
 from sblr_rt.io.readers._common import logger
-from sblr_rt.io.readers.mne_formats import recording_from_raw
+from sblr_rt.io.readers.mne_formats import check_header, check_raw, recording_from_raw
 from sblr_rt.io.recording import Recording
 
 __all__ = ["bids_path_of", "find_bids", "read_bids"]
@@ -113,7 +121,9 @@ def find_bids(
     FileNotFoundError
         If ``root`` is not a BIDS root.
     ValueError
-        If nothing matches (the message lists what the tree holds for the subject).
+        If nothing matches (the message lists what the tree holds for the subject), or the
+        tree holds a symbolic link loop or a link out of it, or is deeper or larger than
+        :func:`~sblr_rt.io.paths.check_tree` allows.
     """
     from mne_bids import find_matching_paths, get_entity_vals
 
@@ -124,6 +134,7 @@ def find_bids(
         )
     if datatype not in _DATATYPES:
         raise ValueError(f"'datatype' must be one of {_DATATYPES}, got {datatype!r}")
+    check_tree(root)
     runs = None if runs is None else [str(r) for r in runs]
     found = find_matching_paths(
         root,
@@ -175,10 +186,20 @@ def read_bids(bids_path) -> Recording:
     -------
     recording : Recording
         Markers from ``events.tsv``, EEG channels not marked bad; ``source`` is the file.
+
+    Raises
+    ------
+    ValueError
+        If the tree holds a symbolic link loop or a link out of the BIDS root, a file the
+        recording names lies outside the root, the rate or size is out of bounds
+        (:mod:`sblr_rt.io.limits`), or the recording or a sidecar does not read.
     """
     from mne_bids import read_raw_bids
 
     fpath = Path(bids_path.fpath)
+    root = Path(bids_path.root) if bids_path.root is not None else fpath.parent
+    check_tree(root)
+    check_header(fpath, folder=root)
     try:
         raw = read_raw_bids(bids_path, verbose="error")
     except Exception as exc:  # MNE-BIDS and MNE raise many kinds for a broken tree
@@ -186,7 +207,14 @@ def read_bids(bids_path) -> Recording:
             f"'{fpath}' is not a readable BIDS recording (a file or sidecar is missing or "
             f"does not fit): {type(exc).__name__}: {exc}"
         ) from exc
-    raw.load_data(verbose="error")
+    check_raw(raw, source=fpath, folder=root)
+    try:
+        raw.load_data(verbose="error")
+    except Exception as exc:
+        raise ValueError(
+            f"'{fpath}' is not a readable BIDS recording (its samples do not read): "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
     rec = recording_from_raw(raw, source=fpath)
     logger.info("BIDS %s: %d markers from its events", fpath.name, len(rec.marker_values))
     return rec

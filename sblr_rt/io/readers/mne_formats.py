@@ -15,21 +15,36 @@ such as ``Fc5.`` are standardised to 10-10 labels (``FC5``) by the one rule of
 An EDF/BDF file with fewer data records than its header announces (cut short) is read as
 far as it goes, with a WARNING and an entry in :attr:`Recording.warnings` ("truncated: N of
 M data records present").
+
+Before any sample is read, the header is checked (:func:`check_header`, :func:`check_raw`):
+every file it names lies inside the recording's folder (:mod:`sblr_rt.io.paths`), its rate
+is one an amplifier gives and its samples fit in memory (:mod:`sblr_rt.io.limits`).
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from sblr_rt.io.labels import standard_labels
+from sblr_rt.io.limits import check_allocation, check_sfreq
+from sblr_rt.io.paths import brainvision_files, check_inside
 from sblr_rt.io.readers._common import logger
-from sblr_rt.io.readers._edf_header import edf_records
+from sblr_rt.io.readers._edf_header import check_edf_rate, edf_records
 from sblr_rt.io.recording import Recording
 
-__all__ = ["MNE_READERS", "mne_extension", "mne_extensions", "read_mne", "recording_from_raw"]
+__all__ = [
+    "MNE_READERS",
+    "check_header",
+    "check_raw",
+    "mne_extension",
+    "mne_extensions",
+    "read_mne",
+    "recording_from_raw",
+]
 
 #: Extensions with a dedicated reader in :mod:`mne.io` (any other of
 #: :func:`mne_extensions` goes through :func:`mne.io.read_raw`).
@@ -100,12 +115,22 @@ def read_mne(path: Path, reader: str | None = None) -> Recording:
     -------
     recording : Recording
         See :func:`recording_from_raw`.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a readable recording; if it names a file outside its folder
+        (BrainVision ``DataFile``/``MarkerFile``, EEGLAB ``.fdt``); if it declares a rate
+        out of ``(0, MAX_SFREQ]`` or samples beyond ``MAX_DATA_BYTES``
+        (:mod:`sblr_rt.io.limits`). All of these are checked from the header, before the
+        samples are read.
     """
     import mne
 
     path = Path(path)
     if reader is None:
         reader = MNE_READERS.get(mne_extension(path) or "", "read_raw")
+    check_header(path, folder=path.parent)
 
     records = edf_records(path) if path.suffix.lower() in (".edf", ".bdf") else None
     cut = ""
@@ -115,11 +140,21 @@ def read_mne(path: Path, reader: str | None = None) -> Recording:
             f"({records.n_present * records.record_seconds:g} of "
             f"{records.n_declared * records.record_seconds:g} s)"
         )
+    kind = path.suffix.lstrip(".").upper()
     try:
-        raw = getattr(mne.io, reader)(path, preload=True, verbose="error")
+        raw = getattr(mne.io, reader)(path, preload=False, verbose="error")
     except Exception as exc:  # MNE raises many kinds for a broken file
         raise ValueError(
-            f"'{path}' is not a readable {path.suffix.lstrip('.').upper()} recording "
+            f"'{path}' is not a readable {kind} recording "
+            f"(corrupt, truncated or another format{'; ' + cut if cut else ''}): "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    check_raw(raw, source=path, folder=path.parent)
+    try:
+        raw.load_data(verbose="error")
+    except Exception as exc:
+        raise ValueError(
+            f"'{path}' is not a readable {kind} recording "
             f"(corrupt, truncated or another format{'; ' + cut if cut else ''}): "
             f"{type(exc).__name__}: {exc}"
         ) from exc
@@ -133,6 +168,68 @@ def read_mne(path: Path, reader: str | None = None) -> Recording:
         logger.warning("%s", message)
         rec.warnings.append(message)
     return rec
+
+
+def check_header(path: Path, *, folder: Path) -> None:
+    """Check what a recording's header declares, before MNE opens it.
+
+    An EDF/BDF header's rates (:func:`~sblr_rt.io.readers._edf_header.check_edf_rate`);
+    the files a BrainVision header names, which must lie inside ``folder``.
+
+    Parameters
+    ----------
+    path : Path
+        The recording file.
+    folder : Path
+        The folder every file it names must be in (its own folder; a BIDS recording's
+        root).
+
+    Raises
+    ------
+    ValueError
+        If a rate is out of bounds or a named file lies outside ``folder``.
+    """
+    suffix = path.suffix.lower()
+    if suffix in (".edf", ".bdf") and path.is_file():
+        check_edf_rate(path)
+    elif suffix in (".vhdr", ".ahdr") and path.is_file():
+        for key, named in brainvision_files(path):
+            check_inside(named, folder, what=f"the BrainVision header '{path}' ({key})")
+
+
+def check_raw(raw, *, source, folder: Path) -> None:
+    """Check an MNE Raw opened without its data: its files, rate and size.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        Opened with ``preload=False``.
+    source : str | Path
+        The recording, for messages.
+    folder : Path
+        The folder every data file must be in.
+
+    Raises
+    ------
+    ValueError
+        If a data file other than ``source`` itself (a link to it included) lies outside
+        ``folder``, the rate is out of ``(0, MAX_SFREQ]`` or the samples would take more
+        than ``MAX_DATA_BYTES`` as float64.
+    """
+    named = Path(os.path.realpath(source))
+    for name in raw.filenames:
+        if name is None:
+            continue
+        real = Path(os.path.realpath(name))
+        if real == named or (named.is_dir() and real.is_relative_to(named)):
+            continue  # the recording the caller named (a link to it too), or inside it
+        check_inside(name, folder, what=f"the recording '{source}' (its data file)")
+    check_sfreq(raw.info["sfreq"], what=f"'{source}'")
+    n_bytes = 8.0 * len(raw.ch_names) * raw.n_times
+    check_allocation(
+        n_bytes,
+        what=f"'{source}' ({len(raw.ch_names)} channels x {raw.n_times} samples, float64)",
+    )
 
 
 def recording_from_raw(raw, *, source="") -> Recording:

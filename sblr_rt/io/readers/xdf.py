@@ -23,6 +23,7 @@ import numpy as np
 
 from sblr_rt.io.gaps import GAP_PERIODS, GAP_SECONDS
 from sblr_rt.io.labels import standard_labels
+from sblr_rt.io.limits import check_sfreq
 from sblr_rt.io.readers._common import logger, marker_text
 from sblr_rt.io.readers._stamps import RATE_TOLERANCE, effective_rate, stamp_gaps
 from sblr_rt.io.recording import Recording
@@ -93,9 +94,9 @@ def read_xdf(path: Path) -> Recording:
     if len(candidates) > 1:
         logger.warning("%s: several EEG candidates, using %s", path, describe(main))
     info = main["info"]
+    sfreq = check_sfreq(_first(info.get("nominal_srate")), what=f"'{path}': {describe(main)}")
     data = np.asarray(main["time_series"], dtype=np.float64).T
     stamps = np.asarray(main["time_stamps"], dtype=np.float64)
-    sfreq = float(_first(info.get("nominal_srate")))
     labels = _xdf_channel_field(info, "label")
     if len(labels) != data.shape[0] or not all(labels):
         labels = [f"ch{i + 1}" for i in range(data.shape[0])]

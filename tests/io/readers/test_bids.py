@@ -82,3 +82,63 @@ def test_bids_detection_and_a_bids_root_as_a_recording(bids_root, physionet_dir)
     assert bids_path_of(physionet_dir / "S001R06.edf") is None
     with pytest.raises(ValueError, match=r"BIDS root .*--bids-root ROOT --subject 01"):
         read_recording(root)
+
+
+# -- symbolic links: loops and exits (issue 37, items 3 and 6) -----------------------------
+@pytest.fixture
+def bids_copy(bids_root, tmp_path):
+    """A private copy of the tree (the module's tree is shared): (root, first run's file)."""
+    import shutil
+
+    root, (first, _, _), _ = bids_root
+    copy = tmp_path / "bids"
+    shutil.copytree(root, copy)
+    return copy, copy / first.fpath.relative_to(root)
+
+
+@pytest.mark.timeout(30)
+def test_a_symlink_loop_in_the_tree_is_refused_not_walked(bids_copy):
+    root, edf = bids_copy
+    (root / "sub-01" / "eeg" / "loop").symlink_to(root / "sub-01", target_is_directory=True)
+    with pytest.raises(ValueError, match=r"symbolic link loop: '.*eeg/loop' leads back to"):
+        find_bids(root, subject="01", task="motor")
+    with pytest.raises(ValueError, match="symbolic link loop"):
+        read_recording(edf)
+
+
+@pytest.mark.timeout(30)
+def test_two_links_that_lead_to_each_other_are_a_loop(bids_copy):
+    root, _ = bids_copy
+    (root / "sub-01" / "a").mkdir()
+    (root / "sub-01" / "b").mkdir()
+    (root / "sub-01" / "a" / "to_b").symlink_to(root / "sub-01" / "b")
+    (root / "sub-01" / "b" / "to_a").symlink_to(root / "sub-01" / "a")
+    with pytest.raises(ValueError, match=r"symbolic link loop: '.*to_a' leads back to"):
+        find_bids(root, subject="01", task="motor")
+
+
+def test_a_link_inside_the_tree_that_is_no_loop_is_walked(bids_copy):
+    root, edf = bids_copy
+    (root / "derivatives").mkdir()
+    (root / "derivatives" / "raw").symlink_to(root / "sub-01", target_is_directory=True)
+    assert [p.fpath for p in find_bids(root, subject="01", task="motor", runs=[1])] == [edf]
+
+
+def test_a_sidecar_linked_outside_the_tree_is_refused(bids_copy, tmp_path):
+    root, edf = bids_copy
+    events = edf.with_name(edf.name.replace("_eeg.edf", "_events.tsv"))
+    secret = tmp_path / "secret.tsv"
+    events.rename(secret)
+    events.symlink_to(secret)
+    with pytest.raises(ValueError, match=r"symbolic link '.*_events\.tsv' to '.*secret\.tsv'"):
+        read_recording(edf)
+    with pytest.raises(ValueError, match="outside it; refused"):
+        find_bids(root, subject="01")
+
+
+def test_a_folder_linked_outside_the_tree_is_refused(bids_copy, tmp_path):
+    root, _ = bids_copy
+    (tmp_path / "elsewhere").mkdir()
+    (root / "sub-02").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(ValueError, match=r"symbolic link '.*sub-02' to '.*elsewhere'"):
+        find_bids(root, subject="01")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import struct
+import zlib
+
 import numpy as np
 import pytest
 import scipy.io
@@ -55,4 +58,71 @@ def test_mat_without_known_layout(tmp_path):
     path = tmp_path / "other.mat"
     scipy.io.savemat(path, {"foo": np.zeros(3)})
     with pytest.raises(ValueError, match=r"not a BCI-competition recording.*\['foo'\]"):
+        read_recording(path)
+
+
+# -- compression bombs and sizes (issue 37, item 7) ----------------------------------------
+def _mat_bomb(path, n_bytes: int) -> None:
+    """Write a MAT v5 file whose one compressed variable 'cnt' holds ``n_bytes`` of zeros.
+
+    Built piece by piece, so that the test never holds the array it declares.
+    """
+    n_samples = n_bytes // (8 * 4)
+
+    def element(mdtype, payload):
+        return struct.pack("<II", mdtype, len(payload)) + payload + b"\0" * (-len(payload) % 8)
+
+    header = (
+        element(6, struct.pack("<II", 6, 0))  # array flags: mxDOUBLE_CLASS
+        + element(5, struct.pack("<ii", n_samples, 4))  # dimensions
+        + element(1, b"cnt")  # name
+    )
+    data_bytes = 8 * n_samples * 4
+    matrix_tag = struct.pack("<II", 14, len(header) + 8 + data_bytes)
+    deflate = zlib.compressobj(1)
+    body = [deflate.compress(matrix_tag + header + struct.pack("<II", 9, data_bytes))]
+    zeros = b"\0" * (1 << 24)
+    for _ in range(data_bytes // len(zeros)):
+        body.append(deflate.compress(zeros))
+    body.append(deflate.compress(b"\0" * (data_bytes % len(zeros))))
+    body.append(deflate.flush())
+    body = b"".join(body)
+    text = b"MATLAB 5.0 MAT-file, a compression bomb".ljust(116) + b"\0" * 8
+    path.write_bytes(text + b"\x00\x01IM" + struct.pack("<II", 15, len(body)) + body)
+
+
+@pytest.mark.timeout(60)
+def test_a_compression_bomb_is_refused_before_it_is_decompressed(tmp_path):
+    path = tmp_path / "bomb.mat"
+    _mat_bomb(path, 128 * 1024**2)
+    assert path.stat().st_size < 1024**2
+    assert scipy.io.whosmat(path) == [("cnt", (4194304, 4), "double")]
+    with pytest.raises(ValueError, match=r"compressed variable of .* kiB that expands to more"):
+        read_recording(path)
+
+
+def test_a_mat_file_beyond_the_size_limit_is_refused(tmp_path, monkeypatch):
+    from sblr_rt.io import limits
+
+    path = tmp_path / "data_set_IVa_xx.mat"
+    nfo = {"clab": np.array([["C3", "Cz", "C4"]], dtype=object), "fs": 100.0}
+    cnt = np.random.default_rng(0).standard_normal((2000, 3))
+    scipy.io.savemat(path, {"cnt": cnt, "nfo": nfo}, do_compression=True)
+    assert read_recording(path).n_samples == 2000
+    monkeypatch.setattr(limits, "MAX_DATA_BYTES", 40_000)
+    with pytest.raises(
+        ValueError, match=r"would take 4.\.. kiB in memory: expected at most 39\.1"
+    ):
+        read_recording(path)
+    scipy.io.savemat(path, {"cnt": cnt, "nfo": nfo}, do_compression=False)
+    with pytest.raises(ValueError, match=r"its variables\) would take .* at most 39\.1 kiB"):
+        read_recording(path)
+
+
+@pytest.mark.parametrize("fs", [0.0, 1e9, np.nan])
+def test_a_mat_rate_no_amplifier_gives_is_refused(tmp_path, fs):
+    path = tmp_path / "data_set_IVa_xx.mat"
+    nfo = {"clab": np.array([["C3", "C4"]], dtype=object), "fs": fs}
+    scipy.io.savemat(path, {"cnt": np.zeros((100, 2)), "nfo": nfo})
+    with pytest.raises(ValueError, match=r"declares a sampling rate of .*\(0, 100000\] Hz"):
         read_recording(path)

@@ -176,3 +176,110 @@ def test_channels_left_out_are_named_by_their_standard_label(tmp_path, caplog):
     assert rec.ch_names == ["C3", "C4"]
     assert rec.excluded == {"Cz": "bad", "FC5": "bad"}
     assert "Cz (bad), FC5 (bad)" in caplog.text and "Cz.." not in caplog.text
+
+
+# -- files named outside the recording's folder (issue 37, item 3) -------------------------
+def _brainvision(tmp_path, physionet_dir):
+    """A BrainVision recording in ``tmp_path/rec``; return its header."""
+    folder = tmp_path / "rec"
+    folder.mkdir()
+    header = folder / "x.vhdr"
+    mne.export.export_raw(header, _physionet_excerpt(physionet_dir, 2.0), verbose="error")
+    return header
+
+
+def _set_entry(header, key, value):
+    lines = header.read_text().splitlines()
+    lines = [f"{key}={value}" if line.startswith(f"{key}=") else line for line in lines]
+    header.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("key, suffix", [("DataFile", ".eeg"), ("MarkerFile", ".vmrk")])
+def test_a_brainvision_header_naming_a_file_outside_its_folder_is_refused(
+    tmp_path, physionet_dir, key, suffix
+):
+    header = _brainvision(tmp_path, physionet_dir)
+    secret = tmp_path / f"secret{suffix}"
+    (header.with_suffix(suffix)).rename(secret)  # a well-formed file, one folder up
+    _set_entry(header, key, f"../{secret.name}")
+    with pytest.raises(ValueError, match=rf"\({key}\) names '.*secret\{suffix}'.*outside"):
+        read_recording(header)
+    _set_entry(header, key, str(secret))  # an absolute path likewise
+    with pytest.raises(ValueError, match=rf"\({key}\) names .*outside"):
+        read_recording(header)
+
+
+def test_a_brainvision_data_file_linked_outside_its_folder_is_refused(tmp_path, physionet_dir):
+    header = _brainvision(tmp_path, physionet_dir)
+    secret = tmp_path / "secret.eeg"
+    header.with_suffix(".eeg").rename(secret)
+    header.with_suffix(".eeg").symlink_to(secret)
+    with pytest.raises(ValueError, match=r"\(DataFile\) names '.*x\.eeg' \(-> '.*secret\.eeg'\)"):
+        read_recording(header)
+
+
+def test_a_link_to_a_recording_is_read_as_the_recording(tmp_path, physionet_dir):
+    (tmp_path / "x.edf").symlink_to(physionet_dir / "S001R05.edf")
+    assert read_recording(tmp_path / "x.edf").n_samples == 125 * 160
+
+
+def test_an_eeglab_data_file_outside_its_folder_is_refused(tmp_path, physionet_dir):
+    import scipy.io
+
+    folder = tmp_path / "rec"
+    folder.mkdir()
+    path = folder / "x.set"
+    mne.export.export_raw(path, _physionet_excerpt(physionet_dir, 2.0), verbose="error")
+    # keep the samples in a separate .fdt (float32, channels fastest), as EEGLAB can
+    fields = {k: v for k, v in scipy.io.loadmat(path).items() if not k.startswith("__")}
+    secret = tmp_path / "secret.fdt"
+    fields.pop("data").astype(np.float32).T.tofile(secret)
+    scipy.io.savemat(path, {**fields, "data": "../secret.fdt"}, appendmat=False)
+    with pytest.raises(ValueError, match=r"its data file\) names '.*secret\.fdt'.*outside"):
+        read_recording(path)
+
+
+# -- rates no amplifier gives (issue 37, item 8) -------------------------------------------
+def _edf_with_record_seconds(tmp_path, physionet_dir, field: bytes):
+    whole = bytearray((physionet_dir / "S001R05.edf").read_bytes())
+    whole[244:252] = field.ljust(8)
+    path = tmp_path / "fast.edf"
+    path.write_bytes(bytes(whole))
+    return path
+
+
+def test_an_edf_declaring_records_of_a_microsecond_is_refused_before_reading(
+    tmp_path, physionet_dir
+):
+    path = _edf_with_record_seconds(tmp_path, physionet_dir, b"0.000001")
+    with pytest.raises(ValueError, match=r"records of 1e-06 s .* 1\.6e\+08 Hz.*\(0, 100000\]"):
+        read_recording(path)
+
+
+@pytest.mark.parametrize("field", [b"0", b"-1"])
+def test_an_edf_declaring_no_record_duration_is_refused(tmp_path, physionet_dir, field):
+    path = _edf_with_record_seconds(tmp_path, physionet_dir, field)
+    with pytest.raises(ValueError, match="no usable record duration: expected a positive"):
+        read_recording(path)
+
+
+def test_a_fif_declaring_a_rate_no_amplifier_gives_is_refused(tmp_path):
+    info = mne.create_info(["C3", "C4"], 1e6, "eeg")
+    raw = mne.io.RawArray(np.zeros((2, 100)), info, verbose="error")
+    path = tmp_path / "fast_raw.fif"
+    raw.save(path, verbose="error")
+    with pytest.raises(ValueError, match=r"rate of 1e\+06 Hz: expected a rate in \(0, 100000\]"):
+        read_recording(path)
+
+
+def test_an_edf_header_claiming_a_hundred_million_records_reads_what_is_there(
+    tmp_path, physionet_dir
+):
+    """Survived issue 37's red team: kept by a test (MNE sizes the data from the file)."""
+    whole = bytearray((physionet_dir / "S001R05.edf").read_bytes())
+    whole[236:244] = b"99999999"
+    path = tmp_path / "huge.edf"
+    path.write_bytes(bytes(whole))
+    rec = read_recording(path)
+    assert rec.n_samples == 125 * 160
+    assert "truncated: 125 of 99999999 data records present" in rec.warnings[0]

@@ -174,3 +174,20 @@ def test_xdf_keeps_the_channels_typed_eeg_and_standardises_physionet_labels(tmp_
     np.testing.assert_array_equal(rec.data, samples[:, :2].T)
     assert rec.excluded == {"HEOG": "type eog", "TRIG": "type not given"}  # all standardised
     assert "2 channels left out" in caplog.text
+
+
+def test_xdf_declaring_a_rate_no_amplifier_gives_is_refused(tmp_path):
+    path = tmp_path / "fast.xdf"
+    _eeg_xdf(path, 100.0 + np.arange(600) / 1e6, sfreq=1e6)
+    with pytest.raises(ValueError, match=r"'Amp' .* declares a sampling rate of 1e\+06 Hz"):
+        read_recording(path)
+
+
+def test_xdf_chunk_claiming_an_exabyte_reads_what_is_there(tmp_path):
+    """Survived issue 37's red team: kept by a test (no allocation of the claimed size)."""
+    path = tmp_path / "huge.xdf"
+    samples = _eeg_xdf(path, 100.0 + np.arange(600) / 100.0)
+    claim = b"\x08" + struct.pack("<Q", 2**60) + struct.pack("<H", 3) + b"\0" * 16
+    path.write_bytes(path.read_bytes() + claim)
+    rec = read_recording(path)
+    np.testing.assert_array_equal(rec.data, samples.T)
