@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from sblr_rt.calibration.assembly import as_recordings, build_preprocessor, fitted_model
 from sblr_rt.calibration.config import load_config
-from sblr_rt.calibration.core import _as_recordings, build_preprocessor, fitted_model
 from sblr_rt.calibration.epochs import extract_epochs
 from sblr_rt.calibration.selection import run_path
 from sklearn.exceptions import ConvergenceWarning
@@ -321,7 +321,7 @@ def build_prior(
     """
     t0 = time.perf_counter()
     settings = PriorSettings() if settings is None else settings
-    recs = _as_recordings(recordings)
+    recs = as_recordings(recordings)
     people = [person_of(r) for r in recs] if people is None else [str(p) for p in people]
     if len(people) != len(recs):
         raise ValueError(
@@ -502,7 +502,7 @@ def adapt_prior(
     """
     if not isinstance(prior, BCIModel) or prior.pool is None:
         raise ValueError("'prior' must be a prior (a model with a pool of training epochs)")
-    recs = _as_recordings(recordings)
+    recs = as_recordings(recordings)
     classes = list(prior.classes) if classes is None else [str(c) for c in classes]
     if config is None:
         base = dict((prior.metadata or {}).get("config") or {})

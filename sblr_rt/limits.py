@@ -24,15 +24,13 @@ import math
 import numbers
 import os
 
-from sblr_rt.io.limits import MAX_SFREQ
-
 __all__ = ["LIMITS", "N_JOBS_PER_CPU", "check_n_jobs", "check_number", "max_n_jobs"]
 
 #: Ranges of the kinds of numbers: (low, high, unit, why the bound).
 LIMITS = {
     "seconds": (0.0, 1e7, "seconds", "about 115 days"),
     "epoch": (-60.0, 60.0, "seconds", "an epoch spans at most a minute around its cue"),
-    "sfreq": (0.0, MAX_SFREQ, "Hz", "no EEG amplifier samples faster"),
+    "sfreq": (0.0, 100_000.0, "Hz", "no EEG amplifier samples faster"),
     "channels": (1, 4096, "channels", "the largest EEG systems have 1024"),
     "chunk_ms": (0.0, 10_000.0, "ms", "a chunk longer than 10 s starves every consumer"),
     "speed": (0.0, 1000.0, "x", "replays faster than 1000x outrun any consumer"),

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import math
 
+from sblr_rt.limits import LIMITS
+
 __all__ = [
     "MAX_COMPRESSION_RATIO",
     "MAX_DATA_BYTES",
@@ -31,8 +33,8 @@ __all__ = [
 ]
 
 #: Highest sampling rate in Hz a recording or a stream may declare: no EEG amplifier
-#: samples faster.
-MAX_SFREQ = 100_000.0
+#: samples faster (the bound of ``sfreq`` in :data:`sblr_rt.limits.LIMITS`, the one table).
+MAX_SFREQ = LIMITS["sfreq"][1]
 
 #: Most bytes the samples of one recording (as float64) or one stream's buffers may take.
 MAX_DATA_BYTES = 2 * 1024**3
