@@ -105,6 +105,12 @@ def main(args: argparse.Namespace) -> int:
             )
         # render without a display unless the user chose a platform
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    elif _no_display(os.environ):
+        raise RuntimeError(
+            "the dashboard needs a display, and none is set (no DISPLAY or WAYLAND_DISPLAY): "
+            "run it on a desktop, over 'ssh -X', under xvfb-run, or write its tabs to PNG "
+            "files with --screenshot out.png (no display needed)"
+        )
     if (args.marker_stream or args.marker_type) and not (
         args.stream or args.stream_type or args.source_id
     ):
@@ -140,3 +146,17 @@ def main(args: argparse.Namespace) -> int:
         settle=args.settle,
         adapt=adapt,
     )
+
+
+def _no_display(environ) -> bool:
+    """Return whether Qt would find no screen: no display and no headless platform chosen.
+
+    On Linux without ``DISPLAY`` or ``WAYLAND_DISPLAY``, Qt's default platform aborts the
+    process (exit 134, "could not connect to display") and suggests reinstalling; a user
+    who chose a platform (``QT_QPA_PLATFORM=offscreen``, ``vnc``, ...) gets what they chose.
+    """
+    import sys
+
+    if not sys.platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
+        return False
+    return not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))

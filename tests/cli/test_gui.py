@@ -35,3 +35,23 @@ def test_gui_refuses_bad_arguments_in_one_line(
     assert main(["gui", *extra]) == 1
     assert message in one_line_error(capsys.readouterr().err, "gui")
     assert not list(tmp_path.iterdir())
+
+
+def test_gui_without_a_display_says_so_in_one_line():
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "sblr_rt.cli", "gui"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode not in (0, 134), done.stderr[-2000:]
+    assert "needs a display" in done.stderr and "--screenshot" in done.stderr
+    assert "Traceback" not in done.stderr
