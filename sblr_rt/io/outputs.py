@@ -186,12 +186,24 @@ class OutputLock:
         return self
 
     def release(self) -> None:
-        """Give the lock up (safe to call twice)."""
+        """Give the lock up (safe to call twice; never raises).
+
+        A lock file that cannot be removed (the folder became read-only, or went) is left
+        with a warning: the lock is the open file, not its name, so a stale file blocks
+        nothing, and raising here would hide the error that ended the work (such as the
+        ``--recover`` hint of a recording that could not be written).
+        """
         fd, self._fd = self._fd, None
         if fd is None:
             return
         try:
             self.lock_path.unlink(missing_ok=True)
+        except OSError as exc:
+            logger.warning(
+                "Could not remove the lock file %s (%s); it blocks nothing, delete it by hand.",
+                self.lock_path,
+                exc.strerror or exc,
+            )
         finally:
             os.close(fd)
 
