@@ -352,6 +352,13 @@ class Recorder:
                     last_flush = time.monotonic()
                 if stopping:
                     return
+        except OSError as exc:  # a full disk, a file-size limit: one line, the cause named
+            logger.error(
+                "The recorder stopped writing: %s (the sidecar %s holds what came before).",
+                exc.strerror or exc,
+                self.sidecar,
+            )
+            self._error = exc
         except BaseException as exc:
             logger.exception("recorder writer stopped on an error")
             self._error = exc

@@ -230,3 +230,34 @@ def test_the_eeg_streams_own_marker_stream_is_preferred_whatever_its_type(tmp_pa
     typed = Recorder(tmp_path / "t_raw.fif", name="Player", marker_stype="markers", timeout=0.1)
     typed._open_markers(FakeMarkers, "Player")
     assert opened[-1] == ("cues", "markers")
+
+
+@pytest.mark.lsl
+def test_a_full_disk_gives_one_line_and_the_recover_hint(
+    tmp_path, source_id, indexed_recording, wait, caplog
+):
+    import errno
+    import logging
+
+    rec = indexed_recording(1500, 200)
+    player = StreamPlayer(RecordingReader(rec), name="rt-full", source_id=source_id,
+                          speed=4.0, dtype="float64", wait_for_consumers=60.0)  # fmt: skip
+    out = tmp_path / "full_raw.fif"
+    recorder = Recorder(out, source_id=source_id, marker_source_id=source_id + "-markers")
+    try:
+        recorder.start()
+        player.start()
+        wait(lambda: recorder.n_samples >= 500, "samples", 60)
+
+        def full(*args, **kwargs):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        recorder._sink.flush = full  # the disk fills while recording
+        with caplog.at_level(logging.ERROR, logger="sblr_rt"):
+            with pytest.raises(RuntimeError, match="record --recover"):
+                recorder.stop()
+    finally:
+        player.stop()
+    lines = [r for r in caplog.records if "stopped writing" in r.getMessage()]
+    assert lines and lines[0].exc_info is None  # one line, no traceback
+    assert "No space left on device" in lines[0].getMessage()
