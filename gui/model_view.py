@@ -83,6 +83,10 @@ class ModelTab(QtWidgets.QWidget):
         self.header = QtWidgets.QLabel("No model loaded: File ▸ Open model… or calibrate one.")
         self.header.setWordWrap(True)
         top.addWidget(self.header, 1)
+        # beside the header, not below it: the plots keep their height
+        self.member_table = MemberTable()
+        self.member_table.member_chosen.connect(self.select_member)
+        top.addWidget(self.member_table, 0, QtCore.Qt.AlignTop)
         self.score_box = QtWidgets.QComboBox()
         self.score_box.setToolTip("Which score to show (one per class for one-versus-rest)")
         self.score_box.currentIndexChanged.connect(self._on_score_changed)
@@ -92,9 +96,6 @@ class ModelTab(QtWidgets.QWidget):
         self.open_button.clicked.connect(self._open_dialog)
         top.addWidget(self.open_button)
         layout.addLayout(top)
-        self.member_table = MemberTable()
-        self.member_table.member_chosen.connect(self.select_member)
-        layout.addWidget(self.member_table)
 
         splitter = QtWidgets.QSplitter(QtCore.Qt.Horizontal)
         self.components_widget = pg.GraphicsLayoutWidget()
@@ -225,6 +226,10 @@ class ModelTab(QtWidgets.QWidget):
         else:
             self.cv_image = self.cv_plot = None
         self._draw_objective(shown)
+        # A redraw in a view of unchanged size keeps the layout's old geometry (pyqtgraph
+        # places it on resize only): place it again so the plots fill the view.
+        for view in (self.components_widget, self.overview_widget):
+            view.resizeEvent(None)
 
     def _draw_header(self, summary: ModelSummary, score: ScoreFactors) -> None:
         shown, member = self.shown, self.member
@@ -267,8 +272,8 @@ class ModelTab(QtWidgets.QWidget):
         if member is not None:
             verdict += (
                 f"<b>drawn: {html.escape(member.title)} in the decision, rank "
-                f"{member.rank_used} used of {member.rank}</b> (one of "
-                f"{len(summary.members)} members; click a row of the table to draw another)<br>"
+                f"{member.rank_used} used of {member.rank}</b> (click a member's row to draw "
+                "it)<br>"
             )
         self.header.setText(verdict + " · ".join(facts))
 
@@ -283,9 +288,9 @@ class ModelTab(QtWidgets.QWidget):
             f"({n_nonzero} of {u.size} weights non-zero)"
         )
         if n_nonzero == 0 or not np.any(v):
-            title += ": switched off by the penalty (W gets nothing from it)"
+            title += ":<br>switched off by the penalty (W gets nothing from it)"
         if len(summary.groups) > 1 and show_scalp:  # one short title per map, legend once
-            title += "; scalp maps: nose up, ○ = zero weight"
+            title += "<br>scalp maps: nose up, ○ = zero weight"  # two lines: the plots fit
         scalps, col = self._scalp_maps(k, u, row, show_scalp=show_scalp)
         temporal_plot, curve = self._temporal_plot(k, v)
         self.components_widget.addItem(temporal_plot, row=row, col=col)

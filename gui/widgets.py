@@ -258,8 +258,17 @@ class MemberTable(QtWidgets.QTableWidget):
         Parent widget.
     """
 
-    COLUMNS = ("member", "feature path / spatial stage", "weight in the decision",
-               "rank used", "prior across people")  # fmt: skip
+    COLUMNS = ("member", "feature path / spatial stage", "weight", "rank used", "prior")
+
+    #: What each column holds, as its header's tooltip.
+    TIPS = (
+        "The member's index (as sblr-rt inspect counts)",
+        "The member's feature path and spatial stage",
+        "The member's weight in the decision: the ensemble's score is the members' scores "
+        "weighted so, the weights summing to 1",
+        "Components used (not switched off by the penalties) of those fitted",
+        "Whether the member is a prior across people (trained on other people's runs)",
+    )
 
     #: The row (member index) the user picked.
     member_chosen = QtCore.pyqtSignal(int)
@@ -267,6 +276,8 @@ class MemberTable(QtWidgets.QTableWidget):
     def __init__(self, parent=None):
         super().__init__(0, len(self.COLUMNS), parent)
         self.setHorizontalHeaderLabels(list(self.COLUMNS))
+        for j, tip in enumerate(self.TIPS):
+            self.horizontalHeaderItem(j).setToolTip(tip)
         self.setToolTip(
             "The ensemble's members: its score is their scores weighted by these weights. "
             "Click a row to draw that member's spatial (U) and temporal (V) factors."
@@ -276,7 +287,8 @@ class MemberTable(QtWidgets.QTableWidget):
         self.setSelectionMode(QtWidgets.QAbstractItemView.SingleSelection)
         self.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
         self.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
-        self.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.Stretch)
+        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        self.setSizeAdjustPolicy(QtWidgets.QAbstractScrollArea.AdjustToContents)
         self.itemSelectionChanged.connect(self._on_selection)
         self.hide()
 
@@ -293,6 +305,8 @@ class MemberTable(QtWidgets.QTableWidget):
         self.blockSignals(True)
         self.clearSelection()
         self.setRowCount(len(members))
+        bold = QtGui.QFont()
+        bold.setBold(True)  # while sizing the columns: the member drawn is in bold
         for i, m in enumerate(members):
             cells = [str(m.index), m.name, f"{m.weight:.2f}", f"{m.rank_used} of {m.rank}",
                      "yes" if m.prior else "no"]  # fmt: skip
@@ -300,12 +314,15 @@ class MemberTable(QtWidgets.QTableWidget):
                 item = QtWidgets.QTableWidgetItem(text)
                 side = QtCore.Qt.AlignLeft if j == 1 else QtCore.Qt.AlignCenter
                 item.setTextAlignment(int(side | QtCore.Qt.AlignVCenter))
+                item.setFont(bold)
                 self.setItem(i, j, item)
         self.resizeColumnsToContents()
         self.resizeRowsToContents()
         height = self.horizontalHeader().height() + 2 * self.frameWidth()
         height += sum(self.rowHeight(i) for i in range(len(members)))
         self.setFixedHeight(height)
+        width = 2 * self.frameWidth() + sum(self.columnWidth(j) for j in range(len(self.COLUMNS)))
+        self.setFixedWidth(width)
         self.setVisible(bool(members))
         self.blockSignals(False)
         if members:
