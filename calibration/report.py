@@ -254,8 +254,8 @@ def _blocks(model) -> list[tuple[str, object]]:
     return blocks
 
 
-def _drawn(est) -> tuple[np.ndarray, np.ndarray, list[str], list[tuple[int, int]]]:
-    """Return U, V (n_outputs, ., rank), output titles and the components switched on."""
+def _drawn(est) -> tuple[np.ndarray, np.ndarray, list[str] | None, list[tuple[int, int]]]:
+    """Return U, V (n_outputs, ., rank), titles (None: per class), components switched on."""
     U, V = est.canonical_factors()
     if U.ndim == 2:
         U, V, titles = U[None], V[None], [""]

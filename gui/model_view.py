@@ -141,6 +141,10 @@ class ModelTab(QtWidgets.QWidget):
 
     def set_summary(self, summary: ModelSummary, *, member: int = 0) -> None:
         """Draw a :class:`sblr_rt.gui.summary.ModelSummary` (an ensemble's ``member``)."""
+        if summary.members and not 0 <= member < len(summary.members):
+            raise ValueError(
+                f"'member' must name a member (0 to {len(summary.members) - 1}), got {member}"
+            )
         self.summary = summary
         self._score_index = 0
         self._member_index = member if summary.members else 0

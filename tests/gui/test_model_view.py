@@ -249,6 +249,12 @@ def test_a_click_on_a_member_row_draws_that_member(model_tab, qtbot, sim_ensembl
     assert model_tab.shown.axis_label == "band-power time bin"
     with pytest.raises(ValueError, match="'index' must name a member \\(0 to 2\\), got 3"):
         model_tab.select_member(3)
+    # a summary can open on any member
+    model_tab.set_summary(model_tab.summary, member=2)
+    assert model_tab.member.index == 2 and model_tab.member.prior
+    assert model_tab.member_table.item(2, 0).font().bold()
+    with pytest.raises(ValueError, match="'member' must name a member \\(0 to 2\\), got 5"):
+        model_tab.set_summary(model_tab.summary, member=5)
     # a single model hides the table again and draws as before
     model_tab.set_model(model.members[0])
     assert table.isHidden() and model_tab.member is None
