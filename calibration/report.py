@@ -6,7 +6,9 @@ table of every candidate's cross-validated scores; each spatial factor as a scal
 (montage positions from :func:`sblr_rt.montage.layout_2d`, drawn with
 :func:`mne.viz.plot_topomap`; for the bandpower path one map per band) and each
 temporal factor over its axis: seconds from the cue (waveform, band-power bins) or
-frequency in Hz (spectral path, whose columns are frequency bands).
+frequency in Hz (spectral path, whose columns are frequency bands); on the covariance path,
+whose columns are channels, a second scalp map. An ensemble gets one block of such rows per
+member, titled with the member's feature path, spatial stage and weight in the decision.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import numpy as np
 
 from sblr_rt.bci_model import auto_candidate_name
 from sblr_rt.preprocessing.spatial import spatial_label
-from sblr_rt.verdict import describe_rank, model_verdict, spread_text
+from sblr_rt.verdict import describe_rank, model_verdict, rank_used, spread_text
 
 logger = logging.getLogger("sblr_rt.calibration")
 
 __all__ = [
     "auto_candidates",
     "column_axis",
+    "member_name",
     "plot_report",
     "report_text",
     "write_report",
@@ -216,8 +219,62 @@ def _n_maps(pre) -> int:
     return len(pre.bands) if pre.features == "bandpower" else 1
 
 
+def member_name(model) -> str:
+    """Return a single model's feature path and spatial stage, as reports name a member.
+
+    Parameters
+    ----------
+    model : BCIModel
+        A single model (an ensemble's member).
+
+    Returns
+    -------
+    name : str
+        E.g. ``"bandpower/surface Laplacian (CSD)"``.
+    """
+    return f"{model.features}/{spatial_label(model.preprocessor.spatial)}"
+
+
+def _blocks(model) -> list[tuple[str, object]]:
+    """Return (title, single model) per block of factors: each member of an ensemble."""
+    if not model.members:
+        return [("", model)]
+    n = len(model.members)
+    blocks = []
+    for k, (m, w) in enumerate(zip(model.members, model.member_weights, strict=True)):
+        est = m.estimator
+        prior = " (a prior across people)" if m.pool is not None else ""
+        blocks.append(
+            (
+                f"member {k} of {n}: {member_name(m)}{prior}, weight {w:.2f} in the decision, "
+                f"rank {rank_used(est)} used of {est.rank}",
+                m,
+            )
+        )
+    return blocks
+
+
+def _drawn(est) -> tuple[np.ndarray, np.ndarray, list[str] | None, list[tuple[int, int]]]:
+    """Return U, V (n_outputs, ., rank), titles (None: per class), components switched on."""
+    U, V = est.canonical_factors()
+    if U.ndim == 2:
+        U, V, titles = U[None], V[None], [""]
+    else:
+        titles = None
+    # Components switched off by the penalty (U or V column all zeros) draw nothing.
+    drawn = [
+        (p, k) for p in range(U.shape[0]) for k in range(U.shape[2])
+        if np.any(U[p, :, k]) and np.any(V[p, :, k])
+    ]  # fmt: skip
+    return U, V, titles, drawn
+
+
 def plot_report(model, path) -> Path:
     """Write the report figure as PNG.
+
+    The first row shows the selection; then one row per component switched on, for a
+    single model, or one block of such rows per member of an ensemble, titled with the
+    member's feature path, spatial stage and weight in the decision.
 
     Parameters
     ----------
@@ -236,25 +293,28 @@ def plot_report(model, path) -> Path:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    pre = model.preprocessor
-    est = model.estimator
-    U, V = est.canonical_factors()
-    if U.ndim == 2:
-        U, V, titles = U[None], V[None], [""]
-    else:
-        titles = [f"{c}: " for c in model.classes]
-    # Components switched off by the penalty (U or V column all zeros) draw nothing.
-    drawn = [
-        (p, k) for p in range(U.shape[0]) for k in range(U.shape[2])
-        if np.any(U[p, :, k]) and np.any(V[p, :, k])
-    ]  # fmt: skip
-    n_cols = max(3, _n_maps(pre) + 1)
-    n_rows = 1 + len(drawn)
-    fig = plt.figure(figsize=(3.2 * n_cols, 2.6 * n_rows), layout="constrained")
-    gs = fig.add_gridspec(n_rows, n_cols)
-    _plot_selection(fig, gs, model)
-    for row, (p, k) in enumerate(drawn, start=1):
-        _plot_component(fig, gs, row, pre, U[p, :, k], V[p, :, k], titles[p], k)
+    blocks = []
+    for title, m in _blocks(model):
+        U, V, titles, drawn = _drawn(m.estimator)
+        titles = titles or [f"{c}: " for c in m.classes]
+        blocks.append((title, m, U, V, titles, drawn))
+    n_cols = max(3, *(_n_maps(m.preprocessor) + 1 for _, m, *_ in blocks))
+    heights = [1.0] + [max(1, len(b[-1])) + (0.15 if b[0] else 0.0) for b in blocks]
+    fig = plt.figure(figsize=(3.2 * n_cols, 2.6 * sum(heights)), layout="constrained")
+    top, *subfigs = np.atleast_1d(fig.subfigures(len(heights), 1, height_ratios=heights))
+    _plot_selection(top, top.add_gridspec(1, n_cols), model)
+    for sub, (title, m, U, V, titles, drawn) in zip(subfigs, blocks, strict=True):
+        if title:
+            sub.suptitle(title, fontsize=10, fontweight="bold", ha="left", x=0.01)
+            sub.set_facecolor("#f4f4f4")
+        gs = sub.add_gridspec(max(1, len(drawn)), n_cols)
+        for row, (p, k) in enumerate(drawn):
+            _plot_component(sub, gs, row, m.preprocessor, U[p, :, k], V[p, :, k], titles[p], k)
+        if not drawn:
+            ax = sub.add_subplot(gs[0, :])
+            ax.axis("off")
+            ax.text(0.5, 0.5, "every component switched off by the penalties: no weight",
+                    ha="center", va="center")  # fmt: skip
     path = Path(path)
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -296,16 +356,18 @@ def _plot_selection(fig, gs, model) -> None:
         if verdict.accuracy is not None
         else ""
     )
-    ax.text(
-        0,
-        1,
-        f"classes {model.classes}\nfeatures {pre.features}\n"
-        f"spatial {spatial_label(pre.spatial)}\n"
-        f"rank {describe_rank(est)}\nmu1 {est.mu1:.3g} mu2 {est.mu2:.3g}\nnu1 {est.nu1:.3g} "
-        f"nu2 {est.nu2:.3g}{cv}",
-        va="top",
-        fontsize=9,
-    )
+    if model.members:
+        what = (
+            f"ensemble of {len(model.members)} members:\nthe weighted mean of their scores;\n"
+            "each member's factors below"
+        )
+    else:
+        what = (
+            f"features {pre.features}\nspatial {spatial_label(pre.spatial)}\n"
+            f"rank {describe_rank(est)}\nmu1 {est.mu1:.3g} mu2 {est.mu2:.3g}\n"
+            f"nu1 {est.nu1:.3g} nu2 {est.nu2:.3g}"
+        )
+    ax.text(0, 1, f"classes {model.classes}\n{what}{cv}", va="top", fontsize=9)
 
 
 def _plot_auto_table(ax, model) -> None:
@@ -314,12 +376,13 @@ def _plot_auto_table(ax, model) -> None:
     auto = model.metadata["selection"]["auto"]
     ax.axis("off")
     ax.set_title(
-        f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')} (* = chosen)",
+        f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')} "
+        "(* = chosen, + = averaged)",
         fontsize=9,
     )
     cells = [
         [
-            ("* " if r["chosen"] else "") + r["name"],
+            ("* " if r["chosen"] else "+ " if r["member"] else "") + r["name"],
             f"{r['log_loss']:.3f}",
             f"{r['accuracy']:.3f}",
             f"{r['auc']:.3f}",
@@ -338,16 +401,24 @@ def _plot_auto_table(ax, model) -> None:
     table.set_fontsize(7)
     table.scale(1.0, 1.1)
     for i, r in enumerate(rows, start=1):
-        if r["chosen"]:
+        if r["chosen"] or r["member"]:
             for j in range(len(cells[0])):
-                table[i, j].set_facecolor("#fde9a9")
+                table[i, j].set_facecolor("#fde9a9" if r["chosen"] else "#fdf4d7")
                 table[i, j].get_text().set_fontweight("bold")
 
 
 def _plot_component(fig, gs, row: int, pre, u, v, title: str, k: int) -> None:
-    """One row: scalp maps of ``u`` (one per band) and ``v`` over time or frequency."""
+    """One row: scalp maps of ``u`` (one per band) and ``v`` over time or frequency.
+
+    On the covariance path the columns are channels too: ``v`` is a second scalp map.
+    """
     n_maps = _n_maps(pre)
     n_picks = len(pre.picks)
+    if pre.features == "covariance":
+        for col, (values, name) in enumerate(((u, "spatial"), (v, "second spatial (V)"))):
+            _topomap(fig.add_subplot(gs[row, col]), values, list(pre.picks),
+                     f"{title}{name} {k + 1}")  # fmt: skip
+        return
     for b in range(n_maps):
         ax = fig.add_subplot(gs[row, b])
         band = (

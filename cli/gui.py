@@ -32,7 +32,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "Open one window with three tabs. Live: scrolling traces, the decision "
             "timeline and the loop's status (latency, gaps, dropped windows). Model: each "
             "rank component's spatial factor as a scalp map and a channel bar chart, its "
-            "temporal factor, W = U V^T, the CV grid and the objective trace. Calibrate: "
+            "temporal factor, W = U V^T, the CV grid and the objective trace; for an "
+            "ensemble, a table of its members where a click on a row draws that member. "
+            "Calibrate: "
             "record a stream (the cue window publishes the markers) or pick files, "
             "calibrate with a progress bar, then classify live with the new model. "
             "With --adapt (and --model, --stream, --marker-stream) the model adapts during "
@@ -64,7 +66,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="FILE.png",
         default=None,
         help="render each tab offscreen to FILE-live.png, FILE-model.png, "
-        "FILE-calibrate.png and FILE-paradigm.png, then exit",
+        "FILE-calibrate.png and FILE-paradigm.png (and for an ensemble FILE-model-K.png "
+        "per member K), then exit",
     )
     parser.add_argument(
         "--settle",

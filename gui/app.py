@@ -474,7 +474,8 @@ def run(
     stream_type, marker_type : str | None
         Or the type (any case) of the only EEG / marker stream to connect to.
     screenshot : str | Path | None
-        Render each tab to ``<stem>-<tab>.png`` (and the cue window) and exit.
+        Render each tab to ``<stem>-<tab>.png`` (and the cue window; for an ensemble the
+        Model tab once per member, ``<stem>-model-<k>.png``) and exit.
     hop : float
         Seconds between decisions of the online loop.
     settle : float

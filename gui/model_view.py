@@ -5,8 +5,10 @@ scalp map and as a labelled per-channel bar chart, and the temporal factor over 
 time axis (on the spectral path a spectrum: over frequency in Hz). Then the weight matrix W
 as a channels-by-time (or -frequency) heatmap with a colour bar, the cross-validation grid
 and the objective per iteration of the solver. The header names the spatial stage; a model
-from ``features="auto"`` also gets the table of every candidate's CV scores. The CV plot
-is drawn by :mod:`sblr_rt.gui.model_cv`.
+from ``features="auto"`` also gets the table of every candidate's CV scores. An ensemble
+gets the table of its members (feature path and spatial stage, weight in the decision, rank
+used, prior or not): a click on a row draws that member's factors, W and objective trace.
+The CV plot is drawn by :mod:`sblr_rt.gui.model_cv`.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui, QtWidgets
 from sblr_rt.gui.model_cv import draw_cv, format_value
 from sblr_rt.gui.scalp import ScalpMapPlot
-from sblr_rt.gui.summary import ModelSummary, ScoreFactors, summarize_model
+from sblr_rt.gui.summary import MemberSummary, ModelSummary, ScoreFactors, summarize_model
 from sblr_rt.gui.widgets import (
     AutoCandidatesTable,
+    MemberTable,
     RotatedLabelAxis,
     channel_ticks,
     class_color,
@@ -32,6 +35,9 @@ from sblr_rt.gui.widgets import (
 )
 
 from sblr_rt.montage import scalp_layout
+
+#: Header facts that belong to the factors drawn (an ensemble's member), not the whole model.
+_FACTOR_KEYS = ("rank", "mu1", "nu1", "mu2", "nu2")
 
 POSITIVE = "#B2182B"
 NEGATIVE = "#2166AC"
@@ -69,6 +75,7 @@ class ModelTab(QtWidgets.QWidget):
         self.cv_plot: pg.PlotItem | None = None
         self.objective_curves: list[pg.PlotDataItem] = []
         self._score_index = 0
+        self._member_index = 0
         self._xy = np.zeros((0, 2))
 
         layout = QtWidgets.QVBoxLayout(self)
@@ -76,6 +83,10 @@ class ModelTab(QtWidgets.QWidget):
         self.header = QtWidgets.QLabel("No model loaded: File ▸ Open model… or calibrate one.")
         self.header.setWordWrap(True)
         top.addWidget(self.header, 1)
+        # beside the header, not below it: the plots keep their height
+        self.member_table = MemberTable()
+        self.member_table.member_chosen.connect(self.select_member)
+        top.addWidget(self.member_table, 0, QtCore.Qt.AlignTop)
         self.score_box = QtWidgets.QComboBox()
         self.score_box.setToolTip("Which score to show (one per class for one-versus-rest)")
         self.score_box.currentIndexChanged.connect(self._on_score_changed)
@@ -128,16 +139,61 @@ class ModelTab(QtWidgets.QWidget):
         """Draw a model (``BCIModel`` or fitted estimator); kwargs go to summarize_model."""
         self.set_summary(summarize_model(model, **kwargs))
 
-    def set_summary(self, summary: ModelSummary) -> None:
-        """Draw a :class:`sblr_rt.gui.summary.ModelSummary`."""
+    def set_summary(self, summary: ModelSummary, *, member: int = 0) -> None:
+        """Draw a :class:`sblr_rt.gui.summary.ModelSummary` (an ensemble's ``member``)."""
+        if summary.members and not 0 <= member < len(summary.members):
+            raise ValueError(
+                f"'member' must name a member (0 to {len(summary.members) - 1}), got {member}"
+            )
         self.summary = summary
-        self._xy = scalp_layout(summary.scalp_names)
+        self._score_index = 0
+        self._member_index = member if summary.members else 0
+        self.member_table.set_members(summary.members, self._member_index)
+        self._show_member()
+
+    @property
+    def member(self) -> MemberSummary | None:
+        """The ensemble's member drawn; None for a single model."""
+        if self.summary is None or not self.summary.members:
+            return None
+        return self.summary.members[self._member_index]
+
+    @property
+    def shown(self) -> ModelSummary | None:
+        """The factors drawn: the member's (:attr:`member`) or the single model's."""
+        member = self.member
+        return member.summary if member is not None else self.summary
+
+    def select_member(self, index: int) -> None:
+        """Draw member ``index`` of an ensemble (what a click on its row does).
+
+        Parameters
+        ----------
+        index : int
+            ``0 .. n_members - 1``, as :attr:`ModelSummary.members` counts.
+        """
+        members = self.summary.members if self.summary is not None else []
+        if not 0 <= index < len(members):
+            raise ValueError(
+                f"'index' must name a member (0 to {len(members) - 1}), got {index}"
+                if members
+                else f"'index' needs an ensemble; the model drawn has no members, got {index}"
+            )
+        self._member_index = index
+        self.member_table.set_current(index)
+        self._show_member()
+
+    def _show_member(self) -> None:
+        shown = self.shown
+        self._xy = scalp_layout(shown.scalp_names)
         self.score_box.blockSignals(True)
         self.score_box.clear()
-        self.score_box.addItems([s.title for s in summary.scores])
-        self.score_box.setVisible(len(summary.scores) > 1)
+        self.score_box.addItems([s.title for s in shown.scores])
+        self.score_box.setVisible(len(shown.scores) > 1)
+        if self._score_index >= len(shown.scores):
+            self._score_index = 0
+        self.score_box.setCurrentIndex(self._score_index)
         self.score_box.blockSignals(False)
-        self._score_index = 0
         self._draw()
 
     def _open_dialog(self) -> None:
@@ -155,8 +211,8 @@ class ModelTab(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ drawing
     def _draw(self) -> None:
-        summary = self.summary
-        score = summary.scores[self._score_index]
+        summary, shown = self.summary, self.shown
+        score = shown.scores[self._score_index]
         self._draw_header(summary, score)
         self.auto_table.set_candidates(summary.candidates)
         self.components_widget.clear()
@@ -173,21 +229,27 @@ class ModelTab(QtWidgets.QWidget):
             self.overview_widget.nextRow()
         else:
             self.cv_image = self.cv_plot = None
-        self._draw_objective(summary)
+        self._draw_objective(shown)
+        # A redraw in a view of unchanged size keeps the layout's old geometry (pyqtgraph
+        # places it on resize only): place it again so the plots fill the view.
+        for view in (self.components_widget, self.overview_widget):
+            view.resizeEvent(None)
 
     def _draw_header(self, summary: ModelSummary, score: ScoreFactors) -> None:
+        shown, member = self.shown, self.member
         facts = [f"<b>{score.title}</b> (positive score → {score.positive})"]
         facts.append(f"classes: {', '.join(summary.classes)}")
-        if summary.axis_is_frequency:
+        if shown.axis_is_frequency:
             columns = (
-                f"{summary.axis.size} frequency bands (centres "
-                f"{summary.axis[0]:g}–{summary.axis[-1]:g} Hz)"
+                f"{shown.axis.size} frequency bands (centres "
+                f"{shown.axis[0]:g}–{shown.axis[-1]:g} Hz)"
             )
         else:
-            columns = f"{summary.axis.size} {summary.axis_label}"
-        facts.append(f"{len(summary.ch_names)} channels × {columns}")
-        info = summary.info
-        for key in ("file", "features", "sfreq", "rank", "mu1", "nu1", "mu2", "nu2"):
+            columns = f"{shown.axis.size} {shown.axis_label}"
+        facts.append(f"{len(shown.ch_names)} channels × {columns}")
+        # the whole model's file, path and rate; the drawn member's rank and penalties
+        info = {**summary.info, **{k: shown.info[k] for k in _FACTOR_KEYS if k in shown.info}}
+        for key in ("file", "features", "sfreq", *_FACTOR_KEYS):
             if key == "sfreq" and key in info:
                 facts.append(f"sfreq = {float(info[key]):g} Hz")
             elif key in info:
@@ -195,26 +257,32 @@ class ModelTab(QtWidgets.QWidget):
             if key == "features" and summary.candidates:
                 n_members = sum(bool(c.get("member")) for c in summary.candidates)
                 facts[-1] += (
-                    f" (features='auto': the mean of the {n_members} of lowest CV log-loss "
-                    f"of {len(summary.candidates)} candidates, ★ and + on the right; ★ drawn)"
+                    f" (features='auto': the weighted mean of the {n_members} of lowest CV "
+                    f"log-loss of {len(summary.candidates)} candidates, ★ and + on the right)"
                     if n_members > 1
                     else f" (features='auto': lowest CV log-loss of {len(summary.candidates)} "
                     "candidates, table on the right)"
                 )
-            if key == "features" and summary.spatial:
-                facts.append(f"spatial stage = {summary.spatial}")
+            if key == "features" and shown.spatial:
+                facts.append(f"spatial stage = {shown.spatial}")
         facts.append(f"intercept b = {score.intercept:.3g}")
-        if summary.regions:
-            facts.append(summary.regions)
+        if shown.regions:
+            facts.append(("this member's " if member else "") + shown.regions)
         # The verdict first: it is what the person at the controls must read.
         verdict = "".join(
             f"<b>{html.escape(line)}</b><br>" if i == 0 else f"{html.escape(line.strip())}<br>"
             for i, line in enumerate(summary.verdict)
         )
+        if member is not None:
+            verdict += (
+                f"<b>drawn: {html.escape(member.title)} in the decision, rank "
+                f"{member.rank_used} used of {member.rank}</b> (click a member's row to draw "
+                "it)<br>"
+            )
         self.header.setText(verdict + " · ".join(facts))
 
     def _draw_component(self, k: int, score: ScoreFactors, *, show_scalp: bool) -> None:
-        summary = self.summary
+        summary = self.shown
         u = score.spatial[:, k]
         v = score.temporal[:, k]
         n_nonzero = int(np.count_nonzero(u))
@@ -224,9 +292,9 @@ class ModelTab(QtWidgets.QWidget):
             f"({n_nonzero} of {u.size} weights non-zero)"
         )
         if n_nonzero == 0 or not np.any(v):
-            title += ": switched off by the penalty (W gets nothing from it)"
+            title += ":<br>switched off by the penalty (W gets nothing from it)"
         if len(summary.groups) > 1 and show_scalp:  # one short title per map, legend once
-            title += "; scalp maps: nose up, ○ = zero weight"
+            title += "<br>scalp maps: nose up, ○ = zero weight"  # two lines: the plots fit
         scalps, col = self._scalp_maps(k, u, row, show_scalp=show_scalp)
         temporal_plot, curve = self._temporal_plot(k, v)
         self.components_widget.addItem(temporal_plot, row=row, col=col)
@@ -238,7 +306,7 @@ class ModelTab(QtWidgets.QWidget):
 
     def _scalp_maps(self, k: int, u: np.ndarray, row: int, *, show_scalp: bool):
         """Add one scalp map of ``u`` per channel group and a colour bar on ``row``."""
-        summary = self.summary
+        summary = self.shown
         limit = float(np.abs(u).max()) or 1.0
         several = len(summary.groups) > 1
         scalps = []
@@ -271,8 +339,9 @@ class ModelTab(QtWidgets.QWidget):
 
     def _temporal_plot(self, k: int, v: np.ndarray):
         """Return the plot of the temporal factor ``v`` and its curve."""
-        summary = self.summary
+        summary = self.shown
         kind = "spectral" if summary.axis_is_frequency else "temporal"
+        kind = "second spatial" if summary.axis_is_channel else kind
         plot = pg.PlotItem(title=f"{kind} factor v{k + 1} (carries the scale)")
         plot.setMinimumWidth(260)
         plot.setLabel("bottom", summary.axis_label)
@@ -280,6 +349,10 @@ class ModelTab(QtWidgets.QWidget):
         for side in ("left", "bottom"):
             plot.getAxis(side).enableAutoSIPrefix(False)
         plot.showGrid(x=True, y=True, alpha=0.3)
+        if summary.axis_is_channel:  # the columns are the channels of the rows: name them
+            bottom = plot.getAxis("bottom")
+            bottom.setStyle(tickFont=_small_font())
+            bottom.setTicks([channel_ticks(summary.ch_names, 16), []])
         plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(ZERO)))
         if summary.axis_is_time and summary.axis[0] <= 0 <= summary.axis[-1]:
             cue = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("k", style=QtCore.Qt.DashLine))
@@ -299,7 +372,7 @@ class ModelTab(QtWidgets.QWidget):
 
     def _spatial_bars(self, title: str, u: np.ndarray):
         """Return the bar plot of the spatial factor ``u``, its bars and zero marks."""
-        names = self.summary.ch_names
+        names = self.shown.ch_names
         axis = RotatedLabelAxis()
         plot = pg.PlotItem(title=title, axisItems={"bottom": axis})
         x = np.arange(u.size, dtype=float)
@@ -322,7 +395,7 @@ class ModelTab(QtWidgets.QWidget):
         return plot, bars, zero_marks
 
     def _draw_weights(self, score: ScoreFactors) -> None:
-        summary = self.summary
+        summary = self.shown
         weights = score.weights
         plot = self.overview_widget.addPlot(title=f"W = U Vᵀ (channels × {summary.column_kind})")
         image = pg.ImageItem(axisOrder="row-major")

@@ -65,7 +65,9 @@ def save_screenshots(window, path, *, paradigm: bool = True) -> list[Path]:
         The dashboard (shown, possibly offscreen).
     path : str | Path
         Base name: ``dash.png`` gives ``dash-live.png``, ``dash-model.png``,
-        ``dash-calibrate.png`` (and ``dash-paradigm.png``).
+        ``dash-calibrate.png`` (and ``dash-paradigm.png``). With an ensemble, the Model tab
+        once more per member: ``dash-model-0.png``, ``dash-model-1.png``, ... (the member's
+        index, as ``sblr-rt inspect`` counts).
     paradigm : bool
         Also render the cue window.
 
@@ -78,19 +80,41 @@ def save_screenshots(window, path, *, paradigm: bool = True) -> list[Path]:
     if not path.parent.is_dir():
         raise FileNotFoundError(f"the folder of the screenshot path does not exist: {path.parent}")
     tab_names = [window.tabs.tabText(i) for i in range(window.tabs.count())]
-    names = tab_names + (["Paradigm"] if paradigm else [])
-    targets = screenshot_paths(path, names)
+    targets = screenshot_paths(path, tab_names)
     written = []
     current = window.tabs.currentIndex()
-    for index, target in enumerate(targets[: len(tab_names)]):
+    for index, target in enumerate(targets):
         window.tabs.setCurrentIndex(index)
         _process_events(0.15)
-        if not window.grab().save(str(target)):
-            raise OSError(f"could not write {target}")
+        _save(window, target)
         written.append(target)
+        if window.tabs.widget(index) is window.model_tab:
+            written += _member_screenshots(window, target)
     window.tabs.setCurrentIndex(current)
     if paradigm:
-        written.append(_paradigm_screenshot(window, targets[-1]))
+        written.append(_paradigm_screenshot(window, screenshot_paths(path, ["Paradigm"])[0]))
+    return written
+
+
+def _save(window, target: Path) -> None:
+    if not window.grab().save(str(target)):
+        raise OSError(f"could not write {target}")
+
+
+def _member_screenshots(window, target: Path) -> list[Path]:
+    """Save the Model tab once per member of an ensemble (``X-model-<k>.png``), if any."""
+    tab = window.model_tab
+    members = tab.summary.members if tab.summary is not None else []
+    shown = tab.member
+    written = []
+    for member in members:
+        tab.select_member(member.index)
+        _process_events(0.15)
+        member_target = target.with_name(f"{target.stem}-{member.index}{target.suffix}")
+        _save(window, member_target)
+        written.append(member_target)
+    if shown is not None:
+        tab.select_member(shown.index)
     return written
 
 

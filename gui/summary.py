@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sblr_rt.calibration.report import auto_candidates
+from sblr_rt.calibration.report import auto_candidates, member_name
 
 from sblr_rt.preprocessing.spatial import spatial_label
 from sblr_rt.regions import weight_regions
-from sblr_rt.verdict import model_verdict
+from sblr_rt.verdict import model_verdict, rank_used
 
 logger = logging.getLogger("sblr_rt.gui")
 
@@ -111,6 +111,9 @@ class ModelSummary:
     verdict : list of str
         The model's verdict (:meth:`sblr_rt.verdict.Verdict.lines`): the word, the chance
         level, the rank used, the warnings and what to try next; empty for a bare estimator.
+    members : list of MemberSummary
+        An ensemble's members in the model's order, each with its own factors; empty for a
+        single model (whose factors are the fields above).
     """
 
     ch_names: list[str]
@@ -130,6 +133,7 @@ class ModelSummary:
     candidates: list[dict] = field(default_factory=list)
     regions: str = ""
     verdict: list[str] = field(default_factory=list)
+    members: list[MemberSummary] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.groups:
@@ -149,9 +153,82 @@ class ModelSummary:
         return "(Hz)" in self.axis_label
 
     @property
+    def axis_is_channel(self) -> bool:
+        """Whether :attr:`axis` counts channels (covariance path: V is a second spatial factor)."""
+        return self.axis_label.startswith("channel")
+
+    @property
     def column_kind(self) -> str:
-        """What the columns of W are: ``"frequency"`` or ``"time"``."""
-        return "frequency" if self.axis_is_frequency else "time"
+        """What the columns of W are: ``"frequency"``, ``"channels"`` or ``"time"``."""
+        if self.axis_is_frequency:
+            return "frequency"
+        return "channels" if self.axis_is_channel else "time"
+
+
+@dataclass(frozen=True)
+class MemberSummary:
+    """One member of an ensemble: what the member table lists and the factors it draws.
+
+    Parameters
+    ----------
+    index : int
+        Position in the ensemble (``member 0`` is the first, as ``sblr-rt inspect`` counts).
+    name : str
+        Feature path and spatial stage, e.g. ``"bandpower/surface Laplacian (CSD)"``.
+    weight : float
+        Its weight in the decision (the members' weights sum to 1).
+    rank_used : int
+        Components that contribute to its score (:func:`sblr_rt.verdict.rank_used`).
+    rank : int
+        Components fitted.
+    prior : bool
+        Whether it is a prior across people (a model with a pool of people's epochs).
+    summary : ModelSummary
+        Its own factors, axis, channels and objective trace, as for a single model.
+    """
+
+    index: int
+    name: str
+    weight: float
+    rank_used: int
+    rank: int
+    prior: bool
+    summary: ModelSummary
+
+    @property
+    def title(self) -> str:
+        """``"member 1: bandpower/common average, weight 0.25"``, as figures label it."""
+        prior = " (a prior across people)" if self.prior else ""
+        return f"member {self.index}: {self.name}{prior}, weight {self.weight:.2f}"
+
+
+def summarize_members(model) -> list[MemberSummary]:
+    """Return the members of an ensemble, each summarised; empty for a single model.
+
+    Parameters
+    ----------
+    model : BCIModel | SparseBilinearLogisticRegression
+        Any model :func:`summarize_model` reads.
+
+    Returns
+    -------
+    members : list of MemberSummary
+        In the ensemble's order, with the weights of ``model.member_weights``.
+    """
+    members = list(getattr(model, "members", None) or [])
+    weights = np.asarray(getattr(model, "member_weights", ()), float)[: len(members)]
+    return [
+        MemberSummary(
+            index=k,
+            name=member_name(m),
+            weight=float(w),
+            rank_used=rank_used(m.estimator),
+            rank=int(m.estimator.rank),
+            prior=getattr(m, "pool", None) is not None,
+            summary=summarize_model(m),
+        )
+        for k, (m, w) in enumerate(zip(members, weights, strict=True))
+    ]
 
 
 def _first_attr(obj, names, default=None):
@@ -262,6 +339,7 @@ def summarize_model(
         candidates=auto_candidates(model),
         regions=_regions(model),
         verdict=model_verdict(model).lines() if hasattr(model, "preprocessor") else [],
+        members=summarize_members(model),
     )
 
 

@@ -1,4 +1,4 @@
-"""Small Qt pieces shared by the tabs: colour map, rotated channel labels, auto table."""
+"""Small Qt pieces shared by the tabs: colour map, channel labels, auto and member tables."""
 
 from __future__ import annotations
 
@@ -243,6 +243,108 @@ class AutoCandidatesTable(QtWidgets.QTableWidget):
         height += sum(self.rowHeight(i) for i in range(len(candidates)))
         self.setFixedHeight(height)
         self.setVisible(bool(candidates))
+
+
+class MemberTable(QtWidgets.QTableWidget):
+    """An ensemble's members, one row each; a click on a row picks the member to draw.
+
+    Columns: the member's index, feature path and spatial stage, weight in the decision,
+    rank used of fitted, and whether it is a prior across people. Hidden while it has no
+    rows (a single model); its height fits the rows, so it never scrolls.
+
+    Parameters
+    ----------
+    parent : QWidget | None
+        Parent widget.
+    """
+
+    COLUMNS = ("member", "feature path / spatial stage", "weight", "rank used", "prior")
+
+    #: What each column holds, as its header's tooltip.
+    TIPS = (
+        "The member's index (as sblr-rt inspect counts)",
+        "The member's feature path and spatial stage",
+        "The member's weight in the decision: the ensemble's score is the members' scores "
+        "weighted so, the weights summing to 1",
+        "Components used (not switched off by the penalties) of those fitted",
+        "Whether the member is a prior across people (trained on other people's runs)",
+    )
+
+    #: The row (member index) the user picked.
+    member_chosen = QtCore.pyqtSignal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(0, len(self.COLUMNS), parent)
+        self.setHorizontalHeaderLabels(list(self.COLUMNS))
+        for j, tip in enumerate(self.TIPS):
+            self.horizontalHeaderItem(j).setToolTip(tip)
+        self.setToolTip(
+            "The ensemble's members: its score is their scores weighted by these weights. "
+            "Click a row to draw that member's spatial (U) and temporal (V) factors."
+        )
+        self.verticalHeader().hide()
+        self.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        self.setSelectionMode(QtWidgets.QAbstractItemView.SingleSelection)
+        self.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
+        self.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        self.setSizeAdjustPolicy(QtWidgets.QAbstractScrollArea.AdjustToContents)
+        self.itemSelectionChanged.connect(self._on_selection)
+        self.hide()
+
+    def set_members(self, members, current: int = 0) -> None:
+        """Show the members (``current`` selected), or hide when there are none.
+
+        Parameters
+        ----------
+        members : list of MemberSummary
+            :attr:`sblr_rt.gui.summary.ModelSummary.members`.
+        current : int
+            The member drawn.
+        """
+        self.blockSignals(True)
+        self.clearSelection()
+        self.setRowCount(len(members))
+        bold = QtGui.QFont()
+        bold.setBold(True)  # while sizing the columns: the member drawn is in bold
+        for i, m in enumerate(members):
+            cells = [str(m.index), m.name, f"{m.weight:.2f}", f"{m.rank_used} of {m.rank}",
+                     "yes" if m.prior else "no"]  # fmt: skip
+            for j, text in enumerate(cells):
+                item = QtWidgets.QTableWidgetItem(text)
+                side = QtCore.Qt.AlignLeft if j == 1 else QtCore.Qt.AlignCenter
+                item.setTextAlignment(int(side | QtCore.Qt.AlignVCenter))
+                item.setFont(bold)
+                self.setItem(i, j, item)
+        self.resizeColumnsToContents()
+        self.resizeRowsToContents()
+        height = self.horizontalHeader().height() + 2 * self.frameWidth()
+        height += sum(self.rowHeight(i) for i in range(len(members)))
+        self.setFixedHeight(height)
+        width = 2 * self.frameWidth() + sum(self.columnWidth(j) for j in range(len(self.COLUMNS)))
+        self.setFixedWidth(width)
+        self.setVisible(bool(members))
+        self.blockSignals(False)
+        if members:
+            self.set_current(current)
+
+    def set_current(self, row: int) -> None:
+        """Select and mark (bold, shaded) the member drawn, without emitting a signal."""
+        self.blockSignals(True)
+        self.selectRow(row)
+        font = QtGui.QFont()
+        for i in range(self.rowCount()):
+            font.setBold(i == row)
+            for j in range(self.columnCount()):
+                item = self.item(i, j)
+                item.setFont(font)
+                item.setBackground(QtGui.QColor("#fde9a9" if i == row else "white"))
+        self.blockSignals(False)
+
+    def _on_selection(self) -> None:
+        rows = {index.row() for index in self.selectedIndexes()}
+        if len(rows) == 1:
+            self.member_chosen.emit(rows.pop())
 
 
 def _format_score(value) -> str:

@@ -191,3 +191,51 @@ def test_png_draws_only_the_components_in_use(tmp_path, monkeypatch):
     texts = " ".join(t.get_text() for a in fig.axes for t in a.texts)
     assert "rank 2 (1 used)" in texts and "nan" not in texts
     assert "rank used: 1 (rank 2 fitted" in report_text(model)
+
+
+def covariance_model(seed=2) -> BCIModel:
+    """A small covariance model on noise with C3 louder in class 1."""
+    rng = np.random.default_rng(seed)
+    pre = Preprocessor(
+        ch_names=NAMES, sfreq=100.0, tmin=0.0, tmax=2.0, features="covariance", spatial="car"
+    )
+    y = np.repeat([0, 1], 20)
+    raw = rng.standard_normal((y.size, len(NAMES), pre.n_times_raw))
+    raw[y == 1, NAMES.index("C3")] *= 3.0
+    est = SparseBilinearLogisticRegression(rank=1, max_iter=100, tol=1e-3).fit(
+        pre.fit(raw).transform(raw), y
+    )
+    return BCIModel(preprocessor=pre, estimator=est, classes=["rest", "move"])
+
+
+def test_write_report_draws_every_member_of_an_ensemble(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    figures = []
+    close = plt.close
+    monkeypatch.setattr(plt, "close", lambda fig: (figures.append(fig), close(fig)))
+    members = [spectral_model(), spectral_model(spatial="car", seed=1), covariance_model()]
+    model = BCIModel.ensemble(members, {"selection": {}}, weights=[0.5, 0.3, 0.2])
+    path = tmp_path / "ensemble.sblr"
+    save_model(model, path)
+    model = load_model(path)
+    write_report(model, tmp_path / "report")
+    (fig,) = figures
+    top, *blocks = fig.subfigs
+    assert len(blocks) == 3
+    texts = [t.get_text() for a in top.axes for t in a.texts]
+    assert any("ensemble of 3 members" in t for t in texts)
+    for k, (block, member) in enumerate(zip(blocks, model.members, strict=True)):
+        title = block._suptitle.get_text()
+        name = ["spectral/surface Laplacian (CSD)", "spectral/common average",
+                "covariance/common average"][k]  # fmt: skip
+        weight = model.member_weights[k]
+        assert title.startswith(f"member {k} of 3: {name}, weight {weight:.2f} in the decision")
+        _, V = member.estimator.canonical_factors()
+        if member.features == "spectral":  # a scalp map of U, V over frequency
+            (ax,) = [a for a in block.axes if a.get_xlabel() == "frequency (Hz)"]
+            np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), V[:, 0])
+            assert [a.get_title() for a in block.axes] == ["spatial 1", "spectral 1"]
+        else:  # the covariance path's columns are channels: V is a second scalp map
+            assert [a.get_title() for a in block.axes] == ["spatial 1", "second spatial (V) 1"]

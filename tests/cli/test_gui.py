@@ -17,6 +17,51 @@ def test_gui_writes_one_screenshot_per_tab(model_path, tmp_path):
         image = QtGui.QImage(str(path))
         assert not image.isNull(), path
         assert image.width() >= 800 and image.height() >= 400
+    # one model: no per-member files
+    assert not list(tmp_path.glob("dash-model-*.png"))
+
+
+@pytest.fixture(scope="module")
+def ensemble_path(tmp_path_factory):
+    """Return an ensemble file: a waveform and a band-power member on C3, Cz, C4."""
+    import numpy as np
+
+    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.io.model_file import save_model
+    from sblr_rt.model import SparseBilinearLogisticRegression
+    from sblr_rt.preprocessing import Preprocessor
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 20)
+    members = []
+    for features in ("waveform", "bandpower"):
+        pre = Preprocessor(
+            ch_names=["C3", "Cz", "C4"], sfreq=100.0, tmin=0.0, tmax=1.0, features=features
+        )
+        raw = rng.standard_normal((40, 3, pre.n_times_raw))
+        raw[y == 1, 0] *= 2.0
+        raw[y == 1, 2] += 1.0
+        est = SparseBilinearLogisticRegression(max_iter=100, tol=1e-2)
+        est.fit(pre.fit(raw).transform(raw), y)
+        members.append(BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"]))
+    path = tmp_path_factory.mktemp("cli-ensemble") / "ens.sblr.npz"
+    save_model(BCIModel.ensemble(members, weights=[0.6, 0.4]), path)
+    return path
+
+
+@pytest.mark.gui
+def test_gui_writes_the_model_tab_once_per_member(ensemble_path, tmp_path):
+    from PyQt5 import QtGui
+
+    target = tmp_path / "dash.png"
+    assert main(["gui", "--model", str(ensemble_path), "--screenshot", str(target)]) == 0
+    names = {p.name for p in tmp_path.iterdir()}
+    assert names == {
+        f"dash-{n}.png" for n in ("live", "model", "model-0", "model-1", "calibrate", "paradigm")
+    }
+    images = [QtGui.QImage(str(tmp_path / f"dash-model-{k}.png")) for k in (0, 1)]
+    assert all(not i.isNull() and i.width() >= 800 for i in images)
+    assert images[0] != images[1]  # each draws its own member
 
 
 @pytest.mark.parametrize(

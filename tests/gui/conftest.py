@@ -32,9 +32,21 @@ def start_simulator(name, source_id):
 
 
 def simulated_model(
-    *, n_channels=16, sfreq=100.0, tmin=0.5, tmax=1.5, features="waveform", rank=2, seed=0
+    *,
+    n_channels=16,
+    sfreq=100.0,
+    tmin=0.5,
+    tmax=1.5,
+    features="waveform",
+    rank=2,
+    seed=0,
+    prior=False,
 ):
-    """A BCIModel fitted on epochs of the project's simulator (no LSL, about 1 s)."""
+    """A BCIModel fitted on epochs of the project's simulator (no LSL, about 1 s).
+
+    ``prior=True`` gives it a pool of its training features (two made-up people), as a
+    prior across people carries.
+    """
     from sblr_rt.bci_model import BCIModel
     from sblr_rt.model import SparseBilinearLogisticRegression
     from sblr_rt.playback.simulator import Simulator
@@ -88,7 +100,37 @@ def simulated_model(
         },
         "objective": np.asarray(est.objective_).tolist(),
     }
-    return BCIModel(preprocessor=pre, estimator=est, classes=list(SIM_CLASSES), metadata=metadata)
+    pool = None
+    if prior:
+        from sblr_rt.model.prior_pool import PriorPool
+
+        pool = PriorPool(Z, y, np.arange(y.size) % 2)
+    return BCIModel(
+        preprocessor=pre,
+        estimator=est,
+        classes=list(SIM_CLASSES),
+        metadata=metadata,
+        pool=pool,
+    )
+
+
+#: The members of :func:`simulated_ensemble` and their weights in the decision.
+ENSEMBLE_MEMBERS = (
+    ({"features": "waveform", "rank": 2}, 0.5),
+    ({"features": "bandpower", "rank": 1, "seed": 1}, 0.3),
+    ({"features": "waveform", "rank": 1, "seed": 2, "prior": True}, 0.2),
+)
+
+
+def simulated_ensemble():
+    """An ensemble of three simulated models: waveform, band power, and a prior (weight 0.2)."""
+    from sblr_rt.bci_model import BCIModel
+
+    members = [simulated_model(**kwargs) for kwargs, _ in ENSEMBLE_MEMBERS]
+    metadata = members[0].metadata
+    for m in members:  # as calibration writes them: the selection is the ensemble's
+        m.metadata = {}
+    return BCIModel.ensemble(members, metadata, weights=[w for _, w in ENSEMBLE_MEMBERS])
 
 
 @pytest.fixture(scope="session")
@@ -100,6 +142,13 @@ def sim_model():
 def sim_model_file(tmp_path_factory, sim_model):
     path = tmp_path_factory.mktemp("models") / "sim.sblr.npz"
     save_model(sim_model, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def sim_ensemble_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("models") / "ensemble.sblr.npz"
+    save_model(simulated_ensemble(), path)
     return path
 
 

@@ -199,3 +199,64 @@ def test_model_tab_header_says_the_rate_and_the_verdict(model_tab):
     assert "sfreq = 1000 Hz" in header and "1e+03" not in header
     assert "verdict: NOT CLEARLY ABOVE CHANCE: CV accuracy 0.600 on 30 trials" in header
     assert "chance level: 0.633" in header and "what to try next" in header
+
+
+def _click_row(qtbot, table, row: int) -> None:
+    from PyQt5 import QtCore
+
+    rect = table.visualItemRect(table.item(row, 1))
+    qtbot.mouseClick(table.viewport(), QtCore.Qt.LeftButton, pos=rect.center())
+
+
+def test_a_click_on_a_member_row_draws_that_member(model_tab, qtbot, sim_ensemble_file):
+    from sblr_rt.io.model_file import load_model
+
+    model = load_model(sim_ensemble_file)
+    model_tab.load_file(sim_ensemble_file)
+    model_tab.grab()
+    table = model_tab.member_table
+    assert not table.isHidden() and table.rowCount() == 3
+    cells = [[table.item(i, j).text() for j in range(table.columnCount())] for i in range(3)]
+    assert cells == [
+        ["0", "waveform/none", "0.50", "2 of 2", "no"],
+        ["1", "bandpower/none", "0.30", "1 of 1", "no"],
+        ["2", "waveform/none", "0.20", "1 of 1", "yes"],
+    ]
+    assert model_tab.member.index == 0  # the first member is drawn at first
+    for k in (2, 1, 0):
+        _click_row(qtbot, table, k)
+        member = model.members[k]
+        assert model_tab.member.index == k
+        assert table.item(k, 0).font().bold()
+        assert sum(table.item(i, 0).font().bold() for i in range(3)) == 1
+        U, V = member.estimator.canonical_factors()
+        assert len(model_tab.components) == member.estimator.rank
+        for c, view in enumerate(model_tab.components):
+            np.testing.assert_allclose(view.bars.opts["height"], U[:, c])
+            x, y = view.temporal_curve.getData()
+            np.testing.assert_allclose(y, V[:, c])
+            np.testing.assert_allclose(x, model_tab.shown.axis)
+        np.testing.assert_allclose(model_tab.weights_image.image, U @ V.T)
+        np.testing.assert_allclose(
+            model_tab.objective_curves[0].yData, member.estimator.objective_
+        )
+        weight = model.member_weights[k]
+        assert f"member {k}: " in model_tab.header.text()
+        assert f"weight {weight:.2f} in the decision" in model_tab.header.text()
+    # the band-power member: one scalp map per band, V over the time bins
+    _click_row(qtbot, table, 1)
+    assert len(model_tab.components[0].scalps) == 2
+    assert model_tab.shown.axis_label == "band-power time bin"
+    with pytest.raises(ValueError, match="'index' must name a member \\(0 to 2\\), got 3"):
+        model_tab.select_member(3)
+    # a summary can open on any member
+    model_tab.set_summary(model_tab.summary, member=2)
+    assert model_tab.member.index == 2 and model_tab.member.prior
+    assert model_tab.member_table.item(2, 0).font().bold()
+    with pytest.raises(ValueError, match="'member' must name a member \\(0 to 2\\), got 5"):
+        model_tab.set_summary(model_tab.summary, member=5)
+    # a single model hides the table again and draws as before
+    model_tab.set_model(model.members[0])
+    assert table.isHidden() and model_tab.member is None
+    with pytest.raises(ValueError, match="needs an ensemble"):
+        model_tab.select_member(0)
