@@ -70,7 +70,7 @@ def _physionet_folder() -> Path:
         + "); fetching PhysioNet eegmmidb S001 runs 4, 5, 6, 9 and 10 with "
         "mne.datasets.eegbci (about 10 MB, checked against MNE's SHA-256 list)."
     )
-    runs = [int(name[5:7]) for name in names]
+    runs = sorted(int(name[5:7]) for name in names)
     try:
         files = mne.datasets.eegbci.load_data(1, runs, update_path=False)
     except Exception as exc:  # network, disk: say what to do instead

@@ -28,8 +28,8 @@ def test_demo_fetches_the_runs_when_the_recordings_are_absent(
     monkeypatch.delenv("SBLR_RT_RECORDINGS", raising=False)
     monkeypatch.setattr(mne.datasets.eegbci, "load_data", load_data)
     assert demo._physionet_folder() == physionet_dir
-    assert asked == {"subject": 1, "runs": [5, 6, 9, 10]}
-    assert "fetching PhysioNet eegmmidb S001 runs 5, 6, 9 and 10" in capsys.readouterr().out
+    assert asked == {"subject": 1, "runs": [4, 5, 6, 9, 10]}
+    assert "fetching PhysioNet eegmmidb S001 runs 4, 5, 6, 9 and 10" in capsys.readouterr().out
 
 
 def test_demo_says_what_to_do_when_the_fetch_fails(tmp_path, monkeypatch):

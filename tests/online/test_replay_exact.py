@@ -47,7 +47,8 @@ def _epochs(rec, pre):
         ):
             onsets.append(onset)
             labels.append(CLASSES.index(value))
-    epochs = np.stack([rec.data[:, o + off : o + off + pre.n_times_raw] for o in onsets])
+    rows = [rec.ch_names.index(c) for c in pre.ch_names]  # the model's channels, its order
+    epochs = np.stack([rec.data[rows, o + off : o + off + pre.n_times_raw] for o in onsets])
     return epochs, np.array(onsets), np.array(labels)
 
 
