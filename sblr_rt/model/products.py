@@ -2,8 +2,9 @@
 
 Each is one pass over the epochs X (n, s, t); everything else in an iteration works on
 the small results (``O(n s r)``). Shared by the solver, the penalty paths in lockstep and
-the mixed-precision route. Both are one :func:`numpy.matmul` each, whatever the width and
-the size of the data: the results differ from the definition only by rounding.
+the mixed-precision route. Each is one matrix product; the form of ``X V`` depends on the
+width of ``V`` only (see :data:`WIDE`), never on the size of the data or the machine, and
+the results differ from the definition only by rounding.
 """
 
 from __future__ import annotations
@@ -11,6 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["x_times_u", "x_times_v"]
+
+#: Widths ``m r`` above which :func:`x_times_v` is one product over all epochs' rows,
+#: ``(n s, t) @ (t, m r)``; up to it, one product per epoch (:func:`numpy.matmul`'s
+#: stack), the faster form for thin ``V``. The two forms round differently, so the value
+#: is part of what a calibration computes: the penalty paths in lockstep are wider than it
+#: (up to 30 l2 pairs x rank 3), a single fit is not.
+WIDE = 64
 
 
 def x_times_v(X, V):
@@ -28,7 +36,10 @@ def x_times_v(X, V):
     n, s, t = X.shape
     m, _, r = V.shape
     v_all = np.ascontiguousarray(V.transpose(1, 0, 2).reshape(t, m * r), dtype=X.dtype)
-    prod = np.matmul(X, v_all).reshape(n, s, m, r)
+    if m * r <= WIDE:
+        prod = np.matmul(X, v_all).reshape(n, s, m, r)
+    else:
+        prod = (X.reshape(n * s, t) @ v_all).reshape(n, s, m, r)
     return np.ascontiguousarray(prod.transpose(2, 0, 1, 3), dtype=np.float64).reshape(m, n, s * r)
 
 
