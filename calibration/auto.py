@@ -53,9 +53,10 @@ import time
 import warnings
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from sblr_rt.calibration.epochs import RawEpochs, cut_raw_epochs
 from sblr_rt.calibration.selection import folds_paths, make_splits, run_path, scaled_fold
+from sblr_rt.calibration.workers import parallel
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import RepeatedStratifiedKFold
 
@@ -255,7 +256,7 @@ def _scores(proba: np.ndarray, y: np.ndarray) -> dict:
 def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total):
     """Fill ``proba[c][repeat, point][test]`` for ``tasks`` ([candidate, ...], [split, ...])."""
     dtype = np.float32 if config.search_dtype == "float32" else np.float64
-    parallel = Parallel(n_jobs=config.n_jobs, return_as="generator")
+    pool = parallel(config.n_jobs, return_as="generator")
     jobs = (
         delayed(_fold_task)(
             [feats[c] for c in cands],
@@ -269,7 +270,7 @@ def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total):
     )
     n_folds = len(splits) // config.cv_repeats
     done, total = done_total
-    for (cands, idx), result in zip(tasks, parallel(jobs), strict=True):
+    for (cands, idx), result in zip(tasks, pool(jobs), strict=True):
         for c, per_split in zip(cands, result, strict=True):
             for i, res in zip(idx, per_split, strict=True):
                 test = splits[i][1]

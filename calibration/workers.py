@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
+from joblib.parallel import LokyBackend, get_active_backend
 
-__all__ = ["one_off_n_jobs", "run_tasks"]
+from sblr_rt.lifetime import watch_parent
+
+__all__ = ["one_off_n_jobs", "parallel", "run_tasks"]
 
 #: Cores at or below which a one-off calibration runs in its own process (see
 #: :func:`one_off_n_jobs`).
@@ -75,7 +78,7 @@ def run_tasks(tasks, n_jobs, progress, stage) -> list:
     results = [None] * total
     if progress is not None:
         progress(0, total, stage)
-    gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+    gen = parallel(n_jobs, return_as="generator_unordered")(
         delayed(_indexed)(i, fn, args) for i, (fn, args) in enumerate(tasks)
     )
     for done, (i, res) in enumerate(gen, start=1):
@@ -87,3 +90,29 @@ def run_tasks(tasks, n_jobs, progress, stage) -> list:
 
 def _indexed(i, fn, args):
     return i, fn(*args)
+
+
+def parallel(n_jobs, *, return_as: str) -> Parallel:
+    """Return :class:`joblib.Parallel` for the calibration's tasks.
+
+    With joblib's own process pool (loky), each worker watches its parent from its start
+    (:func:`sblr_rt.lifetime.watch_parent` as the pool's initializer), so that a worker
+    that has not run a task yet also ends when the calibrating process is killed. A
+    backend the caller chose (threads, Dask, Ray) is used as configured.
+
+    Parameters
+    ----------
+    n_jobs : int | None
+        joblib's ``n_jobs``.
+    return_as : str
+        joblib's ``return_as``.
+
+    Returns
+    -------
+    parallel : joblib.Parallel
+    """
+    if effective_n_jobs(n_jobs) > 1 and isinstance(get_active_backend()[0], LokyBackend):
+        return Parallel(
+            n_jobs=n_jobs, return_as=return_as, backend="loky", initializer=watch_parent
+        )
+    return Parallel(n_jobs=n_jobs, return_as=return_as)
