@@ -51,12 +51,12 @@ import logging
 import math
 import time
 import warnings
-from collections.abc import Mapping
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import delayed, effective_n_jobs
 from sblr_rt.calibration.epochs import RawEpochs, cut_raw_epochs
 from sblr_rt.calibration.selection import folds_paths, make_splits, run_path, scaled_fold
+from sblr_rt.calibration.workers import parallel
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import RepeatedStratifiedKFold
 
@@ -146,45 +146,36 @@ def _preprocessors(config, keys, build) -> dict:
     }
 
 
-class _Features(Mapping):
-    """Unscaled features of every candidate from the same raw epochs, computed on first use.
+def _features(raw: RawEpochs, pres: dict, *, recentre: bool) -> tuple[dict, dict]:
+    """Return the unscaled features of every candidate from the same raw epochs.
 
     Each feature path filters once; the spatial stages are applied to the filtered
     windows (filtering acts per channel, so this equals filtering transformed samples).
-    Computed when first read, so that the search's first task (the waveform path, whose
-    features need no filter bank) runs on a worker while the power paths are filtered
-    here: joblib reads its tasks lazily.
+    A path's filtered windows are released once its candidates are computed.
+
+    Returns
+    -------
+    features : dict
+        Candidate key -> features, shape (n_epochs, ...), in the order of ``pres``.
+    references : dict
+        Candidate key -> its calibration reference (run centring only; else empty).
     """
-
-    def __init__(self, raw: RawEpochs, pres: dict, *, recentre: bool) -> None:
-        self._raw, self._pres, self._recentre = raw, pres, recentre
-        self._filtered, self._done = {}, {}
-        self.references = {}  # the calibration reference of each run-centred candidate
-        self.seconds = 0.0  # spent computing features so far
-
-    def __getitem__(self, key):
-        if key not in self._done:
-            t0 = time.perf_counter()
-            features = key[0]  # the grids of one path share its filtered windows
-            pre = self._pres[key]
-            if features not in self._filtered:
-                Z = self._raw.data
-                self._filtered[features] = pre.filter_epochs(
-                    Z[:, :, Z.shape[2] - pre.n_times_raw :], spatial=False
-                )
-            windows = pre.apply_spatial(self._filtered[features])
-            Z = pre.features_from_filtered(windows)
-            if self._recentre:
-                Z, self.references[key] = centre_runs(Z, self._raw.runs)
-            self._done[key] = Z
-            self.seconds += time.perf_counter() - t0
-        return self._done[key]
-
-    def __iter__(self):
-        return iter(self._pres)
-
-    def __len__(self) -> int:
-        return len(self._pres)
+    by_path = {}
+    for key in pres:
+        by_path.setdefault(key[0], []).append(key)  # the grids of one path share its filter
+    done, references = {}, {}
+    for keys in by_path.values():
+        first = pres[keys[0]]
+        window = raw.data[:, :, raw.data.shape[2] - first.n_times_raw :]
+        filtered = first.filter_epochs(window, spatial=False)
+        for key in keys:
+            pre = pres[key]
+            Z = pre.features_from_filtered(pre.apply_spatial(filtered))
+            if recentre:
+                Z, references[key] = centre_runs(Z, raw.runs)
+            done[key] = Z
+        del filtered
+    return {key: done[key] for key in pres}, references
 
 
 def _grid(config) -> list[tuple[int, float, float]]:
@@ -269,7 +260,7 @@ def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total, sta
     count before these tasks and the total to report.
     """
     dtype = np.float32 if config.search_dtype == "float32" else np.float64
-    parallel = Parallel(n_jobs=config.n_jobs, return_as="generator")
+    pool = parallel(config.n_jobs, return_as="generator")
     jobs = (
         delayed(_fold_task)(
             [feats[c] for c in cands],
@@ -283,7 +274,7 @@ def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total, sta
     )
     n_folds = len(splits) // config.cv_repeats
     done, total = done_total
-    for (cands, idx), result in zip(tasks, parallel(jobs), strict=True):
+    for (cands, idx), result in zip(tasks, pool(jobs), strict=True):
         for c, per_split in zip(cands, result, strict=True):
             for i, res in zip(idx, per_split, strict=True):
                 test = splits[i][1]
@@ -412,10 +403,9 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         flat=config.flat,
         clip_run=config.clip_run,
     )
-    feats = _Features(raw, pres, recentre=config.recentre)
-    t_epochs = time.perf_counter() - t0
+    feats, references = _features(raw, pres, recentre=config.recentre)
+    t_features = time.perf_counter() - t0
     table, finalists, repeats = _cross_validate(feats, raw.y, config, progress)
-    t_features = t_epochs + feats.seconds  # the features are computed during the search
     best = {c: min(rows, key=lambda r: r["log_loss"]) for c, rows in table.items() if rows}
     if not best:
         raise RuntimeError("auto: no candidate could be cross-validated; check the epochs")
@@ -425,7 +415,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     fits = {c: _final_fit(pres[c], feats[c], raw.y, best[c]["point"], config) for c in ensemble}
     rank, l2, fraction = best[chosen]["point"]
     pre, est = pres[chosen], fits[chosen]
-    epochs = raw.with_features(feats[chosen], feats.references.get(chosen))
+    epochs = raw.with_features(feats[chosen], references.get(chosen))
     candidates_report = [
         {
             "name": _name(c),
@@ -456,7 +446,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         len(best),
         seconds,
     )
-    members = [(pres[c], fits[c], feats.references.get(c)) for c in ensemble]
+    members = [(pres[c], fits[c], references.get(c)) for c in ensemble]
     report = {
         "cv": f"{config.cv}-fold x {repeats} repeats",
         "search": "auto",

@@ -21,7 +21,6 @@ from sblr_rt.calibration.auto import select_auto
 from sblr_rt.calibration.config import CalibrationConfig, load_config
 from sblr_rt.calibration.epochs import extract_epochs
 from sblr_rt.calibration.selection import select
-from sblr_rt.calibration.workers import start_workers
 
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.model.solver import single_threaded_blas
@@ -132,7 +131,6 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
         config = config.replace(**overrides)
     else:
         config = load_config(config, **overrides)
-    start_workers(config.n_jobs)  # they start while the epochs are read and cut
     recs = as_recordings(recordings)
     eog = eog_matrix(config, recs)
     members = []

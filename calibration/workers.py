@@ -1,22 +1,19 @@
 """The calibration's parallelism: joblib only, so that any joblib backend runs it.
 
-The search's tasks (:mod:`.selection`) go through :func:`run_tasks`; a calibration starts
-the worker processes first (:func:`start_workers`), so that they import while the epochs
-are read. To run on a cluster, wrap the call in a joblib backend (see :mod:`.selection`).
+The search's tasks (:mod:`.selection`) go through :func:`run_tasks`. To run on a cluster,
+wrap the call in a joblib backend (see :mod:`.selection`).
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import threading
 
 from joblib import Parallel, delayed, effective_n_jobs
 from joblib.parallel import LokyBackend, get_active_backend
 
-logger = logging.getLogger("sblr_rt.calibration")
+from sblr_rt.lifetime import watch_parent
 
-__all__ = ["one_off_n_jobs", "run_tasks", "start_workers"]
+__all__ = ["one_off_n_jobs", "parallel", "run_tasks"]
 
 #: Cores at or below which a one-off calibration runs in its own process (see
 #: :func:`one_off_n_jobs`).
@@ -81,7 +78,7 @@ def run_tasks(tasks, n_jobs, progress, stage) -> list:
     results = [None] * total
     if progress is not None:
         progress(0, total, stage)
-    gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+    gen = parallel(n_jobs, return_as="generator_unordered")(
         delayed(_indexed)(i, fn, args) for i, (fn, args) in enumerate(tasks)
     )
     for done, (i, res) in enumerate(gen, start=1):
@@ -95,28 +92,27 @@ def _indexed(i, fn, args):
     return i, fn(*args)
 
 
-def _ready() -> bool:
-    return True
+def parallel(n_jobs, *, return_as: str) -> Parallel:
+    """Return :class:`joblib.Parallel` for the calibration's tasks.
 
+    With joblib's own process pool (loky), each worker watches its parent from its start
+    (:func:`sblr_rt.lifetime.watch_parent` as the pool's initializer), so that a worker
+    that has not run a task yet also ends when the calibrating process is killed. A
+    backend the caller chose (threads, Dask, Ray) is used as configured.
 
-def start_workers(n_jobs) -> None:
-    """Start joblib's worker processes in the background, to be ready for the search.
+    Parameters
+    ----------
+    n_jobs : int | None
+        joblib's ``n_jobs``.
+    return_as : str
+        joblib's ``return_as``.
 
-    A fresh worker spends about a second importing scikit-learn and this package before
-    its first task; a calibration calls this first, so that the workers start while the
-    epochs are read and filtered (the search then reuses them: joblib keeps its workers
-    between calls). Does nothing for one job.
+    Returns
+    -------
+    parallel : joblib.Parallel
     """
-    n = effective_n_jobs(n_jobs)
-    # Only joblib's own process pool: a backend the caller chose (Dask, Ray) is the
-    # caller's to start, and its configuration does not reach another thread.
-    if n <= 1 or not isinstance(get_active_backend()[0], LokyBackend):
-        return
-
-    def warm():
-        try:
-            Parallel(n_jobs=n_jobs)(delayed(_ready)() for _ in range(n))
-        except Exception:  # a failed warm-up only costs the time it would save
-            logger.debug("starting the calibration workers early failed", exc_info=True)
-
-    threading.Thread(target=warm, name="sblr-calibration-workers", daemon=True).start()
+    if effective_n_jobs(n_jobs) > 1 and isinstance(get_active_backend()[0], LokyBackend):
+        return Parallel(
+            n_jobs=n_jobs, return_as=return_as, backend="loky", initializer=watch_parent
+        )
+    return Parallel(n_jobs=n_jobs, return_as=return_as)

@@ -4,23 +4,19 @@ Each sub-command lives in its own module of this package, named after the comman
 exposes ``add_parser(subparsers)`` which registers its arguments and sets ``func`` (a
 callable taking the parsed namespace and returning an exit code). Heavy imports (LSL, Qt,
 calibration) happen inside ``func``, so ``sblr-rt --help`` stays fast. The ``sblr-rt``
-script and ``python -m sblr_rt.cli`` run :func:`console`, which ends the process without
-the interpreter's teardown of those imports once the command is done. The parser class
-the commands register on (defaults in ``--help``, the logging options) is in
-:mod:`sblr_rt.cli._parser`: this module imports the commands, and they never call back
-into it.
+script and ``python -m sblr_rt.cli`` run :func:`console`, which exits with the command's
+code. The parser class the commands register on (defaults in ``--help``, the logging
+options) is in :mod:`sblr_rt.cli._parser`: this module imports the commands, and they never
+call back into it.
 """
 
 from __future__ import annotations
 
 import argparse
-import atexit
 import importlib
 import logging
-import os
 import signal
 import sys
-import threading
 from pathlib import Path
 from typing import NoReturn
 
@@ -182,45 +178,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console() -> NoReturn:
-    """Run :func:`main` as the ``sblr-rt`` script does, and end the process with its code.
-
-    The end skips the interpreter's teardown (:func:`exit_now`).
-    """
-    exit_now(main())
-
-
-def exit_now(code: int) -> NoReturn:
-    """End the process with ``code`` without the interpreter's teardown of its modules.
-
-    A calibration imports about 1,700 modules (scikit-learn, SciPy, MNE); clearing them at
-    exit took 0.3 s of the 4 s of ``sblr-rt calibrate`` at the paper's scale on a 2-core
-    machine. The exit handlers still run first (:mod:`atexit`: logging's flush and close,
-    joblib's and multiprocessing's clean-up), then the standard streams are flushed and
-    the process ends (:func:`os._exit`). The normal exit runs instead while a thread other
-    than the main one and not a daemon is alive (a writer still finishing, say), which it
-    waits for, or a child process (joblib's workers of ``--n-jobs 2``): the interpreter
-    stops those workers before the exit handlers join them, and skipping that step would
-    leave the join waiting for the workers' idle timeout.
-
-    Parameters
-    ----------
-    code : int
-        The exit status.
-    """
-    main_thread = threading.main_thread()
-    mp = sys.modules.get("multiprocessing")  # imported by whoever started children
-    if any(t is not main_thread and not t.daemon for t in threading.enumerate()) or (
-        mp is not None and mp.active_children()
-    ):
-        sys.exit(code)
-    try:
-        atexit._run_exitfuncs()  # what the normal exit runs, in the same order
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except BaseException:  # a closed pipe, say: nothing left to report it to
-        code = code or 1
-    os._exit(code)
+    """Run :func:`main` as the ``sblr-rt`` script does, and exit with its code."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

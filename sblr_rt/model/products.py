@@ -2,7 +2,9 @@
 
 Each is one pass over the epochs X (n, s, t); everything else in an iteration works on
 the small results (``O(n s r)``). Shared by the solver, the penalty paths in lockstep and
-the mixed-precision route.
+the mixed-precision route. Each is one matrix product; the form of ``X V`` depends on the
+width of ``V`` only (see :data:`WIDE`), never on the size of the data or the machine, and
+the results differ from the definition only by rounding.
 """
 
 from __future__ import annotations
@@ -11,29 +13,12 @@ import numpy as np
 
 __all__ = ["x_times_u", "x_times_v"]
 
-
-#: Widths ``m r`` up to which :func:`x_times_v` multiplies epoch by epoch (measured at
-#: 168 x 118 x 100, one thread: faster up to 50 columns, slower at 100).
-_BATCHED_MAX_WIDTH = 64
-
-#: Widths that OpenBLAS multiplies slowly, and what the products do instead on data of at
-#: least :data:`BY_WIDTH_MIN_VALUES` values. Measured at 168 x 118 x 100 float32, one
-#: thread, ms per product ``X V`` / ``X^T U`` by width: 1: 0.10/0.09, 2: 0.33/0.31,
-#: 3: 0.49/0.45, 4: 0.39/0.27, 5: 0.57/0.43, 6: 0.58/0.46, 7: 0.77/0.61, 8: 0.39/0.45
-#: (float64 alike). Two or three columns therefore go one matrix-vector product each
-#: (0.19 and 0.28 ms), and ``X V`` pads five to seven columns with zeros to eight. The
-#: search's lockstep paths run at these widths (five l2 paths of rank 1; ranks 1-3): at
-#: (210, 118, 100) the selection took 2.5-2.7 s against 2.8-3.4 s in alternating runs.
-_ONE_BY_ONE = (2, 3)
-_PAD_TO = 8
-
-#: Data of fewer values keep one product per call whatever the width. Other calls round
-#: differently, and on small calibrations, whose products take microseconds, that moved
-#: single cross-run results both ways (``benchmarks/accuracy.py``: S013 spectral 0.267 ->
-#: 0.533, S005 covariance 0.667 -> 0.600, BCI Competition 2003 IV auto 0.852 -> 0.847).
-#: A million is the search's ``large_fold``: the calibrations of ``accuracy.py`` (at most
-#: 195,000 values per fold) stay as they were, bit for bit.
-BY_WIDTH_MIN_VALUES = 1_000_000
+#: Widths ``m r`` above which :func:`x_times_v` is one product over all epochs' rows,
+#: ``(n s, t) @ (t, m r)``; up to it, one product per epoch (:func:`numpy.matmul`'s
+#: stack), the faster form for thin ``V``. The two forms round differently, so the value
+#: is part of what a calibration computes: the penalty paths in lockstep are wider than it
+#: (up to 30 l2 pairs x rank 3), a single fit is not.
+WIDE = 64
 
 
 def x_times_v(X, V):
@@ -51,20 +36,7 @@ def x_times_v(X, V):
     n, s, t = X.shape
     m, _, r = V.shape
     v_all = np.ascontiguousarray(V.transpose(1, 0, 2).reshape(t, m * r), dtype=X.dtype)
-    w = m * r
-    by_width = X.size >= BY_WIDTH_MIN_VALUES
-    if by_width and w in _ONE_BY_ONE:
-        prod = np.empty((n, s, w), dtype=X.dtype)
-        for k in range(w):
-            prod[..., k] = np.matmul(X, v_all[:, k])
-        prod = prod.reshape(n, s, m, r)
-    elif by_width and 4 < w < _PAD_TO:
-        padded = np.zeros((t, _PAD_TO), dtype=X.dtype)
-        padded[:, :w] = v_all
-        prod = np.matmul(X, padded)[..., :w].reshape(n, s, m, r)
-    elif w <= _BATCHED_MAX_WIDTH:
-        # n products X_i V: OpenBLAS runs a thin (n s x t) @ (t x w) GEMM at about half
-        # the speed of n small ones (168 x 118 x 100 float32, w = 5: 0.81 ms vs 0.42 ms).
+    if m * r <= WIDE:
         prod = np.matmul(X, v_all).reshape(n, s, m, r)
     else:
         prod = (X.reshape(n * s, t) @ v_all).reshape(n, s, m, r)
@@ -86,11 +58,5 @@ def x_times_u(X, U):
     n, s, t = X.shape
     m, _, r = U.shape
     u_all_t = np.ascontiguousarray(U.transpose(0, 2, 1).reshape(m * r, s), dtype=X.dtype)
-    if X.size >= BY_WIDTH_MIN_VALUES and m * r in _ONE_BY_ONE:
-        prod = np.empty((n, m * r, t), dtype=X.dtype)
-        for k in range(m * r):
-            prod[:, k] = np.matmul(u_all_t[k], X)
-        prod = prod.reshape(n, m, r, t)
-    else:
-        prod = np.matmul(u_all_t, X).reshape(n, m, r, t)
+    prod = np.matmul(u_all_t, X).reshape(n, m, r, t)
     return np.ascontiguousarray(prod.transpose(1, 0, 3, 2), dtype=np.float64).reshape(m, n, t * r)
