@@ -6,6 +6,7 @@ wrap the call in a joblib backend (see :mod:`.selection`).
 
 from __future__ import annotations
 
+import inspect
 import os
 
 from joblib import Parallel, delayed, effective_n_jobs
@@ -111,8 +112,18 @@ def parallel(n_jobs, *, return_as: str) -> Parallel:
     -------
     parallel : joblib.Parallel
     """
-    if effective_n_jobs(n_jobs) > 1 and isinstance(get_active_backend()[0], LokyBackend):
+    if (
+        _TAKES_INITIALIZER
+        and effective_n_jobs(n_jobs) > 1
+        and isinstance(get_active_backend()[0], LokyBackend)
+    ):
         return Parallel(
             n_jobs=n_jobs, return_as=return_as, backend="loky", initializer=watch_parent
         )
+    # joblib before 1.5 has no initializer: its workers watch their parent from their
+    # first task (the tasks import sblr_rt, which starts the watch)
     return Parallel(n_jobs=n_jobs, return_as=return_as)
+
+
+#: Whether this joblib's Parallel takes a worker initializer (joblib 1.5 and newer).
+_TAKES_INITIALIZER = "initializer" in inspect.signature(Parallel).parameters
