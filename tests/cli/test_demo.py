@@ -18,7 +18,7 @@ def test_demo_headless_reports_accuracy_above_chance(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env.pop("DISPLAY", None)
     done = subprocess.run(
-        [sys.executable, "-m", "sblr_rt.cli", "demo", "--no-gui", "--speed", "20", "--out", out],
+        [sys.executable, "-m", "sblr_rt.cli", "demo", "--no-gui", "--speed", "8", "--out", out],
         capture_output=True,
         text=True,
         env=env,
@@ -49,7 +49,7 @@ def test_demo_from_the_shipped_prior_decides_from_the_first_trial(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env.pop("DISPLAY", None)
     done = subprocess.run(
-        [sys.executable, "-m", "sblr_rt.cli", "demo", "--prior", "--no-gui", "--speed", "10",
+        [sys.executable, "-m", "sblr_rt.cli", "demo", "--prior", "--no-gui", "--speed", "8",
          "--out", out],
         capture_output=True,
         text=True,
