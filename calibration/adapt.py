@@ -35,8 +35,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from sblr_rt.calibration.assembly import SESSION_TRIAL_SOURCE
 from sblr_rt.calibration.refit import (
-    SESSION_TRIAL_SOURCE,
     RefitError,
     labelled_recording,
     refit_model,

@@ -24,6 +24,7 @@ from sblr_rt.timing import DEFAULT_WINDOW  # the window of continuous recordings
 logger = logging.getLogger("sblr_rt.calibration")
 
 __all__ = [
+    "SESSION_TRIAL_SOURCE",
     "as_recordings",
     "build_preprocessor",
     "default_window",
@@ -31,7 +32,12 @@ __all__ = [
     "excluded_channels",
     "fitted_model",
     "objective_traces",
+    "run_of_each",
 ]
+
+#: How the recordings of a session's decided trials name their source (one trial each);
+#: together they are one run.
+SESSION_TRIAL_SOURCE = "session trial"
 
 
 def as_recordings(recordings) -> list:
@@ -261,3 +267,15 @@ def objective_traces(est):
     if isinstance(obj, list):
         return [np.asarray(o).tolist() for o in obj]
     return np.asarray(obj).tolist()
+
+
+def run_of_each(recordings) -> list[int]:
+    """Return the run of each recording: its index, and -1 for all of a session's trials.
+
+    Each calibration run is centred on its own mean; the single-trial recordings of a
+    session (:data:`SESSION_TRIAL_SOURCE`) are one run together.
+    """
+    return [
+        -1 if str(r.source).startswith(SESSION_TRIAL_SOURCE) else i
+        for i, r in enumerate(recordings)
+    ]

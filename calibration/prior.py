@@ -39,7 +39,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sblr_rt.calibration.assembly import as_recordings, build_preprocessor, fitted_model
+from sblr_rt.calibration.assembly import (
+    as_recordings,
+    build_preprocessor,
+    fitted_model,
+    run_of_each,
+)
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.epochs import extract_epochs
 from sblr_rt.calibration.selection import run_path
@@ -67,8 +72,6 @@ __all__ = [
 PRIOR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Fewest channels a prior is built on.
 MIN_CHANNELS = 8
-#: How the recordings of a session's decided trials name their source (as the refit's).
-_SESSION_TRIAL_SOURCE = "session trial"
 
 
 @dataclass(frozen=True)
@@ -213,14 +216,6 @@ def _common_channels(recs) -> list[str]:
     return names
 
 
-def _only(rec, ch_names):
-    """Return ``rec`` restricted to ``ch_names``, in that order."""
-    if list(rec.ch_names) == list(ch_names):
-        return rec
-    index = [list(rec.ch_names).index(c) for c in ch_names]
-    return dataclasses.replace(rec, data=rec.data[index], ch_names=list(ch_names))
-
-
 def _check_same(recs) -> None:
     first = recs[0]
     for r in recs[1:]:
@@ -351,7 +346,12 @@ def build_prior(
             )
         common = strip
     # The prior reads its channels only: a stream needs those, whatever else it holds.
-    recs = [_only(r, common) for r in recs]
+    recs = [
+        r
+        if list(r.ch_names) == common
+        else r.pick_channels(common, reason="not read by the prior")
+        for r in recs
+    ]
     config = load_config(
         None,
         classes=classes,
@@ -427,7 +427,7 @@ def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup) -> 
         for i in np.flatnonzero(group == g):
             # the run's raw features in time order, centred causally as a session would
             ep = epochs[i]
-            raw_Z = ep.Z + _run_mean(ep)
+            raw_Z = ep.Z + ep.reference  # the run mean centred() removed (one run each)
             scores = _run_scores(model, raw_Z)
             labels = np.argmax(proba_from_scores(scores, est.multi_class), axis=1)
             correct += int(np.sum(labels == ep.y))
@@ -441,11 +441,6 @@ def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup) -> 
         "protocol": "each person's runs scored trial by trial with causal run centring by "
         "the prior trained on the other people",
     }
-
-
-def _run_mean(ep) -> np.ndarray:
-    """Return the run mean that :meth:`EpochSet.centred` removed (one run per set)."""
-    return ep.reference
 
 
 def _run_scores(model: BCIModel, Z: np.ndarray) -> np.ndarray:
@@ -514,9 +509,6 @@ def adapt_prior(
                 f"the recording lacks channels of the prior: {missing} (from {r.source})"
             )
     pre = prior.preprocessor
-    runs = [
-        -1 if str(r.source).startswith(_SESSION_TRIAL_SOURCE) else i for i, r in enumerate(recs)
-    ]
     p = pre if list(recs[0].ch_names) == list(pre.ch_names) else pre.for_channels(recs[0].ch_names)
     epochs = extract_epochs(
         recs, p, config.class_map, reject=config.reject, flat=config.flat, clip_run=config.clip_run
@@ -531,7 +523,7 @@ def adapt_prior(
         raise ValueError(
             f"too few trials of a class: need at least {min_per_class} per class, got {counts}"
         )
-    epochs = epochs.centred(runs)
+    epochs = epochs.centred(run_of_each(recs))
     pool = prior.pool
     w = pool.trial_weight if trial_weight is None else float(trial_weight)
     Z = np.concatenate([pool.Z, epochs.Z.astype(pool.Z.dtype)])

@@ -28,6 +28,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sblr_rt.calibration.assembly import run_of_each
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.core import calibrate, fitted_model
 from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
@@ -38,9 +39,6 @@ from sblr_rt.model import ZeroTrapWarning
 
 logger = logging.getLogger("sblr_rt.calibration")
 
-#: How the recordings of a session's decided trials name their source (one trial each);
-#: together they are one run.
-SESSION_TRIAL_SOURCE = "session trial"
 
 __all__ = ["RefitError", "labelled_recording", "refit_model", "version_path"]
 
@@ -200,11 +198,7 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
     y = np.array([order[epochs.classes[k]] for k in epochs.y], dtype=np.int64)
     counts = _count_check(y, classes, min_per_class)
     if model.run_centring is not None:  # each run on its own mean, the session's trials one
-        runs = [
-            -1 if str(r.source).startswith(SESSION_TRIAL_SOURCE) else i
-            for i, r in enumerate(recordings)
-        ]
-        epochs = epochs.centred(runs)
+        epochs = epochs.centred(run_of_each(recordings))
     pre.fit_scaling(epochs.Z)
     X = pre.scale(epochs.Z)
     est = copy.deepcopy(model.estimator)

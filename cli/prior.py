@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from sblr_rt.cli._numbers import bounded
+from sblr_rt.cli.calibrate import _classes
 
 from sblr_rt._docs import fill_doc
 
@@ -54,8 +55,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--classes",
         required=True,
-        type=lambda v: dict(item.split("=", 1) for item in v.split(",")) if "=" in v
-        else [c for c in v.split(",") if c],
+        type=_classes,
         help="marker values that are classes, A,B or A=label,B=label",
     )  # fmt: skip
     parser.add_argument(
