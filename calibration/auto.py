@@ -58,10 +58,10 @@ from sblr_rt.calibration.epochs import RawEpochs, cut_raw_epochs
 from sblr_rt.calibration.selection import folds_paths, make_splits, run_path, scaled_fold
 from sblr_rt.calibration.workers import parallel
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 from sblr_rt.model import ZeroTrapWarning
-from sblr_rt.model.link import proba_from_scores
 from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
 from sblr_rt.preprocessing.features import FEATURE_PATHS
@@ -218,34 +218,25 @@ def _fold_task(Zs, y, splits, config, centers, dtype):
                 rank,
                 groups,
                 est_params,
-                # e.predict_proba without checking the test set again at every point
-                lambda f, e, fit=fit: proba_from_scores(e._scores(fit[f][3]), e.multi_class),
+                # the test set is checked once, not at every point
+                lambda f, e, fit=fit: e.predict_proba(fit[f][3], check_input=False),
             )
             for (c, i, *_), r in zip(fit, res, strict=True):
                 out[c][i] += [proba for path in r for proba in path]
     return out
 
 
-def _auc(positive: np.ndarray, score: np.ndarray) -> float:
-    """Area under the ROC curve: the Mann-Whitney statistic (ties count one half).
-
-    Equal to :func:`sklearn.metrics.roc_auc_score` (a test checks it) at a hundredth of
-    its cost: the table scores every grid point of every candidate, and the checks of
-    the scikit-learn function took 0.4 s of a 3 s calibration. Counted over pairs, so
-    that the workers need not import :mod:`scipy.stats` (0.5 s each).
-    """
-    pos, neg = score[positive], score[~positive]
-    diff = pos[:, None] - neg[None, :]  # every (positive, negative) pair: few at calibration
-    return float(((diff > 0).sum() + 0.5 * (diff == 0).sum()) / diff.size)
-
-
 def _scores(proba: np.ndarray, y: np.ndarray) -> dict:
-    """Log-loss, accuracy and AUC of pooled out-of-fold probabilities (one repeat)."""
+    """Log-loss, accuracy and AUC of pooled out-of-fold probabilities (one repeat).
+
+    The AUC is :func:`sklearn.metrics.roc_auc_score`: one class against the rest, macro
+    mean, for more than two classes.
+    """
     p_true = np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0)
     if proba.shape[1] == 2:
-        auc = _auc(y == 1, proba[:, 1])
-    else:  # one class against the rest, macro mean (scikit-learn's multi_class="ovr")
-        auc = np.mean([_auc(y == c, proba[:, c]) for c in range(proba.shape[1])])
+        auc = roc_auc_score(y, proba[:, 1])
+    else:
+        auc = roc_auc_score(y, proba, multi_class="ovr", labels=np.arange(proba.shape[1]))
     return {
         "log_loss": float(-np.mean(np.log(p_true))),
         "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),

@@ -153,10 +153,10 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
         )
         if config.recentre:
             epochs = epochs.centred()
-        est, report, _ = select(
+        est, report, scaling = select(
             epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress
         )
-        pre.fit_scaling(epochs.Z)  # what select() scaled the final fit's input with
+        pre.use_scaling(scaling)  # what select() scaled the final fit's input with
     logger.info(
         "%d epochs (%s) of shape %s; rejected %s",
         len(epochs.y),

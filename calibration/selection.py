@@ -443,8 +443,8 @@ def _fold_scores(Xtr, ytr, Xte, yte, rank, groups, est_params, race=None):
     best = [-np.inf]  # the best finished point's test accuracy so far
     ended = [False]  # set by behind(); the next score() is that point's (advance follows)
 
-    def accuracy(est):  # est.predict(Xte) without checking Xte again at every point
-        return float(np.mean(est._labels(est._scores(Xte)) == yte))
+    def accuracy(est):  # Xte is checked once, not at every point
+        return float(np.mean(est.predict(Xte, check_input=False) == yte))
 
     def score(_f, est):
         acc, raced = accuracy(est), ended[0]
