@@ -122,9 +122,7 @@ class PreprocessingSettings:
         Spatial stage of a fixed path (``"auto"`` chooses it): none, common average
         reference, or surface Laplacian from the channels' positions. ``"default"``: none
         for the waveform path (the paper's input), the common average for the power paths
-        (their per-window reference and a common average work together: across runs of
-        PhysioNet S002-S009 band power scored 0.72 with both, 0.48-0.56 with the reference
-        alone).
+        (their per-window reference and a common average work together).
     reference : {"default", "channels", "bands", None}
         Per-window log-power reference of the power paths (``"default"``: the path's own,
         which cancels run-to-run gain changes; None: plain log power).
@@ -240,9 +238,7 @@ class SelectionSettings:
     auto_ensemble : int
         How many of those (at most ``auto_keep``), best first by CV log-loss, the model
         averages (their run-centred scores; :meth:`BCIModel.ensemble
-        <sblr_rt.bci_model.BCIModel.ensemble>`); 1: the best candidate alone. Averaging
-        beat picking one for every size from 2 to 10, measured cross-run on PhysioNet
-        S002-S014 (``benchmarks/accuracy.py``).
+        <sblr_rt.bci_model.BCIModel.ensemble>`); 1: the best candidate alone.
     search : {"fast", "paper", "none"}
         ``"paper"``: rank with zero penalties, then the full 6 x 5 x 6 x 5 grid over
         (mu1, mu2, nu1, nu2). ``"fast"`` (default): the same rank step, then 6 x 6 x 5
@@ -263,31 +259,19 @@ class SelectionSettings:
         The stopping rule ``q^k <= search_tol`` of every cross-validated fit (``auto``'s
         and the fixed paths' search); the chosen point is refitted on all epochs at
         ``tol``. None (default): ``tol`` on small folds and ``large_search_tol`` on large
-        ones (:meth:`cv_tol_for`). A looser rule makes the search faster but moves the
-        choice: measured cross-run on PhysioNet S001-S014 (``benchmarks/accuracy.py``,
-        ``features="auto"``), 3e-3 scored one test trial lower for S004 and S014 and one
-        higher for S005 (S002-S014 mean 0.810 against 0.815), 2e-3 one lower for S014
-        and one higher for S005 (mean unchanged).
+        ones (:meth:`cv_tol_for`). A looser rule makes the search faster but may move the
+        choice between near-equal grid points.
     large_fold : int
         Training folds of at least this many values (epochs x rows x times, one pass of
         the solver over the fold) are *large*: their cross-validated fits stop at
         ``large_search_tol``, and the fixed paths' final fit reads the epochs in
-        ``search_dtype`` (float32: half the memory traffic per pass; at (210, 118, 100)
-        0.23 s against 0.60 s, the same accuracy on new epochs). The search's time grows
-        with this size, and at the paper's size (168 x 118 x 100 per fold, 2.0 million
-        values) the stopping rule decides whether the search takes 10 s or 3 s. The
-        default, one million, leaves every calibration of ``benchmarks/accuracy.py``
-        (PhysioNet 24 x 64 x 100, BCI Competition 2003 IV 138 x 28 x 50) as before, bit
-        for bit.
+        ``search_dtype`` (float32: half the memory traffic per pass). The default, one
+        million, is above the folds of a typical one-person calibration (30-150 trials of
+        at most 64 x 100), which therefore run at ``tol`` in float64, and below the paper's
+        size (168 x 118 x 100 per fold).
     large_search_tol : float
         The stopping rule of the cross-validated fits on large folds (when
-        ``search_tol`` is None). Measured at (210, 118, 100) on eight synthetic data sets
-        (``benchmarks/calibration.py``, part ``tolerance``: the final model, refitted at
-        ``tol``, scored on 2,000 new epochs of each): against ``tol`` everywhere, 2e-2
-        scored higher on 3 data sets, lower on 2 and the same on 3, mean 0.884 against
-        0.883, with a search about 4x faster; 1e-2 scored lower on 2 and higher on 2
-        (mean 0.881). The differences (up to 0.02) are the CV's choice between
-        near-equal grid points, which the stopping rule tips either way.
+        ``search_tol`` is None); the final fit is at ``tol`` whatever this is.
     race_margin : float | None
         Racing in the fixed paths' penalty search: every ten iterations of a grid point
         (:data:`~sblr_rt.calibration.selection.RACE_EVERY`), the point is ended where it is
@@ -295,19 +279,11 @@ class SelectionSettings:
         point already finished on that fold (the path goes on from there; the report
         counts such points as ``"raced"``). The chosen point is refitted on all epochs at
         ``tol`` whatever the search did. None (default): every point runs to
-        ``search_tol``. Off by default because it moved the choice where it acts: on
-        the paper-scale synthetic problem (``benchmarks/calibration.py``, 5-fold) 0.2 and
-        0.1 kept the chosen point and the final model bit for bit and took 30 % and 47 %
-        less CPU, but on BCI Competition 2003 IV (``benchmarks/accuracy.py``, waveform,
-        about 35 test epochs per inner fold) the accuracy fell from 0.792 to 0.787 (0.2)
-        and 0.778 (0.1).
+        ``search_tol``, and the search scores every point it lists.
     race_min_test : int
         Racing acts only on folds with at least this many test epochs: on fewer, a fold's
-        accuracy moves in steps too coarse to tell a hopeless point from a noisy one. On
-        PhysioNet (30 trials, 6 test epochs per fold) racing every fold lowered fixed
-        paths' cross-run accuracy (0.1: S001 covariance, S002 band power; 0.2: S001-S005,
-        a path each or two; ``search_tol`` 2e-3 likewise lowered S001, S002, S005, S007
-        and S008), so the default 20 leaves such calibrations exactly as without racing.
+        accuracy moves in steps too coarse to tell a hopeless point from a noisy one. With
+        the default 20, a calibration of fewer than 100 trials at 5 folds never races.
     multi_class : {"ovr", "multinomial"}
         Three or more classes.
     class_weight : {"balanced", None}

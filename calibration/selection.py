@@ -100,15 +100,8 @@ logger = logging.getLogger("sblr_rt.calibration")
 RACE_EVERY = 10
 
 #: How much lower (relative) a cold fit's objective must be for it to replace the final
-#: fit along the path (:func:`run_path`). In the 106 final fits of
-#: ``benchmarks/accuracy.py`` that reached their point warm, the cold fit was lower by at
-#: most 7.4 % (in half of them not lower at all), and keeping it whenever it was lower at
-#: all moved five PhysioNet fixed-path results by three test trials, three down (S001 R10
-#: covariance, S002 waveform, S006 covariance) and two up (S011 waveform, S014 spectral),
-#: and BCI Competition 2003 IV waveform from 0.792 to 0.778 (auto 0.852 to 0.857): there
-#: the path's minimum is as good a model. A path 30 % above the cold fit had failed (a
-#: chance-level model on synthetic data, see :func:`run_path`), hence a margin well above
-#: what real calibrations showed.
+#: fit along the path (:func:`run_path`): a smaller difference keeps the path's fit. How
+#: the margin was chosen: docs/benchmarks.md, "Calibration search".
 RESTART_MARGIN = 0.2
 
 __all__ = [
@@ -338,22 +331,18 @@ def run_path(X, y, rank, l2pair, l1path, est_params, *, stop, second_start=True)
     This is the computation :func:`_task` cross-validated (there in lockstep with other
     paths), replayed on all epochs so that the saved model is the estimator's own fit.
     It makes the search's updates, ``solver="paper"`` (numpy), unless ``est_params``
-    names another ``solver``: on these weakly penalised problems the estimator's default
-    fast route ends at other points of the path, and calibrating with it moved
-    ``benchmarks/accuracy.py``'s cross-run accuracy both ways (S003 auto 1.000 -> 0.800,
-    S004 bandpower 0.867 -> 0.533, S001 R07 waveform 0.667 -> 0.733).
+    names another ``solver`` (the estimator's default fast route ends at other points of
+    these weakly penalised paths, so the saved model would not be the one the search
+    scored).
 
     **A second start.** The problem is not convex, and a warm-started path can carry a
     poor local minimum from an early point to the chosen one. Where the chosen point was
     reached warm, it is therefore also fitted cold (from the estimator's own start), and
     the cold fit replaces the path's when its objective is lower by more than
-    :data:`RESTART_MARGIN`: the path then failed, rather than regularised. On 24 synthetic
-    data sets of (210, 118, 100) the two agreed to four decimals on 23; on the 24th the
-    path had stayed in a minimum of objective 0.574 that scored 0.471 on 2,000 new
-    epochs, and the cold fit reached 0.400 (30 % lower) and scored 0.910
-    (``benchmarks/calibration.py``, part ``restarts``). The cold fit costs one more fit
-    of the final model (0.02-0.05 s at that size). ``second_start=False`` keeps the
-    path's fit as it is.
+    :data:`RESTART_MARGIN`: the path then failed, rather than regularised. The cold fit
+    costs one more fit of the final model. ``second_start=False`` keeps the path's fit as
+    it is. What the second start changed where it was measured: docs/benchmarks.md,
+    "Calibration search".
 
     Returns
     -------

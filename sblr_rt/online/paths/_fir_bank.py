@@ -47,7 +47,7 @@ def block_size_for(numtaps: int) -> int:
 
     The near part costs about ``1.5 B`` multiply-adds per sample (BLAS at full speed),
     the far part about ``4 numtaps / B`` flops (small complex products, slower per flop)
-    plus an FFT; measured at 3381 taps, 256 channels: B = 128 beats 64 and 32.
+    plus an FFT (how the balance was measured: docs/benchmarks.md, "Online loop").
     """
     target = 2.0 * np.sqrt(max(int(numtaps), 1))
     return int(min(512, max(16, 2 ** round(np.log2(target)))))
