@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -167,3 +168,60 @@ def test_n_jobs_is_bounded_in_the_configuration_and_the_api(tmp_path):
 def test_other_numbers_share_the_command_lines_rules(tmp_path, name, value, match):
     with pytest.raises(ValueError, match=match):
         load_config(None, **{name: value})
+
+
+#: A valid value other than the default for every setting, by TOML key.
+SAMPLES = {
+    "classes": {"a": "x", "b": "y"}, "tmin": 0.25, "tmax": 2.0, "features": "bandpower",
+    "spatial": "car", "reference": "bands", "picks": ["C3", "C4"], "eog": ["Fp1"],
+    "l_freq": 1.0, "h_freq": 30.0, "bands": [[8.0, 12.0]], "n_times": 50,
+    "baseline": [0.0, 0.1], "scaling": "channel_time", "filter_length": 0.5, "reject": 1e-4,
+    "flat": 1e-7, "clip_run": 7, "cv": 3, "cv_repeats": 3, "auto_ranks": [1],
+    "auto_l2": [0.1], "auto_l1": [0.1], "auto_max_iter": 30, "auto_keep": 3,
+    "auto_ensemble": 2, "search": "paper", "ranks": [2], "l1_fractions": [0.1],
+    "l2_values": [0.1], "max_iter": 100, "tol": 1e-4, "search_tol": 1e-3, "large_fold": 5,
+    "large_search_tol": 1e-2, "race_margin": 0.2, "race_min_test": 10,
+    "multi_class": "multinomial", "class_weight": "balanced", "skip_unbounded": False,
+    "search_dtype": "float64", "n_jobs": 1, "random_state": 3, "smoothing": "ema",
+    "tau": 2.0, "early": 0.9, "early_after": 0.5, "recentre": False, "recentre_warmup": 2.0,
+}  # fmt: skip
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+@pytest.mark.parametrize("table", [False, True])
+def test_every_toml_key_sets_exactly_one_setting(tmp_path, table):
+    """Each key, at top level or in its concern's table, changes its own setting only."""
+    from sblr_rt.calibration.config import CONCERNS, CONSTRAINTS, TOML_KEYS
+
+    fields = {(c, f.name) for c, cls in CONCERNS.items() for f in dataclasses.fields(cls)}
+    assert sorted(TOML_KEYS.values()) == sorted(fields)  # one key per setting, no two
+    assert set(SAMPLES) == set(TOML_KEYS) == set(CONSTRAINTS)  # every setting has a rule
+    default = CalibrationConfig()
+    for key, value in SAMPLES.items():
+        concern, name = TOML_KEYS[key]
+        if key == "early":  # an early decision needs smoothing
+            text = 'smoothing = "ema"\n'
+            changed = {(concern, name), ("online", "smoothing")}
+        else:
+            text, changed = "", {(concern, name)}
+        text += f"{key} = {_toml_value(value)}\n"
+        if table:
+            text = f"[{concern}]\n{text}"
+        config = load_config(_toml(tmp_path, text))
+        differ = {
+            (c, f)
+            for c, f in fields
+            if getattr(getattr(config, c), f) != getattr(getattr(default, c), f)
+        }
+        assert differ == changed, key
