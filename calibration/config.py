@@ -472,16 +472,16 @@ class CalibrationConfig:
 
     Notes
     -----
-    ``config.tmin`` reads ``config.epochs.tmin`` (every field reads so, by its name), and
-    :meth:`to_dict` gives the fields flat, as model files store them.
+    Read a setting from its concern (``config.epochs.tmin``). Reading it by its flat name
+    (``config.tmin``) still works through ``__getattr__`` for ``calibration/auto.py``,
+    ``prior.py`` and ``refit.py``, the last readers of flat names, and goes once they read
+    the concerns. :meth:`to_dict` gives the fields flat, as model files store them.
 
     Examples
     --------
     >>> config = CalibrationConfig(tmin=0.5, tmax=3.5, cv="loo", smoothing="ema")
     >>> config.epochs.tmax, config.selection.cv, config.online.smoothing
     (3.5, 'loo', 'ema')
-    >>> config.tmax
-    3.5
     """
 
     epochs: EpochSettings
@@ -566,8 +566,8 @@ class CalibrationConfig:
         out = {}
         for name in CONCERNS:
             out.update(dataclasses.asdict(getattr(self, name)))
-        if self.classes is not None:
-            out["classes"] = {m: c for m, c in self.classes}
+        if self.epochs.classes is not None:
+            out["classes"] = dict(self.epochs.classes)
         return out
 
 

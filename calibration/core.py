@@ -134,7 +134,7 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
     recs = as_recordings(recordings)
     eog = eog_matrix(config, recs)
     members = []
-    if config.features == "auto":
+    if config.preprocessing.features == "auto":
         pre, est, epochs, report, members = select_auto(
             recs,
             config,
@@ -147,11 +147,11 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
             recs,
             pre,
             config.class_map,
-            reject=config.reject,
-            flat=config.flat,
-            clip_run=config.clip_run,
+            reject=config.rejection.reject,
+            flat=config.rejection.flat,
+            clip_run=config.rejection.clip_run,
         )
-        if config.recentre:
+        if config.online.recentre:
             epochs = epochs.centred()
         est, report, scaling = select(
             epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress
@@ -188,11 +188,11 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
     if len(members) > 1:
         return BCIModel.ensemble(
             [
-                fitted_model(p, e, epochs.classes, ref, config.recentre_warmup)
+                fitted_model(p, e, epochs.classes, ref, config.online.recentre_warmup)
                 for p, e, ref in members
             ],
             metadata,
         )
     return fitted_model(
-        pre, est, epochs.classes, epochs.reference, config.recentre_warmup, metadata
+        pre, est, epochs.classes, epochs.reference, config.online.recentre_warmup, metadata
     )

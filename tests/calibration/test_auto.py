@@ -210,8 +210,8 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     config = CalibrationConfig(features="auto", cv=3, cv_repeats=1, n_jobs=1, search_tol=5e-3)
     # unset: the paper's rule on small folds, large_search_tol on large ones
     default = CalibrationConfig()
-    assert default.cv_tol_for(Z.shape) == default.tol == 1e-3
-    assert default.cv_tol_for((168, 118, 100)) == default.large_search_tol == 2e-2
+    assert default.cv_tol_for(Z.shape) == default.selection.tol == 1e-3
+    assert default.cv_tol_for((168, 118, 100)) == default.selection.large_search_tol == 2e-2
     seen = []
     folds_paths = auto.folds_paths
 
@@ -223,7 +223,7 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     table, _, _ = auto._cross_validate({("waveform", None, None): Z}, y, config, None)
     assert seen and set(seen) == {5e-3}
     final = auto._final_fit(Scaling(), Z, y, table["waveform", None, None][0]["point"], config)
-    assert final.tol == config.tol == 1e-3
+    assert final.tol == config.selection.tol == 1e-3
     # the fixed paths' search alike: its folds at search_tol, the chosen point at tol
     seen.clear()
     task = selection._task

@@ -147,9 +147,13 @@ def test_config_from_toml(tmp_path):
         '[selection]\ncv = 3\nsearch = "paper"\n[rejection]\nreject = 1e-4\n'
     )
     cfg = load_config(path, tmax=3.0)
-    assert cfg.features == "bandpower" and cfg.cv == 3 and cfg.search == "paper"
-    assert cfg.class_map == {"T1": "fists", "T2": "feet"} and cfg.tmax == 3.0
-    assert cfg.reject == 1e-4
+    assert (
+        cfg.preprocessing.features == "bandpower"
+        and cfg.selection.cv == 3
+        and cfg.selection.search == "paper"
+    )
+    assert cfg.class_map == {"T1": "fists", "T2": "feet"} and cfg.epochs.tmax == 3.0
+    assert cfg.rejection.reject == 1e-4
     path.write_text("speed = 3\n")
     with pytest.raises(ValueError, match="unknown configuration keys \\['speed'\\]"):
         load_config(path)

@@ -48,9 +48,12 @@ def test_wrong_types_refused_with_the_field_named():
 
 def test_finite_values_are_kept_as_floats():
     config = CalibrationConfig(tmin=0, tmax=3, tol=1e-4, bands=[[8, 13]], baseline=[0, 1])
-    assert (config.tmin, config.tmax, config.tol) == (0.0, 3.0, 1e-4)
-    assert isinstance(config.tmin, float)
-    assert config.bands == ((8.0, 13.0),) and config.baseline == (0.0, 1.0)
+    assert (config.epochs.tmin, config.epochs.tmax, config.selection.tol) == (0.0, 3.0, 1e-4)
+    assert isinstance(config.epochs.tmin, float)
+    assert config.preprocessing.bands == ((8.0, 13.0),) and config.preprocessing.baseline == (
+        0.0,
+        1.0,
+    )
 
 
 def test_the_example_configuration_loads_and_names_every_field():
@@ -62,7 +65,10 @@ def test_the_example_configuration_loads_and_names_every_field():
 
     path = Path(__file__).resolve().parents[2] / "examples" / "calibration.toml"
     config = load_config(path)
-    assert config.features == "auto" and config.class_map == {"T1": "fists", "T2": "feet"}
+    assert config.preprocessing.features == "auto" and config.class_map == {
+        "T1": "fists",
+        "T2": "feet",
+    }
     text = path.read_text()
     named = set(re.findall(r"^#? ?([a-z_0-9]+) =", text, flags=re.M))
     fields = set(CalibrationConfig.field_names())
@@ -98,7 +104,7 @@ def test_large_fold_is_a_count_and_decides_the_search_rule():
     config = CalibrationConfig(large_fold=1000, large_search_tol=5e-3)
     assert config.is_large((10, 10, 10)) and not config.is_large((10, 10, 9))
     assert config.cv_tol_for((10, 10, 10)) == 5e-3
-    assert config.cv_tol_for((10, 10, 9)) == config.tol
+    assert config.cv_tol_for((10, 10, 9)) == config.selection.tol
     # never looser than asked: a large_search_tol below tol leaves tol
     assert CalibrationConfig(large_fold=0, large_search_tol=1e-4).cv_tol_for((1, 1, 1)) == 1e-3
     # an explicit search_tol rules every fold
