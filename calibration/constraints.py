@@ -145,7 +145,12 @@ def names(*, empty_is_none: bool = False) -> Rule:
     def convert(name, values):
         if isinstance(values, str):
             raise TypeError(f"{name!r} must be a list of channel names, got a str")
-        out = tuple(str(v) for v in _sequence(name, values, "a list of channel names"))
+        try:
+            out = tuple(str(v) for v in values)  # any iterable of names (a numpy array too)
+        except TypeError:
+            raise TypeError(
+                f"{name!r} must be a list of channel names, got {type(values).__name__}"
+            ) from None
         return None if empty_is_none and not out else out
 
     return Rule(convert, none=True)

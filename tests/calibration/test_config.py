@@ -231,3 +231,26 @@ def test_every_toml_key_sets_exactly_one_setting(tmp_path, table):
             if getattr(getattr(config, c), f) != getattr(getattr(default, c), f)
         }
         assert differ == changed, key
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error", "match"),
+    [
+        ("search", "slow", ValueError, r"'search' must be 'fast', 'paper' or 'none', got 'slow'"),
+        ("scaling", "rows", ValueError, r"'scaling' must be None, 'channel' or 'channel_time'"),
+        ("auto_l1", (0.5, 1.0), ValueError, r"'auto_l1' must be fractions in \[0, 1\), got"),
+        ("auto_ensemble", 0, ValueError, r"'auto_ensemble' must be a positive integer, got 0"),
+        ("picks", 3, TypeError, r"'picks' must be a list of channel names, got int"),
+        ("cv", 1, ValueError, r"'cv' must be an integer >= 2 or 'loo', got 1"),
+    ],
+)
+def test_the_table_refuses_with_the_setting_named(name, value, error, match):
+    with pytest.raises(error, match=match):
+        CalibrationConfig(**{name: value})
+
+
+def test_toml_none_spellings_and_names_are_normalised():
+    config = CalibrationConfig(spatial="none", scaling="none", class_weight="none", eog=[])
+    assert config.preprocessing.spatial is None and config.preprocessing.scaling is None
+    assert config.selection.class_weight is None and config.preprocessing.eog is None
+    assert CalibrationConfig(cv="10").selection.cv == 10
