@@ -55,7 +55,7 @@ import threadpoolctl  # noqa: E402
 from online_scale import print_loops, print_scaling  # noqa: E402
 
 from benchmarks._report import Table, write_report  # noqa: E402
-from sblr_rt.bci_model import BCIModel  # noqa: E402
+from sblr_rt.bci_model import BCIModel, SingleModel  # noqa: E402
 from sblr_rt.model import SparseBilinearLogisticRegression  # noqa: E402
 from sblr_rt.online import OnlineClassifier, OnlineLoop, freeze_heap  # noqa: E402
 from sblr_rt.preprocessing import Preprocessor  # noqa: E402
@@ -140,7 +140,7 @@ def make_model(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
-    return BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"])
+    return SingleModel(preprocessor=pre, estimator=est, classes=["left", "right"])
 
 
 def _percentiles(times_s, scale=1e6):
