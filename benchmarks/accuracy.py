@@ -241,7 +241,7 @@ def chosen(model) -> str:
     ensemble = auto.get("ensemble") or []
     if len(ensemble) > 1:  # the mean of these candidates' scores, the first chosen by CV
         return " + ".join(ensemble)
-    return str(auto.get("chosen", model.preprocessor.features))
+    return str(auto.get("chosen", model.features))
 
 
 def cross_run(args):

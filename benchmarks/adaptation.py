@@ -112,7 +112,7 @@ def replay(model, recs, calibration, *, adapt, every):
     from sblr_rt.online import OnlineLoop
 
     data, ts, cues, offsets = session_stream(recs)
-    source, markers = MemorySource(data, ts, model.preprocessor.ch_names, recs[0].sfreq), None
+    source, markers = MemorySource(data, ts, model.ch_names, recs[0].sfreq), None
     markers = MemoryMarkers()
     clock = [ts[0]]
     loop = OnlineLoop(
@@ -237,7 +237,7 @@ def _realtime_pass(model, run, cal, seconds, *, adapt, speed=1.0):
     from sblr_rt.stream import local_clock
 
     data, _, cues, _ = session_stream([run])
-    source, markers = MemorySource(data, None, model.preprocessor.ch_names, run.sfreq), None
+    source, markers = MemorySource(data, None, model.ch_names, run.sfreq), None
     markers = MemoryMarkers()
     loop = OnlineLoop(model, source, markers=markers, mode="trial", hop=0.05, keep_trials=adapt,
                       history_seconds=3600.0, max_history=100_000)  # fmt: skip

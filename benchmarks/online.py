@@ -63,7 +63,7 @@ import threadpoolctl  # noqa: E402
 from online_scale import print_loops, print_scaling  # noqa: E402
 
 from benchmarks._report import Table, write_report  # noqa: E402
-from sblr_rt.bci_model import BCIModel  # noqa: E402
+from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel  # noqa: E402
 from sblr_rt.model import SparseBilinearLogisticRegression  # noqa: E402
 from sblr_rt.online import OnlineClassifier, OnlineLoop, freeze_heap  # noqa: E402
 from sblr_rt.preprocessing import Preprocessor  # noqa: E402
@@ -154,7 +154,7 @@ def make_model(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
-    return BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"])
+    return SingleModel(preprocessor=pre, estimator=est, classes=["left", "right"])
 
 
 def _percentiles(times_s, scale=1e6):
@@ -363,7 +363,7 @@ def ensemble_like(default: BCIModel | None, *, n_channels: int, sfreq: float) ->
         make_model(f, r, n_channels=n_channels, sfreq=sfreq, spatial=sp, seed=k, ch_names=names)
         for k, (f, sp, r) in enumerate(kinds)
     ]
-    return BCIModel.ensemble(members)
+    return EnsembleModel(members)
 
 
 def _member_list(model: BCIModel) -> str:

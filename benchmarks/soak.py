@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 import threadpoolctl  # noqa: E402
 
-from sblr_rt.bci_model import BCIModel  # noqa: E402
+from sblr_rt.bci_model import BCIModel, SingleModel  # noqa: E402
 from sblr_rt.model import SparseBilinearLogisticRegression  # noqa: E402
 from sblr_rt.online import OnlineLoop  # noqa: E402
 from sblr_rt.preprocessing import Preprocessor  # noqa: E402
@@ -95,7 +95,7 @@ def make_model(features: str, n_channels: int, sfreq: float, rank: int) -> BCIMo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(pre.scale(Z) + 0.3 * y[:, None, None], y)
-    return BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"])
+    return SingleModel(preprocessor=pre, estimator=est, classes=["left", "right"])
 
 
 def _mem(proc) -> tuple[float, float]:

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 from sblr_rt.calibration.config import CalibrationConfig, PreprocessingSettings
 
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import BCIModel, SingleModel
+from sblr_rt.model.link import proba_from_scores
 from sblr_rt.model.run_centring import RunCentring
 from sblr_rt.preprocessing import Preprocessor
 from sblr_rt.preprocessing.spatial import eog_regression, spatial_operator
@@ -249,7 +250,7 @@ def fitted_model(pre, est, classes, reference, warmup, metadata=None, pool=None)
         centring = RunCentring.from_fit(
             lambda Z: est.decision_function(pre.scale(Z)), reference, warmup
         )
-    model = BCIModel(
+    model = SingleModel(
         preprocessor=pre,
         estimator=est,
         classes=classes,
@@ -258,6 +259,37 @@ def fitted_model(pre, est, classes, reference, warmup, metadata=None, pool=None)
         pool=pool,
     )
     return model
+
+
+#: The metadata a member of an ensemble keeps of its own (the rest is the ensemble's).
+MEMBER_KEYS = ("name", "prior", "train_accuracy", "objective")
+
+
+def member_metadata(name: str, est, train_scores, y) -> dict:
+    """Return one member's own metadata: its name, training accuracy and objective trace.
+
+    Parameters
+    ----------
+    name : str
+        The calibration candidate it came from (``"waveform/car/10t"``).
+    est : SparseBilinearLogisticRegression
+        Its fitted estimator.
+    train_scores : ndarray, shape (n_epochs,) or (n_epochs, n_classes)
+        Its scores of the training epochs.
+    y : ndarray of int, shape (n_epochs,)
+        The training labels (indices into the classes).
+    """
+    return {
+        "name": name,
+        "train_accuracy": train_accuracy(train_scores, y, est.multi_class),
+        "objective": objective_traces(est),
+    }
+
+
+def train_accuracy(scores, y, multi_class: str = "ovr") -> float:
+    """Return the accuracy of the labels ``scores`` give against ``y`` (indices)."""
+    proba = proba_from_scores(np.asarray(scores), multi_class)
+    return float(np.mean(np.argmax(proba, axis=1) == np.asarray(y)))
 
 
 def objective_traces(est):

@@ -381,9 +381,11 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     report : dict
         JSON-serialisable selection report with ``report["auto"]``: every candidate's
         best point and scores, the criterion, the choice and the ensemble.
-    members : list of (Preprocessor, SparseBilinearLogisticRegression, ndarray | None)
-        The ``auto_ensemble`` best candidates (the chosen one first), each fitted on all
-        epochs, with its calibration reference (None without run centring).
+    members : list of tuple
+        ``(Preprocessor, SparseBilinearLogisticRegression, reference, name, scores)``:
+        the ``auto_ensemble`` best candidates (the chosen one first), each fitted on all
+        epochs, with its calibration reference (None without run centring), its name and
+        its scores of the (run-centred) training epochs.
     """
     t0 = time.perf_counter()
     probe = build_preprocessor(config.replace(features="waveform"))
@@ -441,7 +443,11 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         len(best),
         seconds,
     )
-    members = [(pres[c], fits[c], references.get(c)) for c in ensemble]
+    members = [
+        (pres[c], fits[c], references.get(c), _name(c),
+         fits[c].decision_function(pres[c].scale(feats[c])))
+        for c in ensemble
+    ]  # fmt: skip
     report = {
         "cv": f"{config.cv}-fold x {repeats} repeats",
         "search": "auto",

@@ -224,8 +224,8 @@ class SelectionSettings:
         Candidates that ``"auto"`` carries from the first CV repetition to the others.
     auto_ensemble : int
         How many of those (at most ``auto_keep``), best first by CV log-loss, the model
-        averages (their run-centred scores; :meth:`BCIModel.ensemble
-        <sblr_rt.bci_model.BCIModel.ensemble>`); 1: the best candidate alone.
+        averages (their run-centred scores; :class:`~sblr_rt.bci_model.EnsembleModel`); 1:
+        the best candidate alone.
     search : {"fast", "paper", "none"}
         ``"paper"``: rank with zero penalties, then the full 6 x 5 x 6 x 5 grid over
         (mu1, mu2, nu1, nu2). ``"fast"`` (default): the same rank step, then 6 x 6 x 5

@@ -15,14 +15,16 @@ from sblr_rt.calibration.assembly import (
     eog_matrix,
     excluded_channels,
     fitted_model,
+    member_metadata,
     objective_traces,
+    train_accuracy,
 )
 from sblr_rt.calibration.auto import select_auto
 from sblr_rt.calibration.config import CalibrationConfig, load_config
 from sblr_rt.calibration.epochs import extract_epochs
 from sblr_rt.calibration.selection import select
 
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import BCIModel, EnsembleModel
 from sblr_rt.model.solver import single_threaded_blas
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -80,7 +82,7 @@ def calibrate(
     >>> runs = [f"recordings/physionet-eegmmidb-S001/S001R{r:02d}.edf" for r in (6, 10)]
     >>> model = calibrate(runs, classes={"T1": "fists", "T2": "feet"}, tmin=0.5, tmax=3.5)
     >>> model
-    <BCIModel | ..., classes ['fists', 'feet'], ..., 64 channels at 160 Hz, ...>
+    <EnsembleModel | ensemble, classes ['fists', 'feet'], ..., 64 channels at 160 Hz, ...>
     >>> path = sblr_rt.save_model(model, "s001.sblr.npz")
     >>> sblr_rt.load_model("s001.sblr.npz").classes
     ['fists', 'feet']
@@ -164,8 +166,6 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
         epochs.Z.shape[1:],
         epochs.rejected,
     )
-    X = pre.scale(epochs.Z)
-    train_acc = float(np.mean(est.predict(X) == epochs.y))
     metadata = {
         "software_version": __version__,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -181,18 +181,23 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
             "markers": epochs.markers,
         },
         "selection": report,
-        "train_accuracy": train_acc,
-        "objective": objective_traces(est),
         "seconds": time.perf_counter() - t0,
     }
-    if len(members) > 1:
-        return BCIModel.ensemble(
-            [
-                fitted_model(p, e, epochs.classes, ref, config.online.recentre_warmup)
-                for p, e, ref in members
-            ],
-            metadata,
-        )
+    if len(members) > 1:  # the ensemble's own figures; each member keeps its own
+        singles = [
+            fitted_model(p, e, epochs.classes, ref, config.online.recentre_warmup,
+                         member_metadata(name, e, scores, epochs.y))
+            for p, e, ref, name, scores in members
+        ]  # fmt: skip
+        model = EnsembleModel(singles, metadata=metadata)
+        scores = np.tensordot(model.member_weights, [s for *_, s in members], axes=1)
+        model.metadata["train_accuracy"] = train_accuracy(scores, epochs.y, model.multi_class)
+        return model
+    X = pre.scale(epochs.Z)
+    metadata["train_accuracy"] = float(np.mean(est.predict(X) == epochs.y))
+    metadata["objective"] = objective_traces(est)
+    if members:
+        metadata["name"] = members[0][3]
     return fitted_model(
         pre, est, epochs.classes, epochs.reference, config.online.recentre_warmup, metadata
     )

@@ -450,7 +450,7 @@ def extract_epochs(
 
 def cut_raw_epochs(
     recordings,
-    preprocessor: Preprocessor,
+    preprocessor,
     class_map: dict[str, str] | None,
     *,
     reject: float | None = None,
@@ -461,8 +461,11 @@ def cut_raw_epochs(
 
     Parameters
     ----------
-    recordings, preprocessor, class_map, reject, flat, clip_run
+    recordings, class_map, reject, flat, clip_run
         As in :func:`extract_epochs`.
+    preprocessor : Preprocessor | BCIModel
+        What reads the epochs: a preprocessing, or a model (its raw epoch, which every
+        member of an ensemble reads from its end).
 
     Returns
     -------

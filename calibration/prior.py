@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 from sblr_rt.calibration.assembly import (
+    MEMBER_KEYS,
     as_recordings,
     build_preprocessor,
     fitted_model,
@@ -51,7 +52,7 @@ from sblr_rt.calibration.selection import run_path
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
 from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.model.link import proba_from_scores
 from sblr_rt.model.prior_pool import PriorPool
@@ -618,33 +619,29 @@ def calibrate_with_prior(recs, config, prior: BCIModel, calibrate_person, *, max
     if alpha == 1.0:
         adapted.metadata["prior"] = info
         return adapted
-    members = person.members or [person]
-    weights = list(person.member_weights) if person.members else [1.0]
+    members, weights = person.members, list(person.member_weights)
     adapted = _as_member(adapted)
-    return BCIModel.ensemble(
+    return EnsembleModel(
         [_as_member(m) for m in members] + [adapted],
-        metadata,
         [(1 - alpha) * w for w in weights] + [alpha],
+        metadata,
     )
 
 
-def _prior_member(model: BCIModel) -> BCIModel:
+def _prior_member(model: BCIModel) -> SingleModel:
     """Return the model's prior: itself, or the member that carries the pool."""
-    if model.pool is not None:
-        return model
-    for m in model.members:
-        if m.pool is not None:
-            return m
+    if model.prior_member is not None:
+        return model.prior_member
     raise ValueError(
         "'prior' must be a prior built by build_prior (a model with a pool of training "
         "epochs), got a model without one"
     )
 
 
-def _as_member(model: BCIModel) -> BCIModel:
+def _as_member(model: SingleModel) -> SingleModel:
     """Return a copy without the calibration-wide metadata (a member keeps its own)."""
-    keep = {k: v for k, v in (model.metadata or {}).items() if k in ("prior", "train_accuracy")}
-    return BCIModel(
+    keep = {k: v for k, v in (model.metadata or {}).items() if k in MEMBER_KEYS}
+    return SingleModel(
         preprocessor=model.preprocessor,
         estimator=model.estimator,
         classes=model.classes,
@@ -662,8 +659,7 @@ def _cv_prior_weights(recs, config, prior, person) -> dict:
     adapted with the training fold's trials only. Test trials are centred on their run's
     mean, as every candidate of ``auto`` is.
     """
-    members = person.members or [person]
-    mweights = np.asarray(person.member_weights if person.members else [1.0])
+    members, mweights = person.members, person.member_weights
     feats = [_features(recs, m.preprocessor, config) for m in members]
     pfeat = _features(recs, prior.preprocessor.for_channels(recs[0].ch_names), config)
     keys = set.intersection(*(set(f[0]) for f in [*feats, pfeat]))

@@ -28,13 +28,18 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sblr_rt.calibration.assembly import run_of_each
+from sblr_rt.calibration.assembly import (
+    MEMBER_KEYS,
+    objective_traces,
+    run_of_each,
+    train_accuracy,
+)
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.core import calibrate, fitted_model
 from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
 from sklearn.exceptions import ConvergenceWarning
 
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import BCIModel, EnsembleModel
 from sblr_rt.model import ZeroTrapWarning
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -144,7 +149,8 @@ def refit_model(
                 new = _warm(model, recordings, config, classes, min_per_class)
     except ValueError as err:  # e.g. too few epochs per class for the CV
         raise RefitError(str(err)) from err
-    _check_usable(new.estimator)
+    for k, member in enumerate(new.members):  # every member, not only the first
+        _check_usable(member.estimator, k if new.is_ensemble else None)
     parent = (model.metadata or {}).get("adaptation") or {}
     metadata = copy.deepcopy(dict(new.metadata or {}))
     metadata["adaptation"] = {
@@ -174,16 +180,38 @@ def _count_check(y, classes, min_per_class) -> dict:
 
 
 def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
-    if model.members:  # an ensemble: every member refitted warm, averaged again
-        members = [_warm(m, recordings, config, classes, min_per_class) for m in model.members]
-        metadata = copy.deepcopy(dict(model.metadata or {}))
-        metadata.update({k: members[0].metadata[k] for k in ("epochs", "train_accuracy")})
-        return BCIModel.ensemble(members, metadata, model.member_weights)
+    """Refit every member warm on ``recordings``; an ensemble keeps its members' weights."""
+    fits = [_warm_single(m, recordings, config, classes, min_per_class) for m in model.members]
+    if not model.is_ensemble:
+        return fits[0][0]
+    members = []
+    for new, _, _ in fits:  # a member keeps its own figures only
+        new.metadata = {k: v for k, v in new.metadata.items() if k in MEMBER_KEYS}
+        members.append(new)
+    metadata = copy.deepcopy(dict(model.metadata or {}))
+    metadata.pop("train_accuracy", None)
+    ys = [y for _, _, y in fits if y is not None]
+    if len(ys) == len(fits) and all(np.array_equal(ys[0], y) for y in ys):
+        scores = np.tensordot(model.member_weights, [s for _, s, _ in fits], axes=1)
+        metadata["train_accuracy"] = train_accuracy(scores, ys[0], model.multi_class)
+    epochs = [m.metadata.get("epochs") for m, _, _ in fits if m.metadata.get("epochs")]
+    if epochs:  # the fewest trials any member kept
+        metadata["epochs"] = min(epochs, key=lambda e: e["used"])
+    return EnsembleModel(members, model.member_weights, metadata)
+
+
+def _warm_single(model, recordings, config, classes, min_per_class) -> tuple:
+    """Refit one single model warm; return it with its training scores and labels.
+
+    A prior's trials join its pool (:func:`~sblr_rt.calibration.prior.adapt_prior`); its
+    training scores are not kept (None, None).
+    """
     if model.pool is not None:  # a prior: the trials join its pool with their weight
         from sblr_rt.calibration.prior import adapt_prior
 
-        return adapt_prior(model, recordings, config=config, classes=classes,
-                           min_per_class=min_per_class)  # fmt: skip
+        new = adapt_prior(model, recordings, config=config, classes=classes,
+                          min_per_class=min_per_class)  # fmt: skip
+        return new, None, None
     pre = copy.deepcopy(model.preprocessor)
     epochs = extract_epochs(
         recordings,
@@ -212,14 +240,15 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
         "per_class": counts,
         "rejected": epochs.rejected,
     }
-    metadata["train_accuracy"] = float(np.mean(est.predict(X) == y))
+    scores = est.decision_function(X)
+    metadata["train_accuracy"] = train_accuracy(scores, y, est.multi_class)
+    metadata["objective"] = objective_traces(est)
     warmup = None if model.run_centring is None else model.run_centring.warmup
-    return fitted_model(pre, est, classes, epochs.reference, warmup, metadata)
+    return fitted_model(pre, est, classes, epochs.reference, warmup, metadata), scores, y
 
 
 def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
-    prior = next((m for m in [model, *model.members] if m.pool is not None), None)
-    new = calibrate(recordings, config=config, prior=prior)
+    new = calibrate(recordings, config=config, prior=model.prior_member)
     if [str(c) for c in new.classes] != classes:
         raise RefitError(f"the classes changed: {list(new.classes)} instead of {classes}")
     per_class = new.metadata["epochs"]["per_class"]
@@ -231,9 +260,11 @@ def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
     return new
 
 
-def _check_usable(est) -> None:
+def _check_usable(est, member: int | None = None) -> None:
+    """Refuse a fit whose factors are not finite or all zero (naming an ensemble's member)."""
+    which = "" if member is None else f" of member {member}"
     params = [np.asarray(est.spatial_), np.asarray(est.temporal_), np.asarray(est.intercept_)]
     if not all(np.all(np.isfinite(p)) for p in params):
-        raise RefitError("degenerate fit: the factors are not finite")
+        raise RefitError(f"degenerate fit: the factors{which} are not finite")
     if not (np.any(params[0]) and np.any(params[1])):
-        raise RefitError("degenerate fit: the factors are all zero")
+        raise RefitError(f"degenerate fit: the factors{which} are all zero")

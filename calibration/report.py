@@ -28,7 +28,6 @@ logger = logging.getLogger("sblr_rt.calibration")
 __all__ = [
     "auto_candidates",
     "column_axis",
-    "member_name",
     "plot_report",
     "report_text",
     "write_report",
@@ -108,27 +107,33 @@ def report_text(model, *, top: int = 10) -> str:
     text : str
         The report.
     """
-    est = model.estimator
-    # summary() already names the spatial stage and lists the auto search's candidates
+    # summary() already names the spatial stage, every member, the training accuracy and
+    # the auto search's candidates
     lines = [model.summary()]
     md = model.metadata
     sel = md.get("selection") or {}
+    tol = max(m.estimator.tol for m in model.members)
     if sel:
+        if model.is_ensemble:
+            chosen = f"chosen: the {len(model.members)} members above, each at its own penalties"
+        else:
+            est = model.estimator
+            chosen = (
+                f"chosen: rank {describe_rank(est)}, mu1 {est.mu1:.4g}"
+                f"{_fraction(sel, 'mu1', 0)}, mu2 {est.mu2:.4g}, nu1 {est.nu1:.4g}"
+                f"{_fraction(sel, 'nu1', 1)}, nu2 {est.nu2:.4g}"
+            )
         lines += [
             "",
-            f"chosen: rank {describe_rank(est)}, mu1 {est.mu1:.4g}{_fraction(sel, 'mu1', 0)}, "
-            f"mu2 {est.mu2:.4g}, nu1 {est.nu1:.4g}{_fraction(sel, 'nu1', 1)}, "
-            f"nu2 {est.nu2:.4g}",
+            chosen,
             f"search time: {sel.get('seconds', {}).get('total', float('nan')):.1f} s"
             + _jobs(sel.get("n_jobs"))
             + (
-                f"; CV fits stopped at q^k <= {sel['search_tol']:g}, the final fit at {est.tol:g}"
+                f"; CV fits stopped at q^k <= {sel['search_tol']:g}, the final fit at {tol:g}"
                 if "search_tol" in sel
                 else ""
             ),
         ]
-        if md.get("train_accuracy") is not None:
-            lines.append(f"training accuracy (optimistic): {md['train_accuracy']:.3f}")
         start = sel.get("final_start") or {}
         if start.get("start") == "cold":
             lines.append(
@@ -219,25 +224,9 @@ def _n_maps(pre) -> int:
     return len(pre.bands) if pre.features == "bandpower" else 1
 
 
-def member_name(model) -> str:
-    """Return a single model's feature path and spatial stage, as reports name a member.
-
-    Parameters
-    ----------
-    model : BCIModel
-        A single model (an ensemble's member).
-
-    Returns
-    -------
-    name : str
-        E.g. ``"bandpower/surface Laplacian (CSD)"``.
-    """
-    return f"{model.features}/{spatial_label(model.preprocessor.spatial)}"
-
-
 def _blocks(model) -> list[tuple[str, object]]:
     """Return (title, single model) per block of factors: each member of an ensemble."""
-    if not model.members:
+    if not model.is_ensemble:
         return [("", model)]
     n = len(model.members)
     blocks = []
@@ -246,7 +235,7 @@ def _blocks(model) -> list[tuple[str, object]]:
         prior = " (a prior across people)" if m.pool is not None else ""
         blocks.append(
             (
-                f"member {k} of {n}: {member_name(m)}{prior}, weight {w:.2f} in the decision, "
+                f"member {k} of {n}: {m.name}{prior}, weight {w:.2f} in the decision, "
                 f"rank {rank_used(est)} used of {est.rank}",
                 m,
             )
@@ -323,7 +312,6 @@ def plot_report(model, path) -> Path:
 
 def _plot_selection(fig, gs, model) -> None:
     """First row: the penalty grid and the rank step (or the auto table), the choice."""
-    pre, est = model.preprocessor, model.estimator
     sel = model.metadata.get("selection") or {}
     n_cols = gs.ncols
     if auto_candidates(model):
@@ -356,12 +344,13 @@ def _plot_selection(fig, gs, model) -> None:
         if verdict.accuracy is not None
         else ""
     )
-    if model.members:
+    if model.is_ensemble:
         what = (
             f"ensemble of {len(model.members)} members:\nthe weighted mean of their scores;\n"
             "each member's factors below"
         )
     else:
+        pre, est = model.preprocessor, model.estimator
         what = (
             f"features {pre.features}\nspatial {spatial_label(pre.spatial)}\n"
             f"rank {describe_rank(est)}\nmu1 {est.mu1:.3g} mu2 {est.mu2:.3g}\n"

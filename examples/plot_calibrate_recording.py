@@ -56,34 +56,49 @@ ax.imshow(plt.imread(png))
 ax.set_axis_off()
 
 # %%
+# The members
+# -----------
+# The default model is an ensemble: the weighted mean score of a few single models, each
+# with its own feature path, spatial stage and factors. A single model is its own only
+# member, so the same loop reads both forms.
+for k, (member, weight) in enumerate(zip(model.members, model.member_weights, strict=True)):
+    print(f"member {k}: {member.name}, weight {weight:.2f}, rank {member.estimator.rank}")
+
+# %%
 # U: the spatial factors
 # ----------------------
-# :meth:`~sblr_rt.BCIModel.scalp_maps` gives each column of U over the model's channels
-# (one map per band on the band-power path); ``model.info`` places them on the scalp.
-# The colour scale is symmetric, so that white is exactly zero: the l1 penalty on U
-# leaves most channels out.
-rank = model.estimator.spatial_.shape[-1]
-bands = model.preprocessor.bands if model.features == "bandpower" else None
-maps = [(k, b, values) for k in range(rank) for b, values in enumerate(model.scalp_maps(k))]
+# :meth:`~sblr_rt.bci_model.SingleModel.scalp_maps` gives a column of U over a member's
+# channels (one map per band on the band-power path); ``member.info`` places them on the
+# scalp. Here the first component of every member, on a symmetric colour scale, so that
+# white is exactly zero: the l1 penalty on U leaves most channels out.
+maps = [
+    (k, member, b, values)
+    for k, member in enumerate(model.members)
+    for b, values in enumerate(member.scalp_maps(0))
+]
 fig, axes = plt.subplots(1, len(maps), figsize=(3 * len(maps), 3), squeeze=False)
-for ax, (k, b, values) in zip(axes[0], maps, strict=True):
+for ax, (k, member, b, values) in zip(axes[0], maps, strict=True):
     top = np.abs(values).max() or 1.0
     mne.viz.plot_topomap(
-        values, model.info, axes=ax, show=False, cmap="RdBu_r", vlim=(-top, top), contours=0
+        values, member.info, axes=ax, show=False, cmap="RdBu_r", vlim=(-top, top), contours=0
     )
-    band = f", {bands[b][0]:g}-{bands[b][1]:g} Hz" if bands else ""
-    ax.set_title(f"U, component {k + 1}{band}")
+    bands = member.preprocessor.bands if member.features == "bandpower" else None
+    band = f"\n{bands[b][0]:g}-{bands[b][1]:g} Hz" if bands else ""
+    ax.set_title(f"member {k}: {member.name}{band}", fontsize=8)
 
 # %%
 # V: the temporal (or spectral) factors
 # -------------------------------------
-# A component that the penalties set to zero is blank above and flat here.
-axis, label = column_axis(model.preprocessor)
-V = model.estimator.temporal_
-fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
-for k in range(V.shape[-1]):
-    ax.plot(axis, V[:, k], label=f"component {k + 1}")
-ax.axhline(0, color="0.7", lw=0.8)
-ax.set(xlabel=label, ylabel="V", title="Temporal factor")
-ax.legend()
+# One panel per member, each on its own axis (time, frequency or a second spatial
+# factor). A component that the penalties set to zero is blank above and flat here.
+fig, axes = plt.subplots(1, len(model.members), figsize=(4 * len(model.members), 3),
+                         squeeze=False, layout="constrained")  # fmt: skip
+for ax, member in zip(axes[0], model.members, strict=True):
+    axis, label = column_axis(member.preprocessor)
+    V = np.asarray(member.estimator.temporal_)
+    for k in range(V.shape[-1]):
+        ax.plot(axis, V[:, k], label=f"component {k + 1}")
+    ax.axhline(0, color="0.7", lw=0.8)
+    ax.set(xlabel=label, ylabel="V", title=member.name)
+axes[0, 0].legend()
 plt.show()

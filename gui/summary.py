@@ -12,12 +12,13 @@ The scalp geometry (:func:`sblr_rt.montage.scalp_layout`,
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sblr_rt.calibration.report import auto_candidates, member_name
+from sblr_rt.calibration.report import auto_candidates
 
 from sblr_rt.preprocessing.spatial import spatial_label
 from sblr_rt.regions import weight_regions
@@ -215,12 +216,13 @@ def summarize_members(model) -> list[MemberSummary]:
     members : list of MemberSummary
         In the ensemble's order, with the weights of ``model.member_weights``.
     """
-    members = list(getattr(model, "members", None) or [])
-    weights = np.asarray(getattr(model, "member_weights", ()), float)[: len(members)]
+    if not getattr(model, "is_ensemble", False):
+        return []
+    members, weights = model.members, model.member_weights
     return [
         MemberSummary(
             index=k,
-            name=member_name(m),
+            name=m.name,
             weight=float(w),
             rank_used=rank_used(m.estimator),
             rank=int(m.estimator.rank),
@@ -296,6 +298,8 @@ def summarize_model(
     summary : ModelSummary
         The arrays to draw.
     """
+    if getattr(model, "is_ensemble", False):
+        return _summarize_ensemble(model)
     est = _estimator_of(model)
     classes = [str(c) for c in _first_attr(model, ("classes", "classes_"), est.classes_)]
     scores = _scores(est, classes)
@@ -338,14 +342,34 @@ def summarize_model(
         spatial=spatial,
         candidates=auto_candidates(model),
         regions=_regions(model),
-        verdict=model_verdict(model).lines() if hasattr(model, "preprocessor") else [],
+        verdict=model_verdict(model).lines() if hasattr(model, "members") else [],
         members=summarize_members(model),
+    )
+
+
+def _summarize_ensemble(model) -> ModelSummary:
+    """Summarise an ensemble: its own verdict, selection and regions, and every member.
+
+    The factors drawn first are member 0's, as the member table selects it first; the
+    dashboard draws another member's on a click on its row.
+    """
+    members = summarize_members(model)
+    cv_results, chosen = _cv_results(model)
+    return dataclasses.replace(
+        members[0].summary,
+        cv_results=cv_results,
+        chosen=chosen,
+        ranks=rank_results(model),
+        candidates=auto_candidates(model),
+        regions=_regions(model),
+        verdict=model_verdict(model).lines(),
+        members=members,
     )
 
 
 def _regions(model) -> str:
     """Return the weight-by-region line of a BCIModel (its warning is in the verdict)."""
-    if not hasattr(model, "preprocessor"):
+    if not hasattr(model, "members"):
         return ""
     return weight_regions(model).describe()
 

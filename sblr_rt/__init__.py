@@ -29,6 +29,8 @@ _LAZY = {
     "OnlineClassifier": "sblr_rt.online",
     "OnlineLoop": "sblr_rt.online",
     "BCIModel": "sblr_rt.bci_model",
+    "SingleModel": "sblr_rt.bci_model",
+    "EnsembleModel": "sblr_rt.bci_model",
     "Preprocessor": "sblr_rt.preprocessing",
     "load_model": "sblr_rt.io.model_file",
     "save_model": "sblr_rt.io.model_file",

@@ -129,10 +129,7 @@ def weight_regions(model, *, n_leading: int = 5) -> WeightRegions:
     -------
     regions : WeightRegions
     """
-    members = getattr(model, "members", None) or [model]
-    weights = getattr(model, "member_weights", None)
-    if weights is None or len(weights) != len(members):
-        weights = np.full(len(members), 1.0 / len(members))
+    members, weights = model.members, model.member_weights
     per_channel: dict[str, float] = {}
     for member, w in zip(members, weights, strict=True):
         for ch, share in _channel_shares(member).items():

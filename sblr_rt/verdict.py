@@ -407,11 +407,11 @@ def _candidate_name(c: dict) -> str:
 
 
 def _members(model, auto: dict, candidates: dict, chance: float | None) -> tuple:
-    singles = list(getattr(model, "members", None) or [model])
     names = list((auto.get("ensemble") or [auto.get("chosen")]) if auto else [])
     out = []
-    for i, m in enumerate(singles):
-        name = names[i] if i < len(names) and names[i] else _single_name(m)
+    for i, m in enumerate(model.members):
+        stored = m.metadata.get("name")  # files before members kept their names: by order
+        name = stored or (names[i] if i < len(names) and names[i] else _single_name(m))
         acc = (candidates.get(name) or {}).get("accuracy")
         above = None if acc is None or chance is None else bool(acc > chance)
         out.append(MemberVerdict(name, int(m.estimator.rank), rank_used(m.estimator), acc, above))

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from sblr_rt.bci_model import BCIModel
-from sblr_rt.model import SparseBilinearLogisticRegression
-from sblr_rt.preprocessing import Preprocessor
 from sblr_rt.regions import region_of, weight_regions
+from tests.models import fit_model
 
 CHANNELS = ["Fp1", "AF3", "F7", "T7", "C3", "Cz", "C4", "CP3", "FC4", "Pz", "PO8", "O1"]
 
 
 def _model(loaded):
     """A waveform model whose class lives on the channels in ``loaded``."""
-    rng = np.random.default_rng(0)
-    pre = Preprocessor(ch_names=CHANNELS, sfreq=50.0, tmin=0.0, tmax=1.0, n_times=10)
-    y = np.arange(60) % 2
-    raw = rng.standard_normal((60, len(CHANNELS), pre.n_times_raw))
-    for ch in loaded:
-        raw[:, CHANNELS.index(ch)] += 2.0 * (2 * y[:, None] - 1)
-    est = SparseBilinearLogisticRegression(mu1=0.05, nu1=0.01).fit(pre.fit(raw).transform(raw), y)
-    return BCIModel(preprocessor=pre, estimator=est, classes=["l", "r"])
+    model, _, _ = fit_model(
+        CHANNELS, sfreq=50.0, n_times=10, n_epochs=60, classes=["l", "r"], informative=loaded,
+        signal="shift", effect=2.0, estimator={"mu1": 0.05, "nu1": 0.01, "mu2": 0.0, "nu2": 0.0,
+                                                "max_iter": 500, "tol": 1e-3},
+    )  # fmt: skip
+    return model
 
 
 def test_regions_of_standard_labels():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import EnsembleModel, SingleModel
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.preprocessing import Preprocessor
 from sblr_rt.regions import WARN_SHARE, weight_regions
@@ -33,7 +33,7 @@ def _model(loaded, *, metadata=None, rank=1):
         raw[:, CHANNELS.index(ch)] += 2.0 * (2 * y[:, None] - 1)
     est = SparseBilinearLogisticRegression(rank=rank, mu1=0.05, nu1=0.01)
     est.fit(pre.fit(raw).transform(raw), y)
-    return BCIModel(preprocessor=pre, estimator=est, classes=["l", "r"], metadata=metadata)
+    return SingleModel(preprocessor=pre, estimator=est, classes=["l", "r"], metadata=metadata)
 
 
 @pytest.mark.parametrize(
@@ -195,7 +195,7 @@ def test_ensemble_flags_a_member_at_chance():
     md = _metadata(0.8, auto=True)
     md["selection"]["auto"]["ensemble"] = ["waveform/none", "waveform/csd"]
     md["selection"]["auto"]["candidates"][2]["accuracy"] = 0.467
-    verdict = model_verdict(BCIModel.ensemble([a, b], metadata=md))
+    verdict = model_verdict(EnsembleModel([a, b], metadata=md))
     assert [m.above_chance for m in verdict.members] == [True, False]
     assert any("waveform/csd (0.467)" in w for w in verdict.warnings)
     assert "rank used per member: waveform/none 1; waveform/csd 1" in "\n".join(verdict.lines())

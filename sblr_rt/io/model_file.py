@@ -123,44 +123,43 @@ def save_model(model, path) -> Path:
     path = Path(path)
     if not path.parent.is_dir():
         raise FileNotFoundError(f"the folder of 'path' does not exist: {path.parent}")
-    est = model.estimator
-    arrays = _model_arrays(model, "")
-    members = []
-    for k, member in enumerate(model.members):  # an ensemble: every member, its own arrays
-        arrays.update(_model_arrays(member, f"m{k}/"))
-        members.append(_model_header(member))
-    if model.members:
+    # Derived, for readers that do not run sblr-rt (ignored when loading).
+    window = {
+        "tmin": model.tmin,
+        "tmax": model.tmax,
+        "sfreq": model.sfreq,
+        "n_pad": model.n_pad,
+        "n_window": model.n_window,
+        "n_times_raw": model.n_times_raw,
+    }
+    if model.is_ensemble:  # every member its own part and arrays; none leads
+        arrays, members = {}, []
+        for k, member in enumerate(model.members):
+            arrays.update(_model_arrays(member, f"m{k}/"))
+            members.append({**_model_header(member), "metadata": dict(member.metadata)})
+        single = {"preprocessor": None, "estimator": None, "pool": None}
         member_weights = [float(w) for w in model.member_weights]
     else:
-        member_weights = None
-    metadata = dict(model.metadata)
+        arrays, members, member_weights = _model_arrays(model, ""), [], None
+        single = _model_header(model)
+        window |= {
+            "time_grid": model.preprocessor.times.tolist(),
+            "row_names": model.preprocessor.row_names,
+        }
     header = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "software_version": __version__,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "classes": list(model.classes),
-        "preprocessor": model.preprocessor.get_config(),
-        # Derived, for readers that do not run sblr-rt (ignored when loading).
-        "window": {
-            "tmin": model.tmin,
-            "tmax": model.tmax,
-            "sfreq": model.sfreq,
-            "n_pad": model.n_pad,
-            "n_window": model.n_window,
-            "n_times_raw": model.n_times_raw,
-            "time_grid": model.preprocessor.times.tolist(),
-            "row_names": model.preprocessor.row_names,
-        },
-        "estimator": {
-            "class": type(est).__name__,
-            "params": {k: getattr(est, k) for k in _EST_PARAMS if hasattr(est, k)},
-        },
+        "preprocessor": single["preprocessor"],
+        "window": window,
+        "estimator": single["estimator"],
         "run_centring": None if model.run_centring is None else model.run_centring.to_dict(),
         "members": members,
         "member_weights": member_weights,
-        "pool": _pool_header(model),
-        "metadata": metadata,
+        "pool": single["pool"],
+        "metadata": dict(model.metadata),
         "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
     }
     blob = dumps(header).encode("utf-8")
@@ -216,7 +215,7 @@ def _rebuild_pool(part, arrays: dict[str, np.ndarray], prefix: str):
 
 
 def _model_header(model) -> dict:
-    """Return the header part of one ensemble member (its arrays are ``m<k>/...``)."""
+    """Return the header part of one single model (an ensemble's member: ``m<k>/...``)."""
     est = model.estimator
     return {
         "preprocessor": model.preprocessor.get_config(),
@@ -373,7 +372,7 @@ def _check_preprocessor_size(config: dict) -> None:
 
 def _rebuild(header: dict, arrays: dict[str, np.ndarray]):
     """Rebuild the BCIModel; any inconsistency raises a ValueError or TypeError."""
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import EnsembleModel
 
     metadata = dict(header.get("metadata") or {})
     for key in ("format_version", "software_version", "created"):
@@ -388,8 +387,12 @@ def _rebuild(header: dict, arrays: dict[str, np.ndarray]):
         for k, part in enumerate(members):
             if not isinstance(part, dict):
                 raise ModelFileError(f"'members[{k}]' must be a mapping")
+            own = part.get("metadata") or {}  # absent from files before members kept theirs
+            if not isinstance(own, dict):
+                raise ModelFileError(f"'members[{k}].metadata' must be a mapping")
+            check_header_fields({"metadata": own, "classes": header.get("classes")})
             models.append(_rebuild_single({**part, "classes": header.get("classes")}, arrays,
-                                          f"m{k}/", {}))  # fmt: skip
+                                          f"m{k}/", dict(own)))  # fmt: skip
         weights = header.get("member_weights")  # absent from files before weighted members
         if weights is not None and (
             not isinstance(weights, list)
@@ -398,13 +401,15 @@ def _rebuild(header: dict, arrays: dict[str, np.ndarray]):
             raise ModelFileError(
                 f"'member_weights' must be a list of numbers, got {str(weights)[:80]}"
             )
-        return BCIModel.ensemble(models, metadata, weights)
+        return EnsembleModel(models, weights, metadata)
+    if header.get("preprocessor") is None:
+        raise ModelFileError("the header has neither 'members' nor a 'preprocessor'")
     return _rebuild_single(header, arrays, "", metadata)
 
 
 def _rebuild_single(header: dict, arrays: dict[str, np.ndarray], prefix: str, metadata: dict):
     """Rebuild one single model from its header part and its ``<prefix>`` arrays."""
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import SingleModel
     from sblr_rt.model import SparseBilinearLogisticRegression
     from sblr_rt.model.run_centring import RunCentring
     from sblr_rt.preprocessing import Preprocessor
@@ -447,7 +452,7 @@ def _rebuild_single(header: dict, arrays: dict[str, np.ndarray], prefix: str, me
             f"the pool's epochs must be ({pre.n_rows}, {pre.n_times}) with labels below "
             f"{len(classes)}, got {pool.Z.shape[1:]} and {int(pool.y.max())}"
         )
-    return BCIModel(
+    return SingleModel(
         preprocessor=pre,
         estimator=est,
         classes=classes,

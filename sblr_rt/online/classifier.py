@@ -29,7 +29,7 @@ Examples
 >>> import numpy as np
 
 >>> from sblr_rt.model import SparseBilinearLogisticRegression
->>> from sblr_rt.bci_model import BCIModel
+>>> from sblr_rt.bci_model import BCIModel, SingleModel
 >>> from sblr_rt.preprocessing import Preprocessor
 >>> rng = np.random.default_rng(0)
 >>> pre = Preprocessor(ch_names=["C3", "C4"], sfreq=100.0, tmin=0.0, tmax=0.5)
@@ -37,7 +37,7 @@ Examples
 >>> y = np.repeat([0, 1], 20)
 >>> raw[y == 1, 0] += 1.0
 >>> est = SparseBilinearLogisticRegression().fit(pre.fit(raw).transform(raw), y)
->>> clf = OnlineClassifier(BCIModel(preprocessor=pre, estimator=est, classes=["a", "b"]))
+>>> clf = OnlineClassifier(SingleModel(preprocessor=pre, estimator=est, classes=["a", "b"]))
 >>> clf.step(raw[-1])["label"]
 'b'
 """
@@ -50,6 +50,7 @@ import math
 import numpy as np
 
 from sblr_rt._docs import fill_doc
+from sblr_rt.bci_model import BCIModel
 from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
 from sblr_rt.online.decision import Decision
@@ -164,52 +165,54 @@ class OnlineClassifier:
     def __init__(
         self, model, *, fast: bool = True, recentre: bool = True, recentre_warmup=None
     ) -> None:
-        for attr in ("preprocessor", "estimator", "classes"):
-            if not hasattr(model, attr):
-                raise TypeError(
-                    f"'model' must be a BCIModel (with preprocessor, estimator and classes), "
-                    f"got {type(model).__name__}"
-                )
+        if not isinstance(model, BCIModel):
+            raise TypeError(
+                f"'model' must be a BCIModel (a SingleModel or an EnsembleModel), got "
+                f"{type(model).__name__}"
+            )
         self.model = model
         self.run_info = RunInfo.from_model(model)
-        pre = model.preprocessor
-        self.ch_names = list(pre.ch_names)
-        self.sfreq = float(pre.sfreq)
+        self.ch_names = list(model.ch_names)
+        self.sfreq = float(model.sfreq)
         self.n_times = int(model.n_times_raw)
         self.n_pad = int(model.n_pad)
-        self.n_window = int(pre.n_window)
-        self.tmin = float(pre.tmin)
-        self.tmax = float(pre.tmax)
+        self.n_window = int(model.n_window)
+        self.tmin = float(model.tmin)
+        self.tmax = float(model.tmax)
         self.classes = [str(c) for c in model.classes]
         self.features = model.features
-        self._ensemble = bool(getattr(model, "members", None))
-        #: list of OnlineClassifier: an ensemble's members (their scores are averaged; the
-        #: run centring of the mean is the ensemble's own, in the streaming state).
-        self.members = [
-            OnlineClassifier(m, fast=fast, recentre=False)
-            for m in getattr(model, "members", None) or []
-        ]
         self.fast = bool(fast)
         self.recentre = bool(recentre)
         self.recentre_warmup = recentre_warmup
-        centring = getattr(model, "run_centring", None)
+        centring = model.run_centring
         if centring is not None and recentre_warmup is not None:
             centring = dataclasses.replace(centring, warmup=recentre_warmup)
         #: RunCentring | None: what the streaming states adapt with (None: no adaptation).
         self.run_centring = centring if self.recentre else None
-        est = model.estimator
-        self._multi_class = getattr(est, "multi_class", "ovr")
+        self._multi_class = model.multi_class
         self._binary = len(self.classes) == 2
+        #: list of OnlineClassifier: the online form of an ensemble's members (their scores
+        #: are weighted; the run centring of the mean is the ensemble's own, in the
+        #: streaming state); empty for a single model.
+        self.members = [
+            OnlineClassifier(m, fast=fast, recentre=False) for m in model.members
+        ] if model.is_ensemble else []  # fmt: skip
+        #: Scoring: how the scores are computed, for this class and its streaming paths.
+        self.scoring = self._ensemble_scoring() if model.is_ensemble else self._single_scoring()
+        self.rank = self.scoring.rank
+        self.path = "folded" if (self.fast and self.scoring.native is not None) else "plain"
+
+    def _single_scoring(self) -> Scoring:
+        """Return a single model's scoring: its factors, folded onto the raw window if linear."""
+        model = self.model
+        est = model.estimator
         # Model-grid factors, stacked per output column: (K, n_rows, r), (K, n_times, r).
         U = np.asarray(est.spatial_, dtype=np.float64)
         V = np.asarray(est.temporal_, dtype=np.float64)
         U = U[None] if U.ndim == 2 else U
         V = V[None] if V.ndim == 2 else V
-        self.rank = U.shape[2]
-        linear = pre.is_linear and not self._ensemble
-        self.path = "folded" if (self.fast and linear) else "plain"
         native = None
-        if linear:
+        if model.preprocessor.is_linear:
             Un, Vn, _ = model.native_factors()
             Un = Un[None] if Un.ndim == 2 else Un
             Vn = Vn[None] if Vn.ndim == 2 else Vn
@@ -218,8 +221,7 @@ class OnlineClassifier:
             temporal = np.ascontiguousarray(Vn.transpose(1, 0, 2).reshape(Vn.shape[1], -1))
             spatial.flags.writeable = temporal.flags.writeable = False
             native = (spatial, temporal)
-        #: Scoring: how the scores are computed, for this class and its streaming paths.
-        self.scoring = Scoring(
+        return Scoring(
             model=model,
             features=self.features,
             n_channels=len(self.ch_names),
@@ -227,13 +229,27 @@ class OnlineClassifier:
             n_pad=self.n_pad,
             # W_k = U_k V_k^T on the model grid, for scores from model input in one pass.
             weights=np.einsum("ksr,ktr->kst", U, V),
-            intercept=np.asarray(
-                getattr(model, "intercept", est.intercept_), dtype=np.float64
-            ).reshape(-1),
-            rank=self.rank,
+            intercept=np.asarray(model.intercept, dtype=np.float64).reshape(-1),
+            rank=U.shape[2],
             native=native,
+        )
+
+    def _ensemble_scoring(self) -> Scoring:
+        """Return an ensemble's scoring: its members' scorings and weights, none of its own."""
+        return Scoring(
+            model=self.model,
+            features=self.features,
+            n_channels=len(self.ch_names),
+            n_times=self.n_times,
+            n_pad=self.n_pad,
+            weights=None,
+            intercept=np.tensordot(
+                self.model.member_weights, [m.scoring.intercept for m in self.members], axes=1
+            ),
+            rank=max(m.rank for m in self.members),
+            native=None,
             members=tuple((m.path_class(), m.scoring) for m in self.members),
-            member_weights=np.asarray(getattr(model, "member_weights", np.zeros(0)), float),
+            member_weights=self.model.member_weights,
         )
 
     def __repr__(self) -> str:
@@ -296,11 +312,6 @@ class OnlineClassifier:
             )
             return self.scoring.scores_from_columns(cols)
         return self.scoring.plain_scores(window)  # an ensemble's: the members' weighted mean
-
-    @property
-    def preprocessor(self):
-        """The model's :class:`~sblr_rt.preprocessing.Preprocessor`."""
-        return self.model.preprocessor
 
     @property
     def n_outputs(self) -> int:

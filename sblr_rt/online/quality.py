@@ -34,7 +34,7 @@ class WindowQuality:
     Parameters
     ----------
     classifier : OnlineClassifier
-        Its model's used channels (``preprocessor.pick_indices``) and calibration's
+        Its model's used channels (``model.pick_indices``) and calibration's
         rejection settings (``run_info``: ``flat``, ``clip_run``, ``reject``).
     capacity : int
         Samples kept (the streaming state's capacity).
@@ -46,11 +46,8 @@ class WindowQuality:
     """
 
     def __init__(self, classifier, capacity: int) -> None:
-        model = classifier.model
-        pre = getattr(model, "preprocessor", None)
         n_channels = len(classifier.ch_names)
-        picks = getattr(pre, "pick_indices", None)
-        self.used = np.arange(n_channels) if picks is None else np.asarray(picks, dtype=int)
+        self.used = np.asarray(classifier.model.pick_indices, dtype=int)
         run_info = classifier.run_info
         self.flat, self.clip_run, self.reject = run_info.flat, run_info.clip_run, run_info.reject
         self.n_times = int(classifier.n_times)

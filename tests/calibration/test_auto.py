@@ -127,13 +127,14 @@ def test_auto_calibration_keeps_every_candidates_scores(physionet_dir, tmp_path,
     names = [f"{c['features']}/{c['spatial'] or 'none'}" for c in auto["candidates"]]
     assert len(names) == 10 and auto["chosen"] in names
     chosen = auto["candidates"][names.index(auto["chosen"])]
-    pre = model.preprocessor
+    first = model.members[0]  # the chosen candidate is the ensemble's first member
+    pre = first.preprocessor
     assert (pre.features, pre.spatial) == (chosen["features"], chosen["spatial"])
     assert chosen["log_loss"] == min(
         c["log_loss"] for c in auto["candidates"] if c["repeats"] == 2
     )
     assert sum(c["repeats"] == 2 for c in auto["candidates"]) == 2  # auto_keep
-    assert model.estimator.rank == chosen["rank"]
+    assert first.estimator.rank == chosen["rank"]
     path = tmp_path / "auto.sblr.npz"
     save_model(model, path)
     loaded = load_model(path)

@@ -186,14 +186,14 @@ def test_adaptation_refits_a_prior_with_the_session_trials_and_keeps_its_pool(pr
 
 
 def test_the_prior_share_of_a_prior_an_adapted_prior_and_an_ensemble(prior):
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import EnsembleModel
 
     assert prior.prior_share == 1.0
     adapted = adapt_prior(prior, [_run(9, 1)])
     assert adapted.prior_share == pytest.approx(adapted.pool.prior_share(20))
     own = calibrate(_run(9, 1), n_jobs=1, features="covariance", **KW)
     assert own.prior_share is None
-    both = BCIModel.ensemble([own, adapted], weights=[3, 1])
+    both = EnsembleModel([own, adapted], weights=[3, 1])
     assert both.prior_share == pytest.approx(0.25 * adapted.prior_share)
 
 

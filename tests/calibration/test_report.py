@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sblr_rt.calibration.report import auto_candidates, column_axis, report_text, write_report
 
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
 from sblr_rt.io.model_file import load_model, save_model
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.preprocessing import Preprocessor
@@ -55,7 +55,9 @@ def spectral_model(*, spatial="csd", auto=False, seed=0) -> BCIModel:
             "auto": AUTO,
             "seconds": {"features": 1.0, "total": 2.0},
         }
-    return BCIModel(preprocessor=pre, estimator=est, classes=["rest", "move"], metadata=metadata)
+    return SingleModel(
+        preprocessor=pre, estimator=est, classes=["rest", "move"], metadata=metadata
+    )
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +207,7 @@ def covariance_model(seed=2) -> BCIModel:
     est = SparseBilinearLogisticRegression(rank=1, max_iter=100, tol=1e-3).fit(
         pre.fit(raw).transform(raw), y
     )
-    return BCIModel(preprocessor=pre, estimator=est, classes=["rest", "move"])
+    return SingleModel(preprocessor=pre, estimator=est, classes=["rest", "move"])
 
 
 def test_write_report_draws_every_member_of_an_ensemble(tmp_path, monkeypatch):
@@ -216,7 +218,7 @@ def test_write_report_draws_every_member_of_an_ensemble(tmp_path, monkeypatch):
     close = plt.close
     monkeypatch.setattr(plt, "close", lambda fig: (figures.append(fig), close(fig)))
     members = [spectral_model(), spectral_model(spatial="car", seed=1), covariance_model()]
-    model = BCIModel.ensemble(members, {"selection": {}}, weights=[0.5, 0.3, 0.2])
+    model = EnsembleModel(members, metadata={"selection": {}}, weights=[0.5, 0.3, 0.2])
     path = tmp_path / "ensemble.sblr"
     save_model(model, path)
     model = load_model(path)

@@ -17,7 +17,7 @@ def model_path(tmp_path_factory):
     """Return a model file: 3 channels (C3, Cz, C4) at 100 Hz, classes left/right."""
     import numpy as np
 
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import SingleModel
     from sblr_rt.model import SparseBilinearLogisticRegression
     from sblr_rt.preprocessing import Preprocessor
 
@@ -28,7 +28,7 @@ def model_path(tmp_path_factory):
     raw[y == 1, 0] += 1.0
     est = SparseBilinearLogisticRegression().fit(pre.fit(raw).transform(raw), y)
     path = tmp_path_factory.mktemp("cli-model") / "m.sblr.npz"
-    save_model(BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"]), path)
+    save_model(SingleModel(preprocessor=pre, estimator=est, classes=["left", "right"]), path)
     return path
 
 

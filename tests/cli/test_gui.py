@@ -26,7 +26,7 @@ def ensemble_path(tmp_path_factory):
     """Return an ensemble file: a waveform and a band-power member on C3, Cz, C4."""
     import numpy as np
 
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import EnsembleModel, SingleModel
     from sblr_rt.io.model_file import save_model
     from sblr_rt.model import SparseBilinearLogisticRegression
     from sblr_rt.preprocessing import Preprocessor
@@ -43,9 +43,9 @@ def ensemble_path(tmp_path_factory):
         raw[y == 1, 2] += 1.0
         est = SparseBilinearLogisticRegression(max_iter=100, tol=1e-2)
         est.fit(pre.fit(raw).transform(raw), y)
-        members.append(BCIModel(preprocessor=pre, estimator=est, classes=["left", "right"]))
+        members.append(SingleModel(preprocessor=pre, estimator=est, classes=["left", "right"]))
     path = tmp_path_factory.mktemp("cli-ensemble") / "ens.sblr.npz"
-    save_model(BCIModel.ensemble(members, weights=[0.6, 0.4]), path)
+    save_model(EnsembleModel(members, weights=[0.6, 0.4]), path)
     return path
 
 

@@ -47,7 +47,7 @@ def simulated_model(
     ``prior=True`` gives it a pool of its training features (two made-up people), as a
     prior across people carries.
     """
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import SingleModel
     from sblr_rt.model import SparseBilinearLogisticRegression
     from sblr_rt.playback.simulator import Simulator
     from sblr_rt.preprocessing import Preprocessor
@@ -105,7 +105,7 @@ def simulated_model(
         from sblr_rt.model.prior_pool import PriorPool
 
         pool = PriorPool(Z, y, np.arange(y.size) % 2)
-    return BCIModel(
+    return SingleModel(
         preprocessor=pre,
         estimator=est,
         classes=list(SIM_CLASSES),
@@ -124,13 +124,13 @@ ENSEMBLE_MEMBERS = (
 
 def simulated_ensemble():
     """An ensemble of three simulated models: waveform, band power, and a prior (weight 0.2)."""
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import EnsembleModel
 
     members = [simulated_model(**kwargs) for kwargs, _ in ENSEMBLE_MEMBERS]
     metadata = members[0].metadata
     for m in members:  # as calibration writes them: the selection is the ensemble's
         m.metadata = {}
-    return BCIModel.ensemble(members, metadata, weights=[w for _, w in ENSEMBLE_MEMBERS])
+    return EnsembleModel(members, metadata=metadata, weights=[w for _, w in ENSEMBLE_MEMBERS])
 
 
 @pytest.fixture(scope="session")

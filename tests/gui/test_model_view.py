@@ -56,7 +56,7 @@ def test_factor_plots_hold_the_model_values(model_tab, sim_model_file):
 def test_multiclass_and_bandpower_summaries(model_tab):
     from sblr_rt.gui.summary import summarize_model
 
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import SingleModel
     from sblr_rt.model import SparseBilinearLogisticRegression
     from sblr_rt.preprocessing import Preprocessor
 
@@ -77,7 +77,7 @@ def test_multiclass_and_bandpower_summaries(model_tab):
     est = SparseBilinearLogisticRegression(rank=1, max_iter=100, tol=1e-2).fit(
         pre.fit(raw).transform(raw), y
     )
-    model = BCIModel(preprocessor=pre, estimator=est, classes=["a", "b", "c"])
+    model = SingleModel(preprocessor=pre, estimator=est, classes=["a", "b", "c"])
     summary = summarize_model(model)
     assert [s.title for s in summary.scores] == ["a vs rest", "b vs rest", "c vs rest"]
     assert summary.axis_label == "band-power time bin"
@@ -93,7 +93,7 @@ def test_multiclass_and_bandpower_summaries(model_tab):
 
 def _spectral_model(*, auto: bool):
     """A spectral model with the CSD stage on noise plus a 10 Hz rhythm over C3."""
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import SingleModel
     from sblr_rt.model import SparseBilinearLogisticRegression
     from sblr_rt.preprocessing import Preprocessor
 
@@ -126,7 +126,9 @@ def _spectral_model(*, auto: bool):
                 ],
             },
         }  # fmt: skip
-    return BCIModel(preprocessor=pre, estimator=est, classes=["rest", "move"], metadata=metadata)
+    return SingleModel(
+        preprocessor=pre, estimator=est, classes=["rest", "move"], metadata=metadata
+    )
 
 
 def test_spectral_summary_is_over_frequency():

@@ -10,7 +10,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import SingleModel
 from sblr_rt.io.model_file import (
     FORMAT_VERSION,
     ModelFileError,
@@ -20,35 +20,25 @@ from sblr_rt.io.model_file import (
 )
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.preprocessing import Preprocessor
+from tests.models import fit_model
 
 CH = ["Fz", "C3", "Cz", "C4", "Pz", "Oz"]
 
 
 def _model(features="waveform", n_classes=2, rank=1):
-    rng = np.random.default_rng(0)
-    pre = Preprocessor(
-        ch_names=CH,
-        sfreq=100.0,
-        tmin=0.0,
-        tmax=1.0,
+    waveform = features == "waveform"
+    model, raw, _ = fit_model(
+        CH,
         picks=["C3", "Cz", "C4", "Pz"],
         features=features,
-        l_freq=8.0 if features == "waveform" else None,
-        h_freq=30.0 if features == "waveform" else None,
-        n_times=20 if features == "waveform" else 4,
-    )
-    n = 30 * n_classes
-    y = np.arange(n) % n_classes
-    raw = rng.standard_normal((n, len(CH), pre.n_times_raw))
-    raw[:, 1, pre.n_pad :] += 0.8 * y[:, None] * np.sin(np.arange(pre.n_window) * 1.2)
-    est = SparseBilinearLogisticRegression(rank=rank, mu1=1e-3, nu2=0.01).fit(
-        pre.fit(raw).transform(raw), y
-    )
-    classes = ["left", "right", "feet"][:n_classes]
-    model = BCIModel(
-        preprocessor=pre,
-        estimator=est,
-        classes=classes,
+        l_freq=8.0 if waveform else None,
+        h_freq=30.0 if waveform else None,
+        n_times=20 if waveform else 4,
+        n_classes=n_classes,
+        classes=["left", "right", "feet"][:n_classes],
+        informative=["C3", "Cz", "C4"],
+        n_epochs=30 * n_classes,
+        estimator={"rank": rank, "mu1": 1e-3, "mu2": 0.0, "nu2": 0.01, "max_iter": 500},
         metadata={"selection": {"best": {"mean": 0.9}}, "note": "é"},
     )
     return model, raw
@@ -203,8 +193,8 @@ def test_bci_model_input_checks():
     with pytest.raises(ValueError, match="n_epochs"):
         model.predict(raw[0])
     with pytest.raises(ValueError, match="classes"):
-        BCIModel(preprocessor=model.preprocessor, estimator=model.estimator, classes=["a"])
-    assert "BCIModel" in repr(model)
+        SingleModel(preprocessor=model.preprocessor, estimator=model.estimator, classes=["a"])
+    assert "SingleModel" in repr(model)
     assert "classes" in model.summary()
 
 
@@ -339,7 +329,7 @@ def test_spatial_stage_and_spectral_path_round_trip(tmp_path, monkeypatch, featu
     est = SparseBilinearLogisticRegression(rank=1, mu2=0.1, nu2=0.1).fit(
         pre.fit(raw).transform(raw), y
     )
-    model = BCIModel(preprocessor=pre, estimator=est, classes=["a", "b"])
+    model = SingleModel(preprocessor=pre, estimator=est, classes=["a", "b"])
     path = tmp_path / "m.sblr.npz"
     save_model(model, path)
 

@@ -114,7 +114,7 @@ def test_cross_val_score_accepts_epochs():
 
 
 def _bci_model(ch_names, features="waveform"):
-    from sblr_rt import BCIModel
+    from sblr_rt.bci_model import SingleModel
     from sblr_rt.preprocessing import Preprocessor
 
     rng = np.random.default_rng(3)
@@ -124,7 +124,7 @@ def _bci_model(ch_names, features="waveform"):
     raw[:, 1] += 0.5 * y[:, None]
     X = pre.fit(raw).transform(raw)
     est = SparseBilinearLogisticRegression(mu2=0.1, nu2=0.1).fit(X, y)
-    return BCIModel(preprocessor=pre, estimator=est, classes=["a", "b"])
+    return SingleModel(preprocessor=pre, estimator=est, classes=["a", "b"])
 
 
 def test_loaded_model_gives_an_info_that_plot_topomap_draws(tmp_path):

@@ -5,33 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sblr_rt.bci_model import BCIModel
-from sblr_rt.model import SparseBilinearLogisticRegression
+from sblr_rt.bci_model import EnsembleModel
 from sblr_rt.model.run_centring import RunCentring, centre_runs
-from sblr_rt.preprocessing import Preprocessor
+from tests.models import fit_model, simulated_epochs
 
 
 def _model(shift_test=0.0, seed=0):
     """A run-centred model on two calibration runs with different offsets, and a test run."""
-    rng = np.random.default_rng(seed)
-    pre = Preprocessor(ch_names=["a", "b", "c"], sfreq=50.0, tmin=0.0, tmax=1.0, n_times=10)
-
-    def run(offset, n=40):
-        y = np.arange(n) % 2
-        raw = rng.standard_normal((n, 3, pre.n_times_raw))
-        raw[:, 1] += 0.8 * (2 * y[:, None] - 1)  # the class on channel b
-        raw[:, 1] += offset  # the run's own shift, as large as the class effect
-        return raw, y
-
-    runs = [run(+1.0), run(-1.0)]
-    test_raw, test_y = run(shift_test, n=30)
-    Z = np.concatenate([pre.features_from_filtered(pre.filter_epochs(r)) for r, _ in runs])
-    Zc, reference = centre_runs(Z, np.repeat([0, 1], 40))
-    pre.fit_scaling(Zc)
-    y = np.concatenate([y for _, y in runs])
-    est = SparseBilinearLogisticRegression(rank=1, mu2=0.01, nu2=0.01).fit(pre.scale(Zc), y)
-    centring = RunCentring.from_fit(lambda Z: est.decision_function(pre.scale(Z)), reference, 1.0)
-    model = BCIModel(preprocessor=pre, estimator=est, classes=["l", "r"], run_centring=centring)
+    signal = {"informative": ["b"], "signal": "shift", "effect": 0.8}
+    model, _, _ = fit_model(["a", "b", "c"], sfreq=50.0, n_times=10, classes=["l", "r"],
+                            seed=seed, run_offsets=[1.0, -1.0], **signal,
+                            estimator={"mu2": 0.01, "nu2": 0.01, "max_iter": 500})  # fmt: skip
+    rng = np.random.default_rng(seed + 100)
+    test_raw, test_y = simulated_epochs(model.preprocessor, n_epochs=30, n_classes=2, rng=rng,
+                                        offset=shift_test, **signal)  # fmt: skip
     return model, test_raw, test_y
 
 
@@ -115,7 +102,7 @@ def test_an_ensemble_averages_its_members_and_their_run_centring(tmp_path):
 
     a, raw, _ = _model(shift_test=2.0, seed=0)
     b, _, _ = _model(shift_test=2.0, seed=1)
-    ens = BCIModel.ensemble([a, b])
+    ens = EnsembleModel([a, b])
     assert ens.is_ensemble and ens.features == "ensemble"
     np.testing.assert_allclose(
         ens.decision_function(raw), (a.decision_function(raw) + b.decision_function(raw)) / 2
@@ -146,4 +133,4 @@ def test_an_ensemble_averages_its_members_and_their_run_centring(tmp_path):
         )
     np.testing.assert_allclose(clf.decision_function(raw[0])[0], ens.decision_function(raw[:1])[0])
     with pytest.raises(ValueError, match="two or more"):
-        BCIModel.ensemble([a])
+        EnsembleModel([a])

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import types
-import warnings
 
 import numpy as np
 import pytest
 
 from sblr_rt.io.jsonable import dumps
 from sblr_rt.stream.ring_buffer import RingBuffer
+from tests.models import fit_model
 
 
 def _make_model(
@@ -32,53 +32,27 @@ def _make_model(
     n_epochs=30,
     bands=((8.0, 13.0), (13.0, 30.0)),
 ):
-    from sblr_rt.bci_model import BCIModel
-    from sblr_rt.model import SparseBilinearLogisticRegression
-    from sblr_rt.preprocessing import Preprocessor
+    from sblr_rt.bci_model import EnsembleModel
 
     if features == "ensemble":  # a waveform and a band-power member: different warm-ups
         common = {"rank": rank, "n_classes": n_classes, "multi_class": multi_class,
                   "n_channels": n_channels, "sfreq": sfreq, "tmin": tmin, "tmax": tmax,
                   "picks": picks, "seed": seed, "n_epochs": n_epochs}  # fmt: skip
-        return BCIModel.ensemble(
+        return EnsembleModel(
             [
                 _make_model(features="waveform", **common),
                 _make_model(features="bandpower", **common),
             ]
         )
-    rng = np.random.default_rng(seed)
     ch_names = [f"EEG{i:03d}" for i in range(n_channels)]
-    kwargs = {}
-    if features == "bandpower":
-        kwargs["bands"] = bands
-    pre = Preprocessor(
-        ch_names=ch_names,
-        sfreq=sfreq,
-        tmin=tmin,
-        tmax=tmax,
-        picks=picks,
-        features=features,
-        l_freq=l_freq,
-        h_freq=h_freq,
-        baseline=baseline,
-        scaling=scaling,
-        n_times=n_times,
-        **kwargs,
-    )
-    y = np.arange(n_epochs) % n_classes
-    raw = rng.standard_normal((n_epochs, n_channels, pre.n_times_raw))
-    for k in range(n_classes):  # a class-dependent waveform and power change
-        raw[y == k, k % n_channels] += 1.5 * np.sin(np.linspace(0, (k + 1) * np.pi, raw.shape[2]))
-        raw[y == k, (k + 1) % n_channels] *= 1.0 + 0.5 * k
-    X = pre.fit(raw).transform(raw)
-    est = SparseBilinearLogisticRegression(
-        rank=rank, mu2=1e-3, nu2=1e-3, multi_class=multi_class, max_iter=50, tol=1e-4
-    )
-    with warnings.catch_warnings():  # a few iterations are enough for these tests
-        warnings.simplefilter("ignore")
-        est.fit(X, y)
-    classes = [f"class{k}" for k in range(n_classes)]
-    return BCIModel(preprocessor=pre, estimator=est, classes=classes)
+    extra = {"bands": bands} if features == "bandpower" else {}
+    model, _, _ = fit_model(
+        ch_names, sfreq=sfreq, tmin=tmin, tmax=tmax, n_classes=n_classes, informative=ch_names,
+        n_epochs=n_epochs, seed=seed, features=features, picks=picks, l_freq=l_freq,
+        h_freq=h_freq, baseline=baseline, scaling=scaling, n_times=n_times, **extra,
+        estimator={"rank": rank, "multi_class": multi_class, "max_iter": 50},
+    )  # fmt: skip
+    return model
 
 
 @pytest.fixture(scope="session")

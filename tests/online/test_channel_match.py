@@ -8,12 +8,12 @@ guess.
 from __future__ import annotations
 
 import logging
-import warnings
 
 import numpy as np
 import pytest
 
 from sblr_rt.online import OnlineClassifier, OnlineLoop, check_stream_info, match_stream
+from tests.models import fit_model
 
 SFREQ = 100.0
 #: The model's labels (as calibration stores them) and the file's (as BCI2000 publishes).
@@ -23,20 +23,9 @@ FILE = ["Fc5.", "Fc3.", "Cz..", "C3..", "Fpz.", "Afz."]
 
 @pytest.fixture(scope="module")
 def model():
-    from sblr_rt.bci_model import BCIModel
-    from sblr_rt.model import SparseBilinearLogisticRegression
-    from sblr_rt.preprocessing import Preprocessor
-
-    rng = np.random.default_rng(0)
-    pre = Preprocessor(ch_names=MODEL, sfreq=SFREQ, tmin=0.0, tmax=0.5)
-    y = np.arange(30) % 2
-    raw = rng.standard_normal((30, len(MODEL), pre.n_times_raw))
-    raw[y == 1, 2] += 1.0
-    est = SparseBilinearLogisticRegression(max_iter=30)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(pre.fit(raw).transform(raw), y)
-    return BCIModel(preprocessor=pre, estimator=est, classes=["a", "b"])
+    return fit_model(MODEL, sfreq=SFREQ, tmax=0.5, n_epochs=30, classes=["a", "b"],
+                     informative=["Cz"], signal="shift",
+                     estimator={"max_iter": 30})[0]  # fmt: skip
 
 
 def test_the_files_own_labels_find_the_models_channels(model, caplog):

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from sblr_rt.calibration import adapt_prior, build_prior, calibrate
 
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import EnsembleModel, SingleModel
 from sblr_rt.io.recordings import read_recording
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.online import OnlineLoop
@@ -73,7 +73,7 @@ def _train(rec, features):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
-    return BCIModel(preprocessor=pre, estimator=est, classes=CLASSES)
+    return SingleModel(preprocessor=pre, estimator=est, classes=CLASSES)
 
 
 @pytest.mark.lsl
@@ -104,7 +104,7 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
         lopo=False,
     )
     adapted = adapt_prior(models["prior"], [physionet_dir / "S001R10.edf"])
-    models["weighted"] = BCIModel.ensemble(
+    models["weighted"] = EnsembleModel(
         [*models["auto"].members, adapted], weights=[0.15, 0.15, 0.15, 0.15, 0.4]
     )
     player = replay(
@@ -156,7 +156,7 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
         player.stop()
 
     for f, model in models.items():
-        pre = model.preprocessor
+        pre = model  # what every member reads: channels, rate, window, warm-up
         epochs, onsets, _ = _epochs(rec, pre)
         stop_offset = round(pre.tmax * pre.sfreq)
         inside = onsets + stop_offset <= n_streamed

@@ -221,12 +221,12 @@ def test_swap_over_lsl_while_the_worker_runs(make_model, source_id, wait):
 
 def test_trials_decided_early_still_move_the_run_centring(make_model, fakes):
     """--early with run centring: each trial's tmax window joins the run's mean, as offline."""
-    from sblr_rt.bci_model import BCIModel
+    from sblr_rt.bci_model import SingleModel
     from sblr_rt.model.run_centring import RunCentring
     from sblr_rt.online import Smoothing
 
     plain = make_model()
-    model = BCIModel(
+    model = SingleModel(
         preprocessor=plain.preprocessor,
         estimator=plain.estimator,
         classes=plain.classes,

@@ -46,12 +46,13 @@ class Scoring:
         Raw channels, in the model's order.
     n_times, n_pad : int
         Samples in a raw window, of which ``n_pad`` are filter warm-up.
-    weights : ndarray, shape (n_outputs, n_rows, n_times_model)
-        ``W_k = U_k V_k^T`` on the model grid.
+    weights : ndarray, shape (n_outputs, n_rows, n_times_model) | None
+        ``W_k = U_k V_k^T`` on the model grid; None for an ensemble (its members have
+        theirs).
     intercept : ndarray, shape (n_outputs,)
-        The intercepts.
+        The intercepts (an ensemble's: its members' weighted).
     rank : int
-        Components per output.
+        Components per output (an ensemble's: its members' largest).
     native : tuple of ndarray | None
         The folded factors on the raw window, ``(n_channels, n_outputs * rank)`` and
         ``(n_times, n_outputs * rank)``, column ``k * rank + j`` output ``k``, component
@@ -68,7 +69,7 @@ class Scoring:
     n_channels: int
     n_times: int
     n_pad: int
-    weights: np.ndarray
+    weights: np.ndarray | None
     intercept: np.ndarray
     rank: int
     native: tuple[np.ndarray, np.ndarray] | None = None
@@ -78,6 +79,8 @@ class Scoring:
     @property
     def n_outputs(self) -> int:
         """Scores per window: 1 for two classes, else one per class."""
+        if self.weights is None:
+            return self.members[0][1].n_outputs
         return self.weights.shape[0]
 
     @property

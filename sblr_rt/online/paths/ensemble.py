@@ -1,6 +1,6 @@
 """The ensemble path: every member of an ensemble model on its own fast path, scores weighted.
 
-An ensemble (:meth:`BCIModel.ensemble <sblr_rt.bci_model.BCIModel.ensemble>`) scores a
+An ensemble (:class:`~sblr_rt.bci_model.EnsembleModel`) scores a
 window as the weighted mean of its members' scores. Each member streams on the path it would take
 alone (projected virtual channels for a waveform member, running band power for the power
 paths, filtered samples for the covariance path), fed the same samples, so a decision

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import EnsembleModel, SingleModel
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.online import OnlineClassifier
 from sblr_rt.online.paths.ensemble import EnsemblePath
@@ -29,7 +29,7 @@ def _member(features, spatial, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
-    return BCIModel(preprocessor=pre, estimator=est, classes=["a", "b"])
+    return SingleModel(preprocessor=pre, estimator=est, classes=["a", "b"])
 
 
 def test_members_filtering_alike_share_a_bank_and_score_as_unshared():
@@ -45,7 +45,7 @@ def test_members_filtering_alike_share_a_bank_and_score_as_unshared():
         _member("covariance", None, 3),  # other filters: its own bank
         _member("bandpower", "csd", 4),
     ]
-    model = BCIModel.ensemble(members, weights=[0.3, 0.1, 0.2, 0.2, 0.2])
+    model = EnsembleModel(members, weights=[0.3, 0.1, 0.2, 0.2, 0.2])
     clf = OnlineClassifier(model)
     n, capacity = clf.n_times, 3 * clf.n_times
     shared = EnsemblePath(clf.scoring, capacity)

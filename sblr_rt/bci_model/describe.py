@@ -1,0 +1,236 @@
+"""A model in words: the summary ``sblr-rt inspect`` prints, for both forms of model.
+
+The summary reads the model concept only (:attr:`members`, :attr:`member_weights`, the
+metadata), so one model and an ensemble are described by the same lines: the verdict, then
+one block per member (a single model is its own only member), then the calibration's
+selection and epochs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sblr_rt.preprocessing.spatial import spatial_label
+from sblr_rt.regions import weight_regions
+from sblr_rt.verdict import describe_rank, model_verdict, rank_used, spread_text
+
+__all__ = ["auto_candidate_name", "member_lines", "summary_lines"]
+
+
+def summary_lines(model) -> list[str]:
+    """Return the lines of :meth:`BCIModel.summary <sblr_rt.bci_model.BCIModel.summary>`."""
+    md = model.metadata
+    about = [md.get("software_version"), md.get("format_version")]
+    about = ", ".join(str(a) if i == 0 else f"format {a}" for i, a in enumerate(about) if a)
+    lines = [
+        "sblr-rt model"
+        + (f" ({about})" if about else "")
+        + (f", created {md['created']}" if md.get("created") else ""),
+        f"classes: {model.classes}",
+        *model_verdict(model).lines(),
+    ]
+    if model.is_ensemble:
+        lines.append(
+            f"ensemble: the weighted mean score of {len(model.members)} members, each "
+            "described below"
+        )
+        lines += member_lines(model)
+    if model.run_centring is not None:
+        lines.append(
+            "run centring: on (each new run's mean re-estimated from its trials, warm-up "
+            f"{model.run_centring.warmup:g} trial(s))"
+        )
+    lines.append(
+        f"window: [{model.tmin:g}, {model.tmax:g}) s at {model.sfreq:g} Hz = "
+        f"{model.n_window} samples (+{model.n_pad} filter warm-up); "
+        f"{len(model.ch_names)} raw channels"
+    )
+    if model.train_accuracy is not None:
+        lines.append(f"training accuracy (optimistic): {model.train_accuracy:.3f}")
+    for k, (m, w) in enumerate(zip(model.members, model.member_weights, strict=True)):
+        if model.is_ensemble:
+            lines.append(f"member {k}: {m.name}, weight {w:.2f}")
+        lines += [("  " if model.is_ensemble else "") + s for s in _single_lines(m, model)]
+    if not model.is_ensemble:
+        lines.append(weight_regions(model).describe())  # the warning is in the verdict
+    else:
+        lines.append("whole model " + weight_regions(model).describe())
+    lines += _selection_lines(md.get("selection"))
+    ep = md.get("epochs")
+    if ep:
+        lines.append(f"epochs: {ep.get('per_class')} used; rejected {ep.get('rejected')}")
+    return lines
+
+
+def member_lines(model) -> list[str]:
+    """Return one line per member of an ensemble (none for a single model).
+
+    Each names the member's feature path and spatial stage, its weight in the decision,
+    its rank (used of fitted), whether it is a prior, its weight by scalp region and its
+    leading channels, and a flag when its eye or visual share is above the limit of
+    :mod:`sblr_rt.regions`.
+    """
+    if not model.is_ensemble:
+        return []
+    lines = []
+    for k, (m, w) in enumerate(zip(model.members, model.member_weights, strict=True)):
+        est = m.estimator
+        regions = weight_regions(m, n_leading=3)
+        lead = ", ".join(c for c, _ in regions.leading)
+        share = ", ".join(f"{r} {regions.shares[r]:.0%}" for r in ("sensorimotor", "eye"))
+        what = f"{m.features}/{spatial_label(m.preprocessor.spatial)}"
+        prior = " (a prior across people)" if m.pool is not None else ""
+        flag = "; WARNING: eye or visual channels above the limit" if regions.warning else ""
+        lines.append(
+            f"  member {k}: {what}{prior}, weight {w:.2f}, rank {rank_used(est)} of "
+            f"{est.rank}; {share}; leading {lead}{flag}"
+        )
+    return lines
+
+
+def _single_lines(m, model) -> list[str]:
+    """Return the description of one single model: preprocessing, estimator, its figures."""
+    pre, est = m.preprocessor, m.estimator
+    lines = []
+    if m.pool is not None:
+        lines.append(m.pool.describe())
+        lines += _prior_lines(m.metadata.get("prior") or {})
+    lines += [
+        f"features: {pre.features}; model input {pre.n_rows} rows x {pre.n_times} times; "
+        f"scaling {pre.scaling}; channels: {len(pre.picks)} used of {len(pre.ch_names)} raw",
+        f"spatial stage: {spatial_label(pre.spatial)}",
+    ]
+    if pre.features == "waveform":
+        band = f"band-pass {pre.l_freq}-{pre.h_freq} Hz" if pre.filters else "no band-pass"
+        lines.append(f"preprocessing: {band}; baseline {pre.baseline}")
+    else:
+        what = "over the window" if pre.features == "spectral" else "in time bins"
+        bands = ", ".join(f"{lo:g}-{hi:g}" for lo, hi in pre.bands)
+        lines.append(
+            f"preprocessing: bands {bands} Hz, log mean power {what}, relative to the "
+            f"mean over {pre.reference or 'nothing'}"
+        )
+    lines.append(
+        f"estimator: rank {describe_rank(est)}, mu1 {est.mu1:.4g}, mu2 {est.mu2:.4g}, "
+        f"nu1 {est.nu1:.4g}, nu2 {est.nu2:.4g}, multi_class {est.multi_class}"
+    )
+    U = np.asarray(est.spatial_)
+    V = np.asarray(est.temporal_)
+    lines.append(
+        f"sparsity: U {np.count_nonzero(U)}/{U.size} non-zero, "
+        f"V {np.count_nonzero(V)}/{V.size} non-zero"
+    )
+    figures = []
+    if m is not model and m.train_accuracy is not None:
+        figures.append(f"training accuracy {m.train_accuracy:.3f}")
+    final = _final_objective(m.objective)
+    if final is not None:
+        figures.append(f"final objective {final:.4g}")
+    if figures:
+        lines.append("fit: " + ", ".join(figures))
+    if m is not model:
+        lines.append(weight_regions(m).describe())
+    return lines
+
+
+def _final_objective(trace) -> float | None:
+    """Return the last value of an objective trace (the sum over classes for one-versus-rest)."""
+    if not trace:
+        return None
+    traces = trace if isinstance(trace[0], list | tuple) else [trace]
+    if not all(len(t) for t in traces):
+        return None
+    return float(sum(t[-1] for t in traces))
+
+
+def _selection_lines(sel: dict | None) -> list[str]:
+    """Return the calibration's selection: the CV search and, for ``auto``, its table."""
+    if not sel:
+        return []
+    best = sel.get("best", {})
+    lines = [
+        f"selection: {sel.get('cv', '?')} CV, search {sel.get('search', '?')}"
+        + (f", {len(sel['grid'])} grid points" if sel.get("grid") else "")
+        + "; best CV accuracy "
+        f"{_number(best.get('mean'))}{spread_text(best.get('std'))}"
+    ]
+    for r in sel.get("ranks", []):
+        spread = spread_text(r["std"])
+        lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f}{spread}")
+    return lines + _auto_lines(sel.get("auto"))
+
+
+def _prior_lines(info: dict) -> list[str]:
+    """Return a prior's people and its leave-one-person-out accuracy, for the summary."""
+    lines = []
+    people = info.get("people") or []
+    if people:
+        lines.append(f"prior across {len(people)} people: {', '.join(people)}")
+    lopo = info.get("lopo") or {}
+    per_person = {p: a for p, a in (lopo.get("per_person") or {}).items() if a is not None}
+    if per_person:
+        worst = min(per_person, key=per_person.get)
+        lines.append(
+            f"  leave-one-person-out accuracy (each person's runs, run-centred, by the prior of "
+            f"the others): mean {np.mean(list(per_person.values())):.3f}, worst "
+            f"{per_person[worst]:.3f} ({worst})"
+        )
+    if info.get("n_trials") is not None:
+        lines.append(
+            f"  refined with {info['n_trials']} of the person's trials; "
+            f"{100 * float(info.get('share', 1.0)):.0f}% of the training weight is the pool's"
+        )
+    return lines
+
+
+def auto_candidate_name(candidate: dict) -> str:
+    """Return the name of one ``features="auto"`` candidate of a model file's report.
+
+    Parameters
+    ----------
+    candidate : dict
+        One entry of ``metadata["selection"]["auto"]["candidates"]``.
+
+    Returns
+    -------
+    name : str
+        ``"path/spatial"``, with ``/<n>t`` for a waveform candidate on the coarse grid
+        (``"waveform/car/10t"``); files written before the coarse grid have no stored name.
+
+    Examples
+    --------
+    >>> auto_candidate_name({"features": "spectral", "spatial": None})
+    'spectral/none'
+    """
+    name = candidate.get("name")
+    return name or f"{candidate.get('features')}/{candidate.get('spatial') or 'none'}"
+
+
+def _auto_lines(auto: dict | None) -> list[str]:
+    """Return the table of ``features="auto"``: every candidate's cross-validated scores."""
+    if not auto:
+        return []
+    ensemble = auto.get("ensemble") or []
+    lines = [
+        f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')}: "
+        f"{auto.get('chosen', '?')}",
+    ]
+    if len(ensemble) > 1:
+        lines.append(
+            f"  the model averages the {len(ensemble)} candidates of lowest log-loss (* and +)"
+        )
+    lines.append("  path/spatial          log-loss  accuracy   AUC   rank")
+    for c in auto.get("candidates", []):
+        name = auto_candidate_name(c)
+        mark = "*" if name == auto.get("chosen") else "+" if name in ensemble else " "
+        lines.append(
+            f" {mark}{name:21} {_number(c.get('log_loss')):>8} "
+            f"{_number(c.get('accuracy')):>9} {_number(c.get('auc')):>5} "
+            f"{c.get('rank', '?'):>5}"
+        )
+    return lines
+
+
+def _number(value) -> str:
+    """Format a score from the model file (``null`` where it was not finite)."""
+    return "n/a" if value is None else f"{value:.3f}"
