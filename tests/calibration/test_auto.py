@@ -8,7 +8,7 @@ from sblr_rt.calibration import calibrate
 from sblr_rt.calibration.auto import _scores, auto_candidates
 
 from sblr_rt.io.model_file import load_model, save_model
-from sblr_rt.io.recordings import Recording
+from sblr_rt.io.reading import Recording
 
 CLASSES = {"T1": "fists", "T2": "feet"}
 
@@ -123,13 +123,14 @@ def test_auto_calibration_keeps_every_candidates_scores(physionet_dir, tmp_path,
     names = [f"{c['features']}/{c['spatial'] or 'none'}" for c in auto["candidates"]]
     assert len(names) == 10 and auto["chosen"] in names
     chosen = auto["candidates"][names.index(auto["chosen"])]
-    pre = model.preprocessor
+    member = next(m for m in model.members if m.name == auto["chosen"])  # members keep names
+    pre = member.preprocessor
     assert (pre.features, pre.spatial) == (chosen["features"], chosen["spatial"])
     assert chosen["log_loss"] == min(
         c["log_loss"] for c in auto["candidates"] if c["repeats"] == 2
     )
     assert sum(c["repeats"] == 2 for c in auto["candidates"]) == 2  # auto_keep
-    assert model.estimator.rank == chosen["rank"]
+    assert member.estimator.rank == chosen["rank"]
     path = tmp_path / "auto.sblr.npz"
     save_model(model, path)
     loaded = load_model(path)
