@@ -158,7 +158,7 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
         """Learn the scales on training features ``X`` (n_epochs, n_rows, n_times)."""
         if self.scaling not in SCALINGS:
             raise ValueError(f"'scaling' must be one of {SCALINGS}, got {self.scaling!r}")
-        X = np.asarray(X, dtype=np.float64)
+        X = np.asarray(X)  # its own dtype: the scales are computed as the Preprocessor's
         if X.ndim != 3:
             raise ValueError(f"'X' must have shape (n_epochs, n_rows, n_times), got {X.shape}")
         self.row_offset_, self.row_scale_, self.col_scale_ = fit_scaling(
@@ -170,8 +170,7 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Return the scaled features (the model input)."""
         check_is_fitted(self)
-        return apply_scaling(np.asarray(X, dtype=np.float64), self.row_offset_,
-                             self.row_scale_, self.col_scale_)  # fmt: skip
+        return apply_scaling(np.asarray(X), self.row_offset_, self.row_scale_, self.col_scale_)
 
 
 def make_steps(preprocessor: Preprocessor) -> list[tuple[str, TransformerMixin]]:
