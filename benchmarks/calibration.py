@@ -174,10 +174,10 @@ def selection(search, args, rows, models, race_margin="default"):
     label = search if race_margin == "default" else f"{search}, race_margin {race_margin}"
     print(
         f"\n== selection: data {X.shape}, search={search}, {args.cv}-fold CV, ranks "
-        f"{cfg.ranks}, n_jobs={args.n_jobs}, race_margin={cfg.race_margin} =="
+        f"{cfg.selection.ranks}, n_jobs={args.n_jobs}, race_margin={cfg.selection.race_margin} =="
     )
     n_points = {"paper": 6 * 5 * 6 * 5, "fast": 6 * 6 * 5}[search]
-    n_fits = (len(cfg.ranks) + n_points) * args.cv
+    n_fits = (len(cfg.selection.ranks) + n_points) * args.cv
     t0 = time.perf_counter()
     cpu0 = _cpu_seconds()
     est, report, _ = select(X, y, config=cfg, center=False)
@@ -218,12 +218,12 @@ def selection(search, args, rows, models, race_margin="default"):
             f"{b['mean']:.3f} ± {b['std']:.3f}",
         ]
     )
-    if (cfg.ranks, args.cv) != ((1, 2, 3), 5):
+    if (cfg.selection.ranks, args.cv) != ((1, 2, 3), 5):
         return f"TARGET {search} search: not the benchmark's setting (ranks 1-3, 5-fold)"
     return (
         f"TARGET {label} search at (210, 118, 100) under {LIMIT[search]:g} s wall "
         f"(issue 29): {dt:.1f} s wall ({cpu:.1f} s CPU; search_tol "
-        f"{report['search_tol']:g}, final fit at tol {cfg.tol:g}): "
+        f"{report['search_tol']:g}, final fit at tol {cfg.selection.tol:g}): "
         + ("PASS" if dt < LIMIT[search] else "FAIL")
     )
 
@@ -263,9 +263,13 @@ def breakdown(args):
 
     X, y = make_data()
     cfg = CalibrationConfig(search="fast")
-    groups = S.penalty_grid("fast", cfg.l1_fractions, cfg.l2_values, skip_unbounded=True)
-    train, test = S.make_splits(y, args.cv, cfg.random_state)[0]
-    Xtr, _ = S.scaled_fold(X, train, test, cfg.scaling, False, np.dtype(cfg.search_dtype))
+    groups = S.penalty_grid(
+        "fast", cfg.selection.l1_fractions, cfg.selection.l2_values, skip_unbounded=True
+    )
+    train, test = S.make_splits(y, args.cv, cfg.selection.random_state)[0]
+    Xtr, _ = S.scaled_fold(
+        X, train, test, cfg.preprocessing.scaling, False, np.dtype(cfg.selection.search_dtype)
+    )
     tol = cfg.cv_tol_for(Xtr.shape)  # the search's rule on this fold (large_search_tol)
     est_params = cfg.fit_params() | {"tol": tol}
     tally = {"seconds": 0.0, "calls": 0, "macs": 0}
@@ -343,8 +347,9 @@ def tolerance(args, seeds=range(8), n_test=2000):
     rules = {"tol everywhere": default.replace(large_fold=2**62), "default": default}
     print(
         f"\n== stopping rule on large folds: fast search at (210, 118, 100), {args.cv}-fold, "
-        f"ranks {ranks}; tol {default.tol:g} against large_search_tol "
-        f"{default.large_search_tol:g} on folds of >= {default.large_fold:,} values; "
+        f"ranks {ranks}; tol {default.selection.tol:g} against large_search_tol "
+        f"{default.selection.large_search_tol:g} on folds of >= "
+        f"{default.selection.large_fold:,} values; "
         f"final models scored on {n_test:,} new epochs =="
     )
     acc = {name: [] for name in rules}
@@ -397,7 +402,12 @@ def restarts(args, seeds=range(24), n_test=2000):
 
     ranks = tuple(int(r) for r in args.ranks.split(","))
     cfg = CalibrationConfig(search="fast", cv=args.cv, n_jobs=args.n_jobs, ranks=ranks)
-    groups = penalty_grid(cfg.search, cfg.l1_fractions, cfg.l2_values, skip_unbounded=True)
+    groups = penalty_grid(
+        cfg.selection.search,
+        cfg.selection.l1_fractions,
+        cfg.selection.l2_values,
+        skip_unbounded=True,
+    )
     params = cfg.fit_params()
     print(
         f"\n== the final fit's second start: fast search at (210, 118, 100), {args.cv}-fold, "
@@ -413,7 +423,7 @@ def restarts(args, seeds=range(24), n_test=2000):
         group = next(g for g, (pair, _) in enumerate(groups) if pair == (best["mu2"], best["nu2"]))
         pair, path = groups[group]
         step = path.index((best["mu1_fraction"], best["nu1_fraction"]))
-        Z = apply_scaling(X, *scaling).astype(cfg.search_dtype)
+        Z = apply_scaling(X, *scaling).astype(cfg.selection.search_dtype)
         with threadpool_limits(1):
             along, _, _ = run_path(
                 Z, y, report["rank"], pair, path, params, stop=step, second_start=False

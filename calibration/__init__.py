@@ -4,7 +4,7 @@ Examples
 --------
 >>> from sblr_rt.calibration import load_config
 >>> config = load_config(classes={"T1": "fists", "T2": "feet"}, tmin=0.5, tmax=3.5)
->>> config.features, config.classes
+>>> config.preprocessing.features, config.epochs.classes
 ('auto', (('T1', 'fists'), ('T2', 'feet')))
 
 :func:`calibrate` takes that configuration (or the same keywords) and the recordings; its

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 
 import numpy as np
-from sblr_rt.calibration.config import CalibrationConfig
+from sblr_rt.calibration.config import CalibrationConfig, PreprocessingSettings
 
 from sblr_rt.bci_model import BCIModel, SingleModel
 from sblr_rt.model.link import proba_from_scores
@@ -122,8 +122,8 @@ def default_window(config: CalibrationConfig, recording) -> tuple[float, float]:
         default = (0.0, recording.epoch_length / recording.sfreq)
     else:
         default = DEFAULT_WINDOW
-    tmin = default[0] if config.tmin is None else config.tmin
-    tmax = default[1] if config.tmax is None else config.tmax
+    tmin = default[0] if config.epochs.tmin is None else config.epochs.tmin
+    tmax = default[1] if config.epochs.tmax is None else config.epochs.tmax
     if tmax <= tmin:
         raise ValueError(f"'tmax' must exceed 'tmin', got tmin={tmin}, tmax={tmax}")
     return float(tmin), float(tmax)
@@ -147,43 +147,43 @@ def build_preprocessor(config: CalibrationConfig, recording, eog=None) -> Prepro
         Not fitted.
     """
     tmin, tmax = default_window(config, recording)
-    if config.picks is not None:
-        missing = [c for c in config.picks if c not in recording.ch_names]
+    p = config.preprocessing
+    if p.picks is not None:
+        missing = [c for c in p.picks if c not in recording.ch_names]
         if missing:
             raise ValueError(
                 f"channels named by the configuration are missing from {recording.source}: "
                 f"{missing}; available: {recording.ch_names}"
             )
-    stage = _spatial_stage(
-        config, len(recording.ch_names) if config.picks is None else len(config.picks)
-    )
+    stage = _spatial_stage(p, len(recording.ch_names) if p.picks is None else len(p.picks))
     spatial, matrix = stage, None
     if eog is not None:  # the regression first, then the stage: one matrix
-        picks = list(config.picks or recording.ch_names)
+        picks = list(p.picks or recording.ch_names)
         matrix = eog if stage is None else spatial_operator(stage, picks) @ eog
         spatial = "eog" if stage is None else f"{stage}+eog"
+    waveform = p.features == "waveform"
     return Preprocessor(
         ch_names=recording.ch_names,
         sfreq=recording.sfreq,
         tmin=tmin,
         tmax=tmax,
-        picks=config.picks,
-        features=config.features,
-        l_freq=config.l_freq if config.features == "waveform" else None,
-        h_freq=config.h_freq if config.features == "waveform" else None,
-        bands=config.bands,
-        n_times=None if config.features in ("spectral", "covariance") else config.n_times,
-        baseline=config.baseline if config.features == "waveform" else None,
-        scaling=config.scaling,
-        filter_length=config.filter_length,
+        picks=p.picks,
+        features=p.features,
+        l_freq=p.l_freq if waveform else None,
+        h_freq=p.h_freq if waveform else None,
+        bands=p.bands,
+        n_times=None if p.features in ("spectral", "covariance") else p.n_times,
+        baseline=p.baseline if waveform else None,
+        scaling=p.scaling,
+        filter_length=p.filter_length,
         spatial=spatial,
         spatial_matrix=matrix,
-        reference=config.reference,
+        reference=p.reference,
     )
 
 
 def eog_matrix(config: CalibrationConfig, recordings) -> np.ndarray | None:
-    """Return the EOG regression of ``config.eog`` fitted on the runs, or None.
+    """Return the EOG regression of ``config.preprocessing.eog`` fitted on the runs, or None.
 
     Parameters
     ----------
@@ -197,25 +197,26 @@ def eog_matrix(config: CalibrationConfig, recordings) -> np.ndarray | None:
     R : ndarray, shape (n_picks, n_picks) | None
         See :func:`sblr_rt.preprocessing.spatial.eog_regression`.
     """
-    if config.eog is None:
+    eog = config.preprocessing.eog
+    if eog is None:
         return None
-    picks = list(config.picks or recordings[0].ch_names)
+    picks = list(config.preprocessing.picks or recordings[0].ch_names)
     data = []
     for rec in recordings:
         missing = [c for c in picks if c not in rec.ch_names]
         if missing:
             raise ValueError(f"'eog': channels {missing} are missing from {rec.source}")
         data.append(rec.data[[rec.ch_names.index(c) for c in picks]])
-    R = eog_regression(data, picks, config.eog)
-    logger.info("EOG regression: %s regressed out of %d channels", list(config.eog), len(picks))
+    R = eog_regression(data, picks, eog)
+    logger.info("EOG regression: %s regressed out of %d channels", list(eog), len(picks))
     return R
 
 
-def _spatial_stage(config: CalibrationConfig, n_channels: int) -> str | None:
+def _spatial_stage(settings: PreprocessingSettings, n_channels: int) -> str | None:
     """Return the spatial stage of a fixed path, with ``"default"`` resolved."""
-    if config.spatial != "default":
-        return config.spatial
-    linear_or_covariance = config.features in ("waveform", "covariance")
+    if settings.spatial != "default":
+        return settings.spatial
+    linear_or_covariance = settings.features in ("waveform", "covariance")
     return None if linear_or_covariance or n_channels < 3 else "car"
 
 

@@ -28,18 +28,16 @@ The criterion
     fold moves in steps of 0.17 and ties everywhere; AUC is ordinal and rewards
     over-confident models whose offset does not transfer to the next run. The log-loss
     scores the calibrated probability of every epoch, so it separates candidates at 30
-    trials and penalises exactly what fails between runs. Measured cross-run on PhysioNet
-    S002-S009 (calibrate on runs 4 + 8, test on run 12), log-loss chose models that scored
-    0.80 on the test runs against 0.74 for AUC; a one-standard-error rule towards simpler
-    candidates did not help (0.79).
+    trials and penalises exactly what fails between runs (the measurements behind this
+    choice: docs/benchmarks.md, "Accuracy across runs").
 The final model
     the ``auto_ensemble`` candidates of lowest log-loss among the finalists (4 by
     default), each with its preprocessing, its scaling fitted on all epochs and its chosen
     path point refitted on all epochs (the computation that was cross-validated); the
-    model's score is the mean of theirs (:meth:`BCIModel.ensemble
-    <sblr_rt.bci_model.BCIModel.ensemble>`). Thirty trials cannot tell ten candidates
-    apart, and the winner is often lucky: cross-run on PhysioNet S002-S014, averaging the
-    k best beat keeping the best for every k from 2 to 10 (0.79-0.81 against 0.76).
+    model's score is the mean of theirs (an :class:`~sblr_rt.bci_model.EnsembleModel`).
+    Thirty trials cannot tell ten candidates
+    apart, and the winner is often lucky: averaging the best few spreads that luck
+    (measured: docs/benchmarks.md, "Accuracy across runs").
 
 Every candidate's scores are kept in the report (``report["auto"]``), which the model
 file stores and ``sblr-rt inspect`` prints.
@@ -58,10 +56,10 @@ from sblr_rt.calibration.epochs import RawEpochs, cut_raw_epochs
 from sblr_rt.calibration.selection import folds_paths, make_splits, run_path, scaled_fold
 from sblr_rt.calibration.workers import parallel
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 from sblr_rt.model import ZeroTrapWarning
-from sblr_rt.model.link import proba_from_scores
 from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
 from sblr_rt.preprocessing.features import FEATURE_PATHS
@@ -121,11 +119,9 @@ def _with_grids(candidates, probe, config) -> list[tuple[str, str | None, int | 
     candidate is also tried on the :data:`SLOW_WAVEFORM_RATE` grid when that has at most
     half as many points and the user did not set ``n_times`` (grid None: the path's
     default). Fewer, smoother time points give the temporal factor fewer coefficients to
-    fit. Measured with calibration nested: on BCI Competition 2003 IV (0.5 s at 100 Hz:
-    50 points or 10) auto rose from 0.824 to 0.852 (5-fold CV); on PhysioNet (3 s at
-    160 Hz: 100 points or 60) the two grids gave near-copies of each waveform model that
-    filled the averaged four, and auto fell from 0.815 to 0.800 (S002-S014; 2 people
-    better, 3 worse), hence the factor of two.
+    fit; where the two grids differ by less than a factor of two they give near-copies of
+    each waveform model (the measurements behind the factor: docs/benchmarks.md, "Accuracy
+    across runs").
     """
     keys = [(features, spatial, None) for features, spatial in candidates]
     slow = round(probe.n_window * SLOW_WAVEFORM_RATE / probe.sfreq)
@@ -218,39 +214,31 @@ def _fold_task(Zs, y, splits, config, centers, dtype):
                 rank,
                 groups,
                 est_params,
-                # e.predict_proba without checking the test set again at every point
-                lambda f, e, fit=fit: proba_from_scores(e._scores(fit[f][3]), e.multi_class),
+                # the test set is checked once, not at every point
+                lambda f, e, fit=fit: e.predict_proba(fit[f][3], check_input=False),
             )
             for (c, i, *_), r in zip(fit, res, strict=True):
                 out[c][i] += [proba for path in r for proba in path]
     return out
 
 
-def _auc(positive: np.ndarray, score: np.ndarray) -> float:
-    """Area under the ROC curve: the Mann-Whitney statistic (ties count one half).
+def _scores(proba: np.ndarray, y: np.ndarray, *, auc: bool = True) -> dict:
+    """Log-loss, accuracy and AUC of pooled out-of-fold probabilities (one repeat).
 
-    Equal to :func:`sklearn.metrics.roc_auc_score` (a test checks it) at a hundredth of
-    its cost: the table scores every grid point of every candidate, and the checks of
-    the scikit-learn function took 0.4 s of a 3 s calibration. Counted over pairs, so
-    that the workers need not import :mod:`scipy.stats` (0.5 s each).
+    The AUC is :func:`sklearn.metrics.roc_auc_score` (one class against the rest, macro
+    mean, for more than two classes); ``auc=False`` leaves it out.
     """
-    pos, neg = score[positive], score[~positive]
-    diff = pos[:, None] - neg[None, :]  # every (positive, negative) pair: few at calibration
-    return float(((diff > 0).sum() + 0.5 * (diff == 0).sum()) / diff.size)
-
-
-def _scores(proba: np.ndarray, y: np.ndarray) -> dict:
-    """Log-loss, accuracy and AUC of pooled out-of-fold probabilities (one repeat)."""
     p_true = np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0)
-    if proba.shape[1] == 2:
-        auc = _auc(y == 1, proba[:, 1])
-    else:  # one class against the rest, macro mean (scikit-learn's multi_class="ovr")
-        auc = np.mean([_auc(y == c, proba[:, c]) for c in range(proba.shape[1])])
-    return {
+    out = {
         "log_loss": float(-np.mean(np.log(p_true))),
         "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
-        "auc": float(auc),
     }
+    if auc and proba.shape[1] == 2:
+        out["auc"] = float(roc_auc_score(y, proba[:, 1]))
+    elif auc:
+        labels = np.arange(proba.shape[1])
+        out["auc"] = float(roc_auc_score(y, proba, multi_class="ovr", labels=labels))
+    return out
 
 
 def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total, stage=""):
@@ -296,17 +284,24 @@ def _tasks(cands, folds) -> list[tuple[list, list]]:
 
 
 def _table(proba, y, grid, repeats) -> dict:
-    """Mean scores over ``repeats`` of every candidate's grid points."""
+    """Mean scores over ``repeats`` of every candidate's grid points.
+
+    Every point has its log-loss and accuracy; the point of lowest log-loss (the one the
+    report keeps) has its AUC too.
+    """
     table = {}
     for c, P in proba.items():
         rows = []
         for j, point in enumerate(grid):
             if np.isnan(P[repeats, j]).any():  # a rank the candidate's shape cannot have
                 continue
-            reps = [_scores(P[r, j], y) for r in repeats]
+            reps = [_scores(P[r, j], y, auc=False) for r in repeats]
             mean = {k: float(np.mean([s[k] for s in reps])) for k in reps[0]}
-            rows.append({"point": point, **mean})
-        table[c] = rows
+            rows.append({"point": point, "index": j, **mean})
+        if rows:
+            best = min(rows, key=lambda r: r["log_loss"])
+            best["auc"] = float(np.mean([_scores(P[r, best["index"]], y)["auc"] for r in repeats]))
+        table[c] = [{k: v for k, v in r.items() if k != "index"} for r in rows]
     return table
 
 

@@ -44,18 +44,36 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from sblr_rt.limits import check_n_jobs, check_number
+from sblr_rt.calibration.constraints import (
+    Rule,
+    any_value,
+    apply_constraints,
+    custom,
+    fractions,
+    integer,
+    integers,
+    names,
+    non_negative,
+    number,
+    numbers_list,
+    option,
+    positive,
+)
+
+from sblr_rt.limits import check_n_jobs
 from sblr_rt.online.settings import refuse_unknown, take_options
+from sblr_rt.preprocessing.scaling import SCALINGS
 
 __all__ = [
     "CONCERNS",
+    "CONSTRAINTS",
     "FEATURE_CHOICES",
+    "TOML_KEYS",
     "CalibrationConfig",
     "EpochSettings",
     "PreprocessingSettings",
@@ -92,12 +110,7 @@ class EpochSettings:
     tmax: float | None = None
 
     def __post_init__(self):
-        if self.classes is not None:
-            object.__setattr__(self, "classes", _normalise_classes(self.classes))
-        _check_numbers(self)
-        for name in ("tmin", "tmax"):  # the command line's --tmin/--tmax range
-            if getattr(self, name) is not None:
-                check_number(name, getattr(self, name), "epoch", low_open=False)
+        apply_constraints(self, CONSTRAINTS)
         if self.tmin is not None and self.tmax is not None and self.tmax <= self.tmin:
             raise ValueError(f"'tmax' must exceed 'tmin', got tmin={self.tmin}, tmax={self.tmax}")
 
@@ -122,9 +135,7 @@ class PreprocessingSettings:
         Spatial stage of a fixed path (``"auto"`` chooses it): none, common average
         reference, or surface Laplacian from the channels' positions. ``"default"``: none
         for the waveform path (the paper's input), the common average for the power paths
-        (their per-window reference and a common average work together: across runs of
-        PhysioNet S002-S009 band power scored 0.72 with both, 0.48-0.56 with the reference
-        alone).
+        (their per-window reference and a common average work together).
     reference : {"default", "channels", "bands", None}
         Per-window log-power reference of the power paths (``"default"``: the path's own,
         which cancels run-to-run gain changes; None: plain log power).
@@ -164,33 +175,7 @@ class PreprocessingSettings:
     filter_length: float | None = None
 
     def __post_init__(self):
-        set_ = object.__setattr__
-        if self.picks is not None:
-            if isinstance(self.picks, str):
-                raise TypeError("'picks' must be a list of channel names, got a str")
-            set_(self, "picks", tuple(str(p) for p in self.picks))
-        if self.eog is not None:
-            if isinstance(self.eog, str):
-                raise TypeError("'eog' must be a list of channel names, got a str")
-            set_(self, "eog", tuple(str(c) for c in self.eog) or None)
-        _check_numbers(self)
-        if self.features not in FEATURE_CHOICES:
-            raise ValueError(f"'features' must be one of {FEATURE_CHOICES}, got {self.features!r}")
-        if self.spatial not in ("default", None, "none", "car", "csd"):
-            raise ValueError(
-                f"'spatial' must be 'default', None, 'car' or 'csd', got {self.spatial!r}"
-            )
-        if self.spatial == "none":
-            set_(self, "spatial", None)
-        if self.scaling == "none":  # TOML has no null
-            set_(self, "scaling", None)
-        if self.reference not in ("default", "channels", "bands", None, "none"):
-            raise ValueError(
-                "'reference' must be 'default', 'channels', 'bands' or None, got "
-                f"{self.reference!r}"
-            )
-        if self.reference == "none":
-            set_(self, "reference", None)
+        apply_constraints(self, CONSTRAINTS)
 
 
 @dataclass(frozen=True)
@@ -215,7 +200,7 @@ class RejectionSettings:
     clip_run: int | None = 5
 
     def __post_init__(self):
-        _check_numbers(self)
+        apply_constraints(self, CONSTRAINTS)
 
 
 @dataclass(frozen=True)
@@ -239,10 +224,8 @@ class SelectionSettings:
         Candidates that ``"auto"`` carries from the first CV repetition to the others.
     auto_ensemble : int
         How many of those (at most ``auto_keep``), best first by CV log-loss, the model
-        averages (their run-centred scores; :meth:`BCIModel.ensemble
-        <sblr_rt.bci_model.BCIModel.ensemble>`); 1: the best candidate alone. Averaging
-        beat picking one for every size from 2 to 10, measured cross-run on PhysioNet
-        S002-S014 (``benchmarks/accuracy.py``).
+        averages (their run-centred scores; :class:`~sblr_rt.bci_model.EnsembleModel`); 1:
+        the best candidate alone.
     search : {"fast", "paper", "none"}
         ``"paper"``: rank with zero penalties, then the full 6 x 5 x 6 x 5 grid over
         (mu1, mu2, nu1, nu2). ``"fast"`` (default): the same rank step, then 6 x 6 x 5
@@ -263,31 +246,19 @@ class SelectionSettings:
         The stopping rule ``q^k <= search_tol`` of every cross-validated fit (``auto``'s
         and the fixed paths' search); the chosen point is refitted on all epochs at
         ``tol``. None (default): ``tol`` on small folds and ``large_search_tol`` on large
-        ones (:meth:`cv_tol_for`). A looser rule makes the search faster but moves the
-        choice: measured cross-run on PhysioNet S001-S014 (``benchmarks/accuracy.py``,
-        ``features="auto"``), 3e-3 scored one test trial lower for S004 and S014 and one
-        higher for S005 (S002-S014 mean 0.810 against 0.815), 2e-3 one lower for S014
-        and one higher for S005 (mean unchanged).
+        ones (:meth:`cv_tol_for`). A looser rule makes the search faster but may move the
+        choice between near-equal grid points.
     large_fold : int
         Training folds of at least this many values (epochs x rows x times, one pass of
         the solver over the fold) are *large*: their cross-validated fits stop at
         ``large_search_tol``, and the fixed paths' final fit reads the epochs in
-        ``search_dtype`` (float32: half the memory traffic per pass; at (210, 118, 100)
-        0.23 s against 0.60 s, the same accuracy on new epochs). The search's time grows
-        with this size, and at the paper's size (168 x 118 x 100 per fold, 2.0 million
-        values) the stopping rule decides whether the search takes 10 s or 3 s. The
-        default, one million, leaves every calibration of ``benchmarks/accuracy.py``
-        (PhysioNet 24 x 64 x 100, BCI Competition 2003 IV 138 x 28 x 50) as before, bit
-        for bit.
+        ``search_dtype`` (float32: half the memory traffic per pass). The default, one
+        million, is above the folds of a typical one-person calibration (30-150 trials of
+        at most 64 x 100), which therefore run at ``tol`` in float64, and below the paper's
+        size (168 x 118 x 100 per fold).
     large_search_tol : float
         The stopping rule of the cross-validated fits on large folds (when
-        ``search_tol`` is None). Measured at (210, 118, 100) on eight synthetic data sets
-        (``benchmarks/calibration.py``, part ``tolerance``: the final model, refitted at
-        ``tol``, scored on 2,000 new epochs of each): against ``tol`` everywhere, 2e-2
-        scored higher on 3 data sets, lower on 2 and the same on 3, mean 0.884 against
-        0.883, with a search about 4x faster; 1e-2 scored lower on 2 and higher on 2
-        (mean 0.881). The differences (up to 0.02) are the CV's choice between
-        near-equal grid points, which the stopping rule tips either way.
+        ``search_tol`` is None); the final fit is at ``tol`` whatever this is.
     race_margin : float | None
         Racing in the fixed paths' penalty search: every ten iterations of a grid point
         (:data:`~sblr_rt.calibration.selection.RACE_EVERY`), the point is ended where it is
@@ -295,19 +266,11 @@ class SelectionSettings:
         point already finished on that fold (the path goes on from there; the report
         counts such points as ``"raced"``). The chosen point is refitted on all epochs at
         ``tol`` whatever the search did. None (default): every point runs to
-        ``search_tol``. Off by default because it moved the choice where it acts: on
-        the paper-scale synthetic problem (``benchmarks/calibration.py``, 5-fold) 0.2 and
-        0.1 kept the chosen point and the final model bit for bit and took 30 % and 47 %
-        less CPU, but on BCI Competition 2003 IV (``benchmarks/accuracy.py``, waveform,
-        about 35 test epochs per inner fold) the accuracy fell from 0.792 to 0.787 (0.2)
-        and 0.778 (0.1).
+        ``search_tol``, and the search scores every point it lists.
     race_min_test : int
         Racing acts only on folds with at least this many test epochs: on fewer, a fold's
-        accuracy moves in steps too coarse to tell a hopeless point from a noisy one. On
-        PhysioNet (30 trials, 6 test epochs per fold) racing every fold lowered fixed
-        paths' cross-run accuracy (0.1: S001 covariance, S002 band power; 0.2: S001-S005,
-        a path each or two; ``search_tol`` 2e-3 likewise lowered S001, S002, S005, S007
-        and S008), so the default 20 leaves such calibrations exactly as without racing.
+        accuracy moves in steps too coarse to tell a hopeless point from a noisy one. With
+        the default 20, a calibration of fewer than 100 trials at 5 folds never races.
     multi_class : {"ovr", "multinomial"}
         Three or more classes.
     class_weight : {"balanced", None}
@@ -356,72 +319,7 @@ class SelectionSettings:
     random_state: int = 0
 
     def __post_init__(self):
-        set_ = object.__setattr__
-        _check_numbers(self)
-        set_(self, "ranks", _int_tuple("ranks", self.ranks))
-        set_(self, "auto_ranks", _int_tuple("auto_ranks", self.auto_ranks))
-        check_n_jobs("n_jobs", self.n_jobs)
-        if not self.auto_ranks or min(self.auto_ranks) < 1:
-            raise ValueError(f"'auto_ranks' must be positive integers, got {self.auto_ranks}")
-        if not self.auto_l1 or any(not 0 <= f < 1 for f in self.auto_l1):
-            raise ValueError(f"'auto_l1' must be fractions in [0, 1), got {self.auto_l1}")
-        if not self.auto_l2 or any(v < 0 for v in self.auto_l2):
-            raise ValueError(f"'auto_l2' must be values >= 0, got {self.auto_l2}")
-        if self.class_weight == "none":
-            set_(self, "class_weight", None)
-        if self.class_weight not in (None, "balanced"):
-            raise ValueError(
-                f"'class_weight' must be 'balanced' or None, got {self.class_weight!r}"
-            )
-        if isinstance(self.auto_ensemble, bool) or not isinstance(self.auto_ensemble, int):
-            raise TypeError(f"'auto_ensemble' must be an integer, got {self.auto_ensemble!r}")
-        if self.auto_ensemble < 1:
-            raise ValueError(
-                f"'auto_ensemble' must be a positive integer, got {self.auto_ensemble}"
-            )
-        if self.auto_keep < 1:
-            raise ValueError(f"'auto_keep' must be a positive integer, got {self.auto_keep}")
-        if self.cv_repeats < 1:
-            raise ValueError(f"'cv_repeats' must be a positive integer, got {self.cv_repeats}")
-        if isinstance(self.race_min_test, bool) or not isinstance(self.race_min_test, int):
-            raise TypeError(f"'race_min_test' must be an integer, got {self.race_min_test!r}")
-        if self.race_margin is not None and not 0 < self.race_margin < 1:
-            raise ValueError(
-                f"'race_margin' must lie in (0, 1) or be None, got {self.race_margin}"
-            )
-        if isinstance(self.large_fold, bool) or not isinstance(self.large_fold, int):
-            raise TypeError(f"'large_fold' must be an integer, got {self.large_fold!r}")
-        if self.large_fold < 0:
-            raise ValueError(f"'large_fold' must be >= 0, got {self.large_fold}")
-        for name in ("tol", "search_tol", "large_search_tol"):
-            value = getattr(self, name)
-            if value is not None and not value > 0:
-                raise ValueError(f"'{name}' must be a positive number, got {value}")
-        if self.search not in ("fast", "paper", "none"):
-            raise ValueError(f"'search' must be 'fast', 'paper' or 'none', got {self.search!r}")
-        if self.search_dtype not in ("float32", "float64"):
-            raise ValueError(
-                f"'search_dtype' must be 'float32' or 'float64', got {self.search_dtype!r}"
-            )
-        cv = self.cv
-        if isinstance(cv, str):
-            if cv.lower() == "loo":
-                set_(self, "cv", "loo")
-            elif cv.isdigit():
-                set_(self, "cv", int(cv))
-            else:
-                raise ValueError(f"'cv' must be an integer >= 2 or 'loo', got {cv!r}")
-        if self.cv != "loo" and (isinstance(self.cv, bool) or int(self.cv) < 2):
-            raise ValueError(f"'cv' must be an integer >= 2 or 'loo', got {self.cv!r}")
-        if not self.ranks or min(self.ranks) < 1:
-            raise ValueError(f"'ranks' must be positive integers, got {self.ranks}")
-        if any(not 0 <= f < 1 for f in self.l1_fractions):
-            raise ValueError(
-                "'l1_fractions' must lie in [0, 1) (at 1 and above the factors collapse to "
-                f"zero), got {self.l1_fractions}"
-            )
-        if any(v < 0 for v in self.l2_values):
-            raise ValueError(f"'l2_values' must be >= 0, got {self.l2_values}")
+        apply_constraints(self, CONSTRAINTS)
 
     def cv_tol_for(self, fold_shape) -> float:
         """Return the stopping rule of the cross-validated fits on training folds of a shape.
@@ -524,13 +422,7 @@ class RunSettings:
     recentre_warmup: float = 1.0
 
     def __post_init__(self):
-        _check_numbers(self)
-        if self.recentre_warmup <= 0:
-            raise ValueError(
-                "'recentre_warmup' must be a positive number of trials, got "
-                f"{self.recentre_warmup}"
-            )
-        check_number("recentre_warmup", self.recentre_warmup, "trials")  # as --recentre-warmup
+        apply_constraints(self, CONSTRAINTS)
         from sblr_rt.online.evidence import Smoothing
 
         # the online loop's checks
@@ -546,8 +438,14 @@ CONCERNS = {
     "selection": SelectionSettings,
     "online": RunSettings,
 }
-#: Every field, in order, and the concern holding it.
-_CONCERN_OF = {f.name: group for group, cls in CONCERNS.items() for f in fields(cls)}
+#: Every TOML key, in order, and the setting it sets: ``(concern, field)``. A key is a
+#: field's name, at top level or in any table (:func:`load_config`); no two concerns share a
+#: field name (checked here), so that every key sets exactly one setting.
+TOML_KEYS: dict[str, tuple[str, str]] = {
+    f.name: (concern, f.name) for concern, cls in CONCERNS.items() for f in fields(cls)
+}
+if len(TOML_KEYS) != sum(len(fields(cls)) for cls in CONCERNS.values()):
+    raise RuntimeError("two calibration settings classes share a field name")
 
 
 @dataclass(frozen=True, init=False)
@@ -574,16 +472,16 @@ class CalibrationConfig:
 
     Notes
     -----
-    ``config.tmin`` reads ``config.epochs.tmin`` (every field reads so, by its name), and
-    :meth:`to_dict` gives the fields flat, as model files store them.
+    Read a setting from its concern (``config.epochs.tmin``). Reading it by its flat name
+    (``config.tmin``) still works through ``__getattr__`` for ``calibration/auto.py``,
+    ``prior.py`` and ``refit.py``, the last readers of flat names, and goes once they read
+    the concerns. :meth:`to_dict` gives the fields flat, as model files store them.
 
     Examples
     --------
     >>> config = CalibrationConfig(tmin=0.5, tmax=3.5, cv="loo", smoothing="ema")
     >>> config.epochs.tmax, config.selection.cv, config.online.smoothing
     (3.5, 'loo', 'ema')
-    >>> config.tmax
-    3.5
     """
 
     epochs: EpochSettings
@@ -615,15 +513,15 @@ class CalibrationConfig:
 
     def __getattr__(self, name: str):
         # Called only for names that are not attributes: a field, read from its concern.
-        concern = _CONCERN_OF.get(name)
-        if concern is None:
+        key = TOML_KEYS.get(name)
+        if key is None:
             raise AttributeError(f"'CalibrationConfig' object has no attribute {name!r}")
-        return getattr(getattr(self, concern), name)
+        return getattr(getattr(self, key[0]), key[1])
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         """Return the name of every field of every concern, in order."""
-        return tuple(_CONCERN_OF)
+        return tuple(TOML_KEYS)
 
     @property
     def class_map(self) -> dict[str, str] | None:
@@ -655,10 +553,10 @@ class CalibrationConfig:
         config : CalibrationConfig
             The new configuration.
         """
-        unknown = set(changes) - set(_CONCERN_OF)
+        unknown = set(changes) - set(TOML_KEYS)
         if unknown:
             raise ValueError(
-                f"unknown configuration keys {sorted(unknown)}; valid: {sorted(_CONCERN_OF)}"
+                f"unknown configuration keys {sorted(unknown)}; valid: {sorted(TOML_KEYS)}"
             )
         changes = {k: v for k, v in changes.items() if v is not None}
         return CalibrationConfig(**{name: getattr(self, name) for name in CONCERNS}, **changes)
@@ -668,106 +566,98 @@ class CalibrationConfig:
         out = {}
         for name in CONCERNS:
             out.update(dataclasses.asdict(getattr(self, name)))
-        if self.classes is not None:
-            out["classes"] = {m: c for m, c in self.classes}
+        if self.epochs.classes is not None:
+            out["classes"] = dict(self.epochs.classes)
         return out
 
 
-#: Float fields (None allowed where the field's default is None).
-_FLOATS = (
-    "tmin",
-    "tmax",
-    "l_freq",
-    "h_freq",
-    "filter_length",
-    "reject",
-    "flat",
-    "tol",
-    "search_tol",
-    "large_search_tol",
-    "race_margin",
-    "tau",
-    "early",
-    "early_after",
-    "recentre_warmup",
-)
-#: Fields holding sequences of floats.
-_FLOAT_SEQUENCES = ("baseline", "l1_fractions", "l2_values", "auto_l2", "auto_l1")
-#: Integer fields (None allowed where the field's default is None).
-_INTS = (
-    "n_times",
-    "clip_run",
-    "cv_repeats",
-    "auto_max_iter",
-    "auto_keep",
-    "auto_ensemble",
-    "max_iter",
-    "large_fold",
-    "race_min_test",
-    "n_jobs",
-    "random_state",
-)
+def _cv(name: str, cv) -> int | str:
+    """``cv``: an integer >= 2 (a string of digits too) or ``"loo"``."""
+    if isinstance(cv, str) and cv.lower() == "loo":
+        return "loo"
+    if isinstance(cv, str) and cv.isdigit():
+        cv = int(cv)
+    if isinstance(cv, bool) or not isinstance(cv, int) or cv < 2:
+        raise ValueError(f"{name!r} must be an integer >= 2 or 'loo', got {cv!r}")
+    return cv
 
 
-def _finite(name: str, value) -> float:
-    """Return ``value`` as a finite float, or raise naming the field."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name!r} must be a number, got {type(value).__name__} {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name!r} must be a finite number, got {value}")
-    return float(value)
+def _bands(name: str, bands) -> tuple[tuple[float, float], ...]:
+    """``bands``: a list of (low, high) pairs of finite numbers."""
+    message = f"{name!r} must be a list of (low, high) pairs, got {bands!r}"
+    if isinstance(bands, str | bytes) or not isinstance(bands, Sequence):
+        raise TypeError(message)
+    pairs = tuple(numbers_list().check(name, band) for band in bands)
+    if any(len(band) != 2 for band in pairs):
+        raise ValueError(message)
+    return pairs
 
 
-def _integer(name: str, value) -> int:
-    """Return ``value`` as an int, or raise naming the field (a float or string is refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name!r} must be an integer, got {value!r:.80}")
-    return int(value)
+def _n_jobs(name: str, value) -> int:
+    return check_n_jobs(name, integer().check(name, value))
 
 
-def _int_tuple(name: str, values) -> tuple[int, ...]:
-    """Return a list of integers as a tuple; a string is refused, not read digit by digit."""
-    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
-        raise TypeError(
-            f"{name!r} must be a list of integers (TOML: {name} = [1, 2]), got "
-            f"{type(values).__name__} {values!r:.80}"
-        )
-    return tuple(_integer(name, v) for v in values)
-
-
-def _float_tuple(name: str, values) -> tuple[float, ...]:
-    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
-        raise TypeError(f"{name!r} must be a list of numbers, got {values!r}")
-    return tuple(_finite(name, v) for v in values)
-
-
-def _check_numbers(config) -> None:
-    """Make every float field a finite float and every integer field an int (None stays)."""
-    set_ = object.__setattr__
-    names = {f.name for f in fields(config)}
-    for name in names.intersection(_INTS):
-        value = getattr(config, name)
-        if value is not None:
-            set_(config, name, _integer(name, value))
-    for name in names.intersection(_FLOATS):
-        value = getattr(config, name)
-        if value is not None:
-            set_(config, name, _finite(name, value))
-    for name in names.intersection(_FLOAT_SEQUENCES):
-        value = getattr(config, name)
-        if value is not None:
-            set_(config, name, _float_tuple(name, value))
-    if getattr(config, "bands", None) is None:
-        return
-    if isinstance(config.bands, str | bytes) or not isinstance(config.bands, Sequence):
-        raise TypeError(f"'bands' must be a list of (low, high) pairs, got {config.bands!r}")
-    bands = []
-    for band in config.bands:
-        band = _float_tuple("bands", band)
-        if len(band) != 2:
-            raise ValueError(f"'bands' must be a list of (low, high) pairs, got {config.bands!r}")
-        bands.append(band)
-    set_(config, "bands", tuple(bands))
+#: Every setting's rule, the one place of its type and range (:mod:`.constraints`), by the
+#: setting's name (which is also its TOML key). Relations between settings (``tmax >
+#: tmin``; smoothing with ``tau`` and ``early``) are checked by their settings class.
+CONSTRAINTS: dict[str, Rule] = {
+    # EpochSettings; tmin/tmax within the command line's --tmin/--tmax range
+    "classes": custom(lambda name, value: _normalise_classes(value), none=True),
+    "tmin": number(none=True, limit="epoch", low_open=False),
+    "tmax": number(none=True, limit="epoch", low_open=False),
+    # PreprocessingSettings
+    "features": option(*FEATURE_CHOICES),
+    "spatial": option("default", None, "car", "csd", aliases={"none": None}),
+    "reference": option("default", "channels", "bands", None, aliases={"none": None}),
+    "picks": names(),
+    "eog": names(empty_is_none=True),
+    "l_freq": number(none=True),
+    "h_freq": number(none=True),
+    "bands": custom(_bands, none=True),
+    "n_times": integer(none=True),
+    "baseline": numbers_list(none=True),
+    "scaling": option(*SCALINGS, aliases={"none": None}),
+    "filter_length": number(none=True),
+    # RejectionSettings
+    "reject": number(none=True),
+    "flat": number(),
+    "clip_run": integer(none=True),
+    # SelectionSettings
+    "cv": custom(_cv),
+    "cv_repeats": integer(positive, "be a positive integer"),
+    "auto_ranks": integers(lambda v: v and min(v) >= 1, "be positive integers"),
+    "auto_l2": numbers_list(lambda v: v and non_negative(v), "be values >= 0"),
+    "auto_l1": numbers_list(lambda v: v and fractions(v), "be fractions in [0, 1)"),
+    "auto_max_iter": integer(positive, "be a positive integer"),
+    "auto_keep": integer(positive, "be a positive integer"),
+    "auto_ensemble": integer(positive, "be a positive integer"),
+    "search": option("fast", "paper", "none"),
+    "ranks": integers(lambda v: v and min(v) >= 1, "be positive integers"),
+    "l1_fractions": numbers_list(
+        fractions, "lie in [0, 1) (at 1 and above the factors collapse to zero)"
+    ),
+    "l2_values": numbers_list(non_negative, "be >= 0"),
+    "max_iter": integer(positive, "be a positive integer"),
+    "tol": number(positive, "be a positive number"),
+    "search_tol": number(positive, "be a positive number", none=True),
+    "large_fold": integer(lambda v: v >= 0, "be >= 0"),
+    "large_search_tol": number(positive, "be a positive number"),
+    "race_margin": number(lambda v: 0 < v < 1, "lie in (0, 1) or be None", none=True),
+    "race_min_test": integer(),
+    "multi_class": option("ovr", "multinomial"),
+    "class_weight": option("balanced", None, aliases={"none": None}),
+    "skip_unbounded": any_value(),
+    "search_dtype": option("float32", "float64"),
+    "n_jobs": custom(_n_jobs),
+    "random_state": integer(),
+    # RunSettings; recentre_warmup within the command line's --recentre-warmup range
+    "smoothing": any_value(),
+    "tau": number(),
+    "early": number(none=True),
+    "early_after": number(),
+    "recentre": any_value(),
+    "recentre_warmup": number(limit="trials"),
+}
 
 
 def _normalise_classes(classes) -> tuple[tuple[str, str], ...]:
@@ -797,12 +687,15 @@ def _normalise_classes(classes) -> tuple[tuple[str, str], ...]:
 def load_config(path=None, **overrides) -> CalibrationConfig:
     """Read a TOML configuration and apply overrides.
 
+    Each key, at top level or in any table, is mapped by :data:`TOML_KEYS` onto the one
+    setting of that name, and each settings class is built from its own keys.
+
     Parameters
     ----------
     path : str | Path | None
         TOML file; None uses the defaults.
     **overrides
-        Field values that win over the file (None values are ignored).
+        Field values by key that win over the file (None values are ignored).
 
     Returns
     -------
@@ -827,14 +720,20 @@ def load_config(path=None, **overrides) -> CalibrationConfig:
                     values[sub] = subvalue
             else:
                 values[key] = value
-        valid = set(CalibrationConfig.field_names())
-        unknown = sorted(set(values) - valid)
+        unknown = sorted(set(values) - set(TOML_KEYS))
         if unknown:
             raise ValueError(
-                f"{path}: unknown configuration keys {unknown}; valid: {sorted(valid)}"
+                f"{path}: unknown configuration keys {unknown}; valid: {sorted(TOML_KEYS)}"
             )
     values.update({k: v for k, v in overrides.items() if v is not None})
+    unknown = sorted(set(values) - set(TOML_KEYS))
+    if unknown:
+        raise ValueError(f"unknown configuration keys {unknown}; valid: {sorted(TOML_KEYS)}")
+    settings: dict[str, dict] = {concern: {} for concern in CONCERNS}
+    for key, value in values.items():
+        concern, name = TOML_KEYS[key]
+        settings[concern][name] = value
     try:
-        return CalibrationConfig(**values)
-    except TypeError as exc:  # an unknown keyword or a field of the wrong type
+        return CalibrationConfig(**{c: CONCERNS[c](**kw) for c, kw in settings.items()})
+    except TypeError as exc:  # a field of the wrong type
         raise ValueError(f"invalid configuration: {exc}") from exc

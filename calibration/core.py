@@ -136,7 +136,7 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
     recs = as_recordings(recordings)
     eog = eog_matrix(config, recs)
     members = []
-    if config.features == "auto":
+    if config.preprocessing.features == "auto":
         pre, est, epochs, report, members = select_auto(
             recs,
             config,
@@ -149,16 +149,16 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
             recs,
             pre,
             config.class_map,
-            reject=config.reject,
-            flat=config.flat,
-            clip_run=config.clip_run,
+            reject=config.rejection.reject,
+            flat=config.rejection.flat,
+            clip_run=config.rejection.clip_run,
         )
-        if config.recentre:
+        if config.online.recentre:
             epochs = epochs.centred()
-        est, report, _ = select(
+        est, report, scaling = select(
             epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress
         )
-        pre.fit_scaling(epochs.Z)  # what select() scaled the final fit's input with
+        pre.use_scaling(scaling)  # what select() scaled the final fit's input with
     logger.info(
         "%d epochs (%s) of shape %s; rejected %s",
         len(epochs.y),
@@ -185,7 +185,7 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
     }
     if len(members) > 1:  # the ensemble's own figures; each member keeps its own
         singles = [
-            fitted_model(p, e, epochs.classes, ref, config.recentre_warmup,
+            fitted_model(p, e, epochs.classes, ref, config.online.recentre_warmup,
                          member_metadata(name, e, scores, epochs.y))
             for p, e, ref, name, scores in members
         ]  # fmt: skip
@@ -199,5 +199,5 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
     if members:
         metadata["name"] = members[0][3]
     return fitted_model(
-        pre, est, epochs.classes, epochs.reference, config.recentre_warmup, metadata
+        pre, est, epochs.classes, epochs.reference, config.online.recentre_warmup, metadata
     )

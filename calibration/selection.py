@@ -100,15 +100,8 @@ logger = logging.getLogger("sblr_rt.calibration")
 RACE_EVERY = 10
 
 #: How much lower (relative) a cold fit's objective must be for it to replace the final
-#: fit along the path (:func:`run_path`). In the 106 final fits of
-#: ``benchmarks/accuracy.py`` that reached their point warm, the cold fit was lower by at
-#: most 7.4 % (in half of them not lower at all), and keeping it whenever it was lower at
-#: all moved five PhysioNet fixed-path results by three test trials, three down (S001 R10
-#: covariance, S002 waveform, S006 covariance) and two up (S011 waveform, S014 spectral),
-#: and BCI Competition 2003 IV waveform from 0.792 to 0.778 (auto 0.852 to 0.857): there
-#: the path's minimum is as good a model. A path 30 % above the cold fit had failed (a
-#: chance-level model on synthetic data, see :func:`run_path`), hence a margin well above
-#: what real calibrations showed.
+#: fit along the path (:func:`run_path`): a smaller difference keeps the path's fit. How
+#: the margin was chosen: docs/benchmarks.md, "Calibration search".
 RESTART_MARGIN = 0.2
 
 __all__ = [
@@ -237,8 +230,8 @@ def paper_param_grid(mu1_max, nu1_max, l1_fractions=None, l2_values=None) -> dic
     from sblr_rt.calibration.config import CalibrationConfig
 
     default = CalibrationConfig()
-    l1 = default.l1_fractions if l1_fractions is None else l1_fractions
-    l2 = default.l2_values if l2_values is None else l2_values
+    l1 = default.selection.l1_fractions if l1_fractions is None else l1_fractions
+    l2 = default.selection.l2_values if l2_values is None else l2_values
     return {
         "mu1": [f * mu1_max for f in l1],
         "mu2": list(l2),
@@ -339,22 +332,18 @@ def run_path(X, y, rank, l2pair, l1path, est_params, *, stop, second_start=True)
     This is the computation :func:`_task` cross-validated (there in lockstep with other
     paths), replayed on all epochs so that the saved model is the estimator's own fit.
     It makes the search's updates, ``solver="paper"`` (numpy), unless ``est_params``
-    names another ``solver``: on these weakly penalised problems the estimator's default
-    fast route ends at other points of the path, and calibrating with it moved
-    ``benchmarks/accuracy.py``'s cross-run accuracy both ways (S003 auto 1.000 -> 0.800,
-    S004 bandpower 0.867 -> 0.533, S001 R07 waveform 0.667 -> 0.733).
+    names another ``solver`` (the estimator's default fast route ends at other points of
+    these weakly penalised paths, so the saved model would not be the one the search
+    scored).
 
     **A second start.** The problem is not convex, and a warm-started path can carry a
     poor local minimum from an early point to the chosen one. Where the chosen point was
     reached warm, it is therefore also fitted cold (from the estimator's own start), and
     the cold fit replaces the path's when its objective is lower by more than
-    :data:`RESTART_MARGIN`: the path then failed, rather than regularised. On 24 synthetic
-    data sets of (210, 118, 100) the two agreed to four decimals on 23; on the 24th the
-    path had stayed in a minimum of objective 0.574 that scored 0.471 on 2,000 new
-    epochs, and the cold fit reached 0.400 (30 % lower) and scored 0.910
-    (``benchmarks/calibration.py``, part ``restarts``). The cold fit costs one more fit
-    of the final model (0.02-0.05 s at that size). ``second_start=False`` keeps the
-    path's fit as it is.
+    :data:`RESTART_MARGIN`: the path then failed, rather than regularised. The cold fit
+    costs one more fit of the final model. ``second_start=False`` keeps the path's fit as
+    it is. What the second start changed where it was measured: docs/benchmarks.md,
+    "Calibration search".
 
     Returns
     -------
@@ -444,8 +433,8 @@ def _fold_scores(Xtr, ytr, Xte, yte, rank, groups, est_params, race=None):
     best = [-np.inf]  # the best finished point's test accuracy so far
     ended = [False]  # set by behind(); the next score() is that point's (advance follows)
 
-    def accuracy(est):  # est.predict(Xte) without checking Xte again at every point
-        return float(np.mean(est._labels(est._scores(Xte)) == yte))
+    def accuracy(est):  # Xte is checked once, not at every point
+        return float(np.mean(est.predict(Xte, check_input=False) == yte))
 
     def score(_f, est):
         acc, raced = accuracy(est), ended[0]
@@ -518,46 +507,50 @@ def select(
         ``(row_offset, row_scale, col_scale)`` fitted on all epochs.
     """
     t0 = time.perf_counter()
-    splits = make_splits(y, config.cv, config.random_state)
+    settings = config.selection
+    splits = make_splits(y, settings.cv, settings.random_state)
     est_params = config.fit_params()
     # The cross-validated fits stop at the search's rule (looser on large folds); the
     # final fit at the paper's tol.
     fold_shape = (max(len(train) for train, _ in splits), *Z.shape[1:])
     search_params = est_params | {"tol": config.cv_tol_for(fold_shape)}
-    ranks = [r for r in config.ranks if r <= min(Z.shape[1:])]
+    ranks = [r for r in settings.ranks if r <= min(Z.shape[1:])]
     if not ranks:
-        raise ValueError(f"'ranks' {config.ranks} all exceed min(n_rows, n_times)")
-    fold_args = (Z, y, config, center, search_params, np.dtype(config.search_dtype))
+        raise ValueError(f"'ranks' {settings.ranks} all exceed min(n_rows, n_times)")
+    fold_args = (Z, y, config, center, search_params, np.dtype(settings.search_dtype))
     rank_rows, best_rank = _select_rank(fold_args, splits, ranks, progress)
     t_rank = time.perf_counter() - t0
     groups = penalty_grid(
-        config.search, config.l1_fractions, config.l2_values, skip_unbounded=config.skip_unbounded
+        settings.search,
+        settings.l1_fractions,
+        settings.l2_values,
+        skip_unbounded=settings.skip_unbounded,
     )
     grid = _grid_scores(fold_args, splits, best_rank, groups, progress)
     n_fitted = len(grid)
-    if config.skip_unbounded and config.search != "none":
-        grid += _unbounded_points(grid, config)
+    if settings.skip_unbounded and settings.search != "none":
+        grid += _unbounded_points(grid, settings)
     best = _best_point(grid)
     t_grid = time.perf_counter() - t0 - t_rank
     # Final fit on all epochs: replay the chosen warm-start path (on large folds' data in
     # the search's dtype: half the memory traffic).
-    scaling = fit_scaling(Z, config.scaling, center=center)
+    scaling = fit_scaling(Z, config.preprocessing.scaling, center=center)
     Z_all = apply_scaling(Z, *scaling)
     if config.is_large(fold_shape):
-        Z_all = Z_all.astype(config.search_dtype, copy=False)
+        Z_all = Z_all.astype(settings.search_dtype, copy=False)
     pair, path = groups[best["group"]]
     est, (mu1_max, nu1_max), start = run_path(
         Z_all, y, best_rank, pair, path, est_params, stop=best["step"]
     )
     est.set_params(warm_start=False)
     report = {
-        "cv": "loo" if config.cv == "loo" else int(config.cv),
+        "cv": "loo" if settings.cv == "loo" else int(settings.cv),
         "n_splits": len(splits),
-        "search": config.search,
+        "search": settings.search,
         "ranks": rank_rows,
         "rank": int(best_rank),
-        "l1_fractions": list(config.l1_fractions),
-        "l2_values": list(config.l2_values),
+        "l1_fractions": list(settings.l1_fractions),
+        "l2_values": list(settings.l2_values),
         "grid": grid,
         "n_fitted_points": n_fitted,
         "search_tol": search_params["tol"],
@@ -569,7 +562,7 @@ def select(
         "params": {"rank": int(best_rank)}
         | {k: float(getattr(est, k)) for k in ("mu1", "mu2", "nu1", "nu2")},
         "seconds": {"rank": t_rank, "grid": t_grid, "total": time.perf_counter() - t0},
-        "n_jobs": effective_n_jobs(config.n_jobs),  # the jobs that ran, not the setting
+        "n_jobs": effective_n_jobs(settings.n_jobs),  # the jobs that ran, not the setting
     }
     logger.info(
         "selected rank %d, mu1 %.3g, mu2 %.3g, nu1 %.3g, nu2 %.3g: CV accuracy %.3f +/- %.3f",
@@ -580,7 +573,8 @@ def select(
 
 def _fold_task_args(fold_args, train, test, rank, groups, race=None):
     Z, y, config, center, est_params, dtype = fold_args
-    return (Z, y, train, test, config.scaling, center, rank, groups, est_params, dtype, race)
+    scaling = config.preprocessing.scaling
+    return (Z, y, train, test, scaling, center, rank, groups, est_params, dtype, race)
 
 
 def _select_rank(fold_args, splits, ranks, progress):
@@ -591,7 +585,7 @@ def _select_rank(fold_args, splits, ranks, progress):
     tasks = [
         (_rank_task, _fold_task_args(fold_args, tr, te, tuple(ranks), zero)) for tr, te in splits
     ]
-    res = run_tasks(tasks, fold_args[2].n_jobs, progress, "rank")
+    res = run_tasks(tasks, fold_args[2].selection.n_jobs, progress, "rank")
     acc = np.array(res).T  # (rank, fold)
     rows = [
         {"rank": r, "mean": float(a.mean()), "std": float(a.std()), "folds": a.tolist()}
@@ -602,14 +596,14 @@ def _select_rank(fold_args, splits, ranks, progress):
 
 def _grid_scores(fold_args, splits, rank, groups, progress) -> list[dict]:
     """Step 2: CV accuracy of every penalty point at ``rank`` (paths in lockstep)."""
-    config = fold_args[2]
-    race = None if config.race_margin is None else (config.race_margin, config.race_min_test)
-    plan = _fold_chunks(len(splits), len(groups), effective_n_jobs(config.n_jobs))
+    settings = fold_args[2].selection
+    race = None if settings.race_margin is None else (settings.race_margin, settings.race_min_test)
+    plan = _fold_chunks(len(splits), len(groups), effective_n_jobs(settings.n_jobs))
     tasks = [
         (_task, _fold_task_args(fold_args, *splits[f], rank, groups[c::n], race))
         for f, c, n in plan
     ]
-    res = run_tasks(tasks, config.n_jobs, progress, "grid")
+    res = run_tasks(tasks, settings.n_jobs, progress, "grid")
     per_group = [[None] * len(splits) for _ in groups]  # [group][fold] -> (accs, collapsed, raced)
     for (f, c, n), outs in zip(plan, res, strict=True):
         for i, out in enumerate(outs):
@@ -646,16 +640,19 @@ def _point(f_mu, mu2, f_nu, nu2, mean, std, *, unbounded=False) -> dict:
     }
 
 
-def _unbounded_points(grid, config) -> list[dict]:
-    """Return the grid points skipped as unbounded, scored like the all-zero point."""
+def _unbounded_points(grid, settings) -> list[dict]:
+    """Return the grid points skipped as unbounded, scored like the all-zero point.
+
+    ``settings``: the :class:`~sblr_rt.calibration.config.SelectionSettings`.
+    """
     zero = next(
         (p for p in grid if p["mu1_fraction"] == p["nu1_fraction"] == p["mu2"] == p["nu2"] == 0),
         None,
     )
     mean, std = (zero["mean"], zero["std"]) if zero else (float("nan"), float("nan"))
     out = []
-    for pair, _ in penalty_grid(config.search, config.l1_fractions, config.l2_values):
-        for f_mu, f_nu in penalty_grid("paper", config.l1_fractions, [0.0])[0][1]:
+    for pair, _ in penalty_grid(settings.search, settings.l1_fractions, settings.l2_values):
+        for f_mu, f_nu in penalty_grid("paper", settings.l1_fractions, [0.0])[0][1]:
             if is_unbounded(f_mu, pair[0], f_nu, pair[1]):
                 out.append(_point(f_mu, pair[0], f_nu, pair[1], mean, std, unbounded=True))
     return out

@@ -619,13 +619,19 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         ]
         return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
 
-    def decision_function(self, X):
+    def decision_function(self, X, *, check_input=True):
         """Return the scores ``tr(U^T X_i V) + b``.
 
         Parameters
         ----------
         X : array-like, shape (n_epochs, n_channels, n_times), or mne.Epochs
             Epochs with the channels and times seen in fit.
+        check_input : bool
+            False: ``X`` is used as given, unchecked and with the BLAS pools as the caller
+            set them; it must be a C-contiguous float array of the fitted shape (as
+            :func:`~sblr_rt.model._fitting.check_X` returns it). For a caller that scores
+            many fitted estimators on one array it checked once (the cross-validated
+            search), where the checks cost more than the product.
 
         Returns
         -------
@@ -634,18 +640,14 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             class (one-versus-rest scores, or multinomial log-odds against ``classes_[0]``).
         """
         check_is_fitted(self)
+        if not check_input:
+            return self._scores(X)
         X, _ = check_X(epochs_array(X), estimator=self, reset=False)
         with single_threaded_blas():
             return self._scores(X)
 
     def _scores(self, X):
-        """Return :meth:`decision_function` of epochs that are already checked.
-
-        ``X`` is a C-contiguous float array of the fitted shape, as ``check_X`` returns
-        it. The cross-validated search scores every grid point of a fold on one test set,
-        checked once, with this and :meth:`_labels` (the checks cost more than the
-        product there); the arithmetic is :meth:`decision_function`'s.
-        """
+        """Return :meth:`decision_function` of checked epochs (the arithmetic)."""
         n = X.shape[0]
         coef = self._weights().astype(X.dtype)
         scores = (X.reshape(n, -1) @ coef.T).astype(np.float64) + self.intercept_
@@ -657,13 +659,15 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X, *, check_input=True):
         """Return class probabilities.
 
         Parameters
         ----------
         X : array-like, shape (n_epochs, n_channels, n_times)
             Epochs.
+        check_input : bool
+            As for :meth:`decision_function`.
 
         Returns
         -------
@@ -671,12 +675,17 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
             Logistic for two classes, normalised one-versus-rest logistics, or the
             multinomial softmax.
         """
-        return proba_from_scores(self.decision_function(X), self.multi_class)
+        return proba_from_scores(
+            self.decision_function(X, check_input=check_input), self.multi_class
+        )
 
     def predict_log_proba(self, X):
         """Return the log of :meth:`predict_proba` (n_epochs, n_classes)."""
         return np.log(self.predict_proba(X))
 
-    def predict(self, X):
-        """Return the predicted labels (n_epochs,) for epochs ``X``."""
-        return self._labels(self.decision_function(X))
+    def predict(self, X, *, check_input=True):
+        """Return the predicted labels (n_epochs,) for epochs ``X``.
+
+        ``check_input`` as for :meth:`decision_function`.
+        """
+        return self._labels(self.decision_function(X, check_input=check_input))

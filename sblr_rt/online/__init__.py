@@ -5,8 +5,9 @@
   a raw window; :meth:`~OnlineClassifier.streaming` gives a :class:`StreamingState`.
 - ``streaming.py``: :class:`StreamingState`, samples in and decisions on any recent window
   out (indices, timestamps, non-finite samples, breaks), driving one feature path.
-- ``paths/``: the feature paths, one :class:`StreamingPath` subclass each (projected
-  waveform, filtered band power, plain), registered in :data:`PATHS`.
+- ``paths/``: the streaming paths, one :class:`StreamingPath` subclass each (projected
+  waveform, filtered band power, filtered spectral, filtered covariance, the ensemble's
+  weighted members, plain), registered in :data:`PATHS`.
 - ``scheduler.py``: one scheduling step (ingest, gaps, sliding hops, trial windows).
 - ``loop.py``: :class:`OnlineLoop`, the collaborators (source, markers, sink, clock), the
   worker thread and the model swaps of a session that adapts; :meth:`OnlineLoop.from_lsl`

@@ -150,9 +150,10 @@ class OnlineClassifier:
     classes : list of str
         The user's labels.
     features : str
-        ``"waveform"`` or ``"bandpower"``.
+        The model's feature path (``"waveform"``, ``"bandpower"``, ``"spectral"``,
+        ``"covariance"``), or ``"ensemble"``.
     path : str
-        The path :meth:`step` uses: ``"folded"`` or ``"plain"``.
+        The path :meth:`step` uses: ``"folded"`` (a single waveform model) or ``"plain"``.
     run_info : RunInfo
         What the online loop reads from the model file: unit, calibration markers,
         smoothing, rejection settings, version (:class:`~sblr_rt.online.run_info.RunInfo`).

@@ -173,7 +173,7 @@ class OnlineLoop:
         self._worker_cpu = 0.0
         self._worker_started = None
 
-    # The settings as attributes, as the loop has always offered them.
+    # The settings, read-only, as attributes.
     mode = property(lambda self: self.settings.mode, doc="``settings.mode``.")
     hop = property(lambda self: self.settings.hop, doc="``settings.hop``.")
     smoothing = property(lambda self: self.settings.smoothing, doc="``settings.smoothing``.")

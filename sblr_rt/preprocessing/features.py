@@ -32,8 +32,8 @@ Why the reference. Between two runs of one person the log power of each electrod
 shifts by two to three times the class effect, and about 70 % of that shift is a
 per-channel offset shared by every band (contact and gain), a third one offset shared by
 every channel. A model centred on the calibration runs reads every such offset of a new
-run as evidence, and its decisions flip from run to run (measured on PhysioNet S002-S009:
-the band-power path fell to 0.59-0.65 across runs). Subtracting, within each window, the
+run as evidence, and its decisions flip from run to run (docs/benchmarks.md, "Accuracy
+across runs"). Subtracting, within each window, the
 mean log power over channels (band power) or over bands (spectral) cancels those
 offsets exactly. It needs no state and no labels, so the online loop computes the same
 numbers from one window. ``reference=None`` gives the plain log power.

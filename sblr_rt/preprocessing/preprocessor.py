@@ -370,6 +370,34 @@ class Preprocessor:
         )
         return self
 
+    def use_scaling(self, scaling: tuple) -> Preprocessor:
+        """Take a scaling fitted elsewhere by this preprocessor's rule, instead of refitting.
+
+        For a caller that fitted it on the same features with :func:`.scaling.fit_scaling`
+        (``self.scaling``, centred as this feature path is), e.g. the selection's
+        all-epoch scaling that its final fit was trained on.
+
+        Parameters
+        ----------
+        scaling : tuple of ndarray
+            ``(row_offset, row_scale, col_scale)``, shapes ``(n_rows,)``, ``(n_rows,)``,
+            ``(n_times,)``.
+
+        Returns
+        -------
+        self : Preprocessor
+            Fitted.
+        """
+        arrays = [np.asarray(a, dtype=np.float64) for a in scaling]
+        shapes = [(self.n_rows,), (self.n_rows,), (self.n_times,)]
+        if len(arrays) != 3 or any(a.shape != s for a, s in zip(arrays, shapes, strict=True)):
+            raise ValueError(
+                f"'scaling' must be (row_offset, row_scale, col_scale) of shapes {shapes}, "
+                f"got {[a.shape for a in arrays]}"
+            )
+        self.row_offset_, self.row_scale_, self.col_scale_ = arrays
+        return self
+
     def scale(self, Z: np.ndarray) -> np.ndarray:
         """Apply the fitted scaling to unscaled features.
 

@@ -147,9 +147,13 @@ def test_config_from_toml(tmp_path):
         '[selection]\ncv = 3\nsearch = "paper"\n[rejection]\nreject = 1e-4\n'
     )
     cfg = load_config(path, tmax=3.0)
-    assert cfg.features == "bandpower" and cfg.cv == 3 and cfg.search == "paper"
-    assert cfg.class_map == {"T1": "fists", "T2": "feet"} and cfg.tmax == 3.0
-    assert cfg.reject == 1e-4
+    assert (
+        cfg.preprocessing.features == "bandpower"
+        and cfg.selection.cv == 3
+        and cfg.selection.search == "paper"
+    )
+    assert cfg.class_map == {"T1": "fists", "T2": "feet"} and cfg.epochs.tmax == 3.0
+    assert cfg.rejection.reject == 1e-4
     path.write_text("speed = 3\n")
     with pytest.raises(ValueError, match="unknown configuration keys \\['speed'\\]"):
         load_config(path)
@@ -254,3 +258,30 @@ def test_calibration_runs_with_blas_on_one_thread(monkeypatch):
         after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
     assert seen and set(seen) == {1}
     assert set(after) == {2}  # the caller's setting is back
+
+
+def test_the_fixed_path_keeps_the_scaling_its_final_fit_was_trained_on(monkeypatch):
+    """The selection's all-epoch scaling becomes the model's: no second fit of it."""
+    import sblr_rt.calibration.core as core
+
+    from sblr_rt.preprocessing import Preprocessor
+
+    returned, select = [], core.select
+
+    def spy(*args, **kwargs):
+        out = select(*args, **kwargs)
+        returned.append(out[2])
+        return out
+
+    def refit(*_args, **_kwargs):
+        raise AssertionError("the fixed path fitted the scaling again")
+
+    monkeypatch.setattr(core, "select", spy)
+    monkeypatch.setattr(Preprocessor, "fit_scaling", refit)
+    model = calibrate(_synthetic_recording(), tmax=1.0, features="bandpower", n_jobs=1, ranks=(1,))
+    pre = model.preprocessor
+    fitted = (pre.row_offset_, pre.row_scale_, pre.col_scale_)
+    for got, want in zip(fitted, returned[0], strict=True):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match=r"'scaling' must be .* got \[\(2,\)"):
+        pre.use_scaling((np.zeros(2), np.ones(2), np.ones(2)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -47,9 +48,12 @@ def test_wrong_types_refused_with_the_field_named():
 
 def test_finite_values_are_kept_as_floats():
     config = CalibrationConfig(tmin=0, tmax=3, tol=1e-4, bands=[[8, 13]], baseline=[0, 1])
-    assert (config.tmin, config.tmax, config.tol) == (0.0, 3.0, 1e-4)
-    assert isinstance(config.tmin, float)
-    assert config.bands == ((8.0, 13.0),) and config.baseline == (0.0, 1.0)
+    assert (config.epochs.tmin, config.epochs.tmax, config.selection.tol) == (0.0, 3.0, 1e-4)
+    assert isinstance(config.epochs.tmin, float)
+    assert config.preprocessing.bands == ((8.0, 13.0),) and config.preprocessing.baseline == (
+        0.0,
+        1.0,
+    )
 
 
 def test_the_example_configuration_loads_and_names_every_field():
@@ -61,7 +65,10 @@ def test_the_example_configuration_loads_and_names_every_field():
 
     path = Path(__file__).resolve().parents[2] / "examples" / "calibration.toml"
     config = load_config(path)
-    assert config.features == "auto" and config.class_map == {"T1": "fists", "T2": "feet"}
+    assert config.preprocessing.features == "auto" and config.class_map == {
+        "T1": "fists",
+        "T2": "feet",
+    }
     text = path.read_text()
     named = set(re.findall(r"^#? ?([a-z_0-9]+) =", text, flags=re.M))
     fields = set(CalibrationConfig.field_names())
@@ -97,7 +104,7 @@ def test_large_fold_is_a_count_and_decides_the_search_rule():
     config = CalibrationConfig(large_fold=1000, large_search_tol=5e-3)
     assert config.is_large((10, 10, 10)) and not config.is_large((10, 10, 9))
     assert config.cv_tol_for((10, 10, 10)) == 5e-3
-    assert config.cv_tol_for((10, 10, 9)) == config.tol
+    assert config.cv_tol_for((10, 10, 9)) == config.selection.tol
     # never looser than asked: a large_search_tol below tol leaves tol
     assert CalibrationConfig(large_fold=0, large_search_tol=1e-4).cv_tol_for((1, 1, 1)) == 1e-3
     # an explicit search_tol rules every fold
@@ -167,3 +174,83 @@ def test_n_jobs_is_bounded_in_the_configuration_and_the_api(tmp_path):
 def test_other_numbers_share_the_command_lines_rules(tmp_path, name, value, match):
     with pytest.raises(ValueError, match=match):
         load_config(None, **{name: value})
+
+
+#: A valid value other than the default for every setting, by TOML key.
+SAMPLES = {
+    "classes": {"a": "x", "b": "y"}, "tmin": 0.25, "tmax": 2.0, "features": "bandpower",
+    "spatial": "car", "reference": "bands", "picks": ["C3", "C4"], "eog": ["Fp1"],
+    "l_freq": 1.0, "h_freq": 30.0, "bands": [[8.0, 12.0]], "n_times": 50,
+    "baseline": [0.0, 0.1], "scaling": "channel_time", "filter_length": 0.5, "reject": 1e-4,
+    "flat": 1e-7, "clip_run": 7, "cv": 3, "cv_repeats": 3, "auto_ranks": [1],
+    "auto_l2": [0.1], "auto_l1": [0.1], "auto_max_iter": 30, "auto_keep": 3,
+    "auto_ensemble": 2, "search": "paper", "ranks": [2], "l1_fractions": [0.1],
+    "l2_values": [0.1], "max_iter": 100, "tol": 1e-4, "search_tol": 1e-3, "large_fold": 5,
+    "large_search_tol": 1e-2, "race_margin": 0.2, "race_min_test": 10,
+    "multi_class": "multinomial", "class_weight": "balanced", "skip_unbounded": False,
+    "search_dtype": "float64", "n_jobs": 1, "random_state": 3, "smoothing": "ema",
+    "tau": 2.0, "early": 0.9, "early_after": 0.5, "recentre": False, "recentre_warmup": 2.0,
+}  # fmt: skip
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+@pytest.mark.parametrize("table", [False, True])
+def test_every_toml_key_sets_exactly_one_setting(tmp_path, table):
+    """Each key, at top level or in its concern's table, changes its own setting only."""
+    from sblr_rt.calibration.config import CONCERNS, CONSTRAINTS, TOML_KEYS
+
+    fields = {(c, f.name) for c, cls in CONCERNS.items() for f in dataclasses.fields(cls)}
+    assert sorted(TOML_KEYS.values()) == sorted(fields)  # one key per setting, no two
+    assert set(SAMPLES) == set(TOML_KEYS) == set(CONSTRAINTS)  # every setting has a rule
+    default = CalibrationConfig()
+    for key, value in SAMPLES.items():
+        concern, name = TOML_KEYS[key]
+        if key == "early":  # an early decision needs smoothing
+            text = 'smoothing = "ema"\n'
+            changed = {(concern, name), ("online", "smoothing")}
+        else:
+            text, changed = "", {(concern, name)}
+        text += f"{key} = {_toml_value(value)}\n"
+        if table:
+            text = f"[{concern}]\n{text}"
+        config = load_config(_toml(tmp_path, text))
+        differ = {
+            (c, f)
+            for c, f in fields
+            if getattr(getattr(config, c), f) != getattr(getattr(default, c), f)
+        }
+        assert differ == changed, key
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error", "match"),
+    [
+        ("search", "slow", ValueError, r"'search' must be 'fast', 'paper' or 'none', got 'slow'"),
+        ("scaling", "rows", ValueError, r"'scaling' must be None, 'channel' or 'channel_time'"),
+        ("auto_l1", (0.5, 1.0), ValueError, r"'auto_l1' must be fractions in \[0, 1\), got"),
+        ("auto_ensemble", 0, ValueError, r"'auto_ensemble' must be a positive integer, got 0"),
+        ("picks", 3, TypeError, r"'picks' must be a list of channel names, got int"),
+        ("cv", 1, ValueError, r"'cv' must be an integer >= 2 or 'loo', got 1"),
+    ],
+)
+def test_the_table_refuses_with_the_setting_named(name, value, error, match):
+    with pytest.raises(error, match=match):
+        CalibrationConfig(**{name: value})
+
+
+def test_toml_none_spellings_and_names_are_normalised():
+    config = CalibrationConfig(spatial="none", scaling="none", class_weight="none", eog=[])
+    assert config.preprocessing.spatial is None and config.preprocessing.scaling is None
+    assert config.selection.class_weight is None and config.preprocessing.eog is None
+    assert CalibrationConfig(cv="10").selection.cv == 10

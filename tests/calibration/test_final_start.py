@@ -27,11 +27,17 @@ def stuck_path():
     """Seed 15 and the path of l2 pair (0.1, 0.1) up to (0.2, 0.05), the CV's choice there."""
     config = CalibrationConfig()
     X, y = _paper_scale(15)
-    scaling = fit_scaling(X, config.scaling, center=False)
+    scaling = fit_scaling(X, config.preprocessing.scaling, center=False)
     Z = apply_scaling(X, *scaling).astype(np.float32)
-    groups = penalty_grid("fast", config.l1_fractions, config.l2_values, skip_unbounded=True)
+    groups = penalty_grid(
+        "fast", config.selection.l1_fractions, config.selection.l2_values, skip_unbounded=True
+    )
     pair, path = next(g for g in groups if g[0] == (0.1, 0.1))
-    params = {"multi_class": "ovr", "max_iter": config.max_iter, "tol": config.tol}
+    params = {
+        "multi_class": "ovr",
+        "max_iter": config.selection.max_iter,
+        "tol": config.selection.tol,
+    }
     return Z, y, pair, path, path.index((0.2, 0.05)), params, scaling
 
 

@@ -77,4 +77,4 @@ def test_folds_with_fewer_than_race_min_test_test_epochs_do_not_race():
     _, small, _ = _select(X, y, race_margin=0.1, race_min_test=31)
     assert sum(p["raced"] for p in small["grid"]) == 0
     assert [p["mean"] for p in small["grid"]] == [p["mean"] for p in full["grid"]]
-    assert CalibrationConfig().race_margin is None  # racing is off by default
+    assert CalibrationConfig().selection.race_margin is None  # racing is off by default

@@ -231,6 +231,19 @@ def test_bad_predict_input():
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
+def test_unchecked_input_gives_the_checked_results(n_classes):
+    """check_input=False (an array checked once by the caller) changes no prediction."""
+    from sblr_rt.model._fitting import check_X
+
+    X, y = _data(n=60, n_classes=n_classes)
+    clf = SparseBilinearLogisticRegression(rank=2, mu1=0.001).fit(X, y)
+    Xc, _ = check_X(X, estimator=clf, reset=False)
+    for method in ("decision_function", "predict_proba", "predict"):
+        checked = getattr(clf, method)(X)
+        np.testing.assert_array_equal(getattr(clf, method)(Xc, check_input=False), checked)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
 def test_from_factors_rebuilds_the_same_predictions(n_classes):
     X, y = _data(n=60, n_classes=n_classes)
     clf = SparseBilinearLogisticRegression(rank=2, mu1=0.001, multi_class="multinomial")

@@ -30,7 +30,13 @@ import itertools
 import numpy as np
 from scipy import fft
 
-__all__ = ["PartitionedFirBank", "PickedFilterBank", "block_size_for"]
+__all__ = [
+    "PartitionedFirBank",
+    "PickedFilterBank",
+    "SharedFilterBank",
+    "block_size_for",
+    "filter_key",
+]
 
 #: Channel groups of the far part (its work is spread over a block in this many steps).
 N_GROUPS = 8
@@ -41,7 +47,7 @@ def block_size_for(numtaps: int) -> int:
 
     The near part costs about ``1.5 B`` multiply-adds per sample (BLAS at full speed),
     the far part about ``4 numtaps / B`` flops (small complex products, slower per flop)
-    plus an FFT; measured at 3381 taps, 256 channels: B = 128 beats 64 and 32.
+    plus an FFT (how the balance was measured: docs/benchmarks.md, "Online loop").
     """
     target = 2.0 * np.sqrt(max(int(numtaps), 1))
     return int(min(512, max(16, 2 ** round(np.log2(target)))))
@@ -230,7 +236,7 @@ class PickedFilterBank:
         S = pre.spatial_matrix
         self._spatial_t = None if S is None else np.ascontiguousarray(S.T)
         self._average = S is not None and np.allclose(S, np.eye(n) - 1.0 / n, rtol=0, atol=1e-15)
-        taps = np.stack([np.asarray(b, dtype=np.float64) for b in pre.filters])
+        taps = _taps(pre)
         self.bank = PartitionedFirBank(taps, n)
         #: Columns of the output: filter-major, ``n_filters * n_picks``.
         self.n_columns = n * taps.shape[0]
@@ -244,3 +250,93 @@ class PickedFilterBank:
             picked = picked @ self._spatial_t
         for i in range(0, picked.shape[0], self._PIECE):
             yield self.bank.process(picked[i : i + self._PIECE])
+
+
+def _taps(pre) -> np.ndarray:
+    """Return the preprocessor's filters, shape (n_filters, numtaps)."""
+    return np.stack([np.asarray(b, dtype=np.float64) for b in pre.filters])
+
+
+def filter_key(pre) -> tuple:
+    """Return what decides a preprocessor's filtered samples before its spatial stage.
+
+    Two preprocessors with equal keys pick the same channels and filter them with the same
+    taps: one :class:`SharedFilterBank` serves both.
+    """
+    taps = _taps(pre)
+    return (tuple(int(i) for i in pre.pick_indices), taps.shape, taps.tobytes())
+
+
+class SharedFilterBank:
+    """One filter bank for several preprocessors that pick and filter alike.
+
+    The picked raw channels are filtered once; each reader (:meth:`reader`) then applies
+    its own spatial stage to the filtered samples. Filtering acts on each channel alone, so
+    this equals filtering the spatially transformed samples (what :class:`PickedFilterBank`
+    does) to rounding; it is the order of the offline pipeline
+    (:meth:`Preprocessor.filter_epochs <sblr_rt.preprocessing.Preprocessor.filter_epochs>`).
+
+    Parameters
+    ----------
+    pre : Preprocessor
+        One of the preprocessors (its picks and filters; its spatial stage is not used).
+
+    Notes
+    -----
+    The owner calls :meth:`feed` with each raw chunk before its readers read it
+    (:meth:`SharedFilterBank.Reader.pieces` returns the pieces of the last chunk fed).
+    """
+
+    _PIECE = PickedFilterBank._PIECE
+
+    def __init__(self, pre) -> None:
+        #: :func:`filter_key` of the preprocessors this bank serves.
+        self.key = filter_key(pre)
+        self._picks = np.asarray(pre.pick_indices, dtype=np.intp)
+        self.n_picks = len(self._picks)
+        taps = _taps(pre)
+        self.n_filters = taps.shape[0]
+        self.bank = PartitionedFirBank(taps, self.n_picks)
+        self._pieces: list[np.ndarray] = []
+
+    def feed(self, chunk: np.ndarray) -> None:
+        """Filter a raw chunk (n_samples, n_channels): the pieces the readers read next."""
+        picked = chunk[:, self._picks].astype(np.float64, copy=False)
+        self._pieces = [
+            self.bank.process(picked[i : i + self._PIECE])
+            for i in range(0, picked.shape[0], self._PIECE)
+        ]
+
+    def reader(self, pre) -> SharedFilterBank.Reader:
+        """Return the input stage of ``pre`` (same picks and filters) read from this bank."""
+        if filter_key(pre) != self.key:
+            raise ValueError("'pre' must pick and filter as the shared bank does")
+        return SharedFilterBank.Reader(self, pre.spatial_matrix)
+
+    class Reader:
+        """A preprocessor's input stage read from a shared bank: its spatial stage applied.
+
+        Has the interface of :class:`PickedFilterBank` (``bank``, ``n_columns``,
+        :meth:`pieces`); the shared bank's reset and deferred work are idempotent, so that
+        every reader may call them.
+        """
+
+        def __init__(self, shared: SharedFilterBank, spatial_matrix: np.ndarray | None) -> None:
+            self._shared = shared
+            self._spatial = spatial_matrix
+            self.bank = shared.bank
+            self.n_columns = shared.n_filters * shared.n_picks
+
+        def pieces(self, chunk: np.ndarray):
+            """Yield the filtered samples of the chunk last fed, own spatial stage applied.
+
+            ``chunk`` is the chunk fed to the shared bank (it is not filtered again). Each
+            piece is a new array, which the reader may overwrite.
+            """
+            shared = self._shared
+            for y in shared._pieces:
+                if self._spatial is None:
+                    yield y.copy()
+                    continue
+                blocks = y.reshape(y.shape[0], shared.n_filters, shared.n_picks)
+                yield (blocks @ self._spatial.T).reshape(y.shape)

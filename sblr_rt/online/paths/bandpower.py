@@ -27,16 +27,27 @@ class FilteredBandPowerPath(StreamingPath):
 
     The sums are rebased now and then (and at every break) to keep their rounding error
     small: rows stored before a rebase are corrected on reading, so differences are exact.
+
+    Parameters
+    ----------
+    scoring, capacity
+        As for :class:`~sblr_rt.online.paths.base.StreamingPath`.
+    filtered_input : SharedFilterBank.Reader | None
+        Where the filtered samples come from: None, the path's own
+        :class:`~sblr_rt.online.paths._fir_bank.PickedFilterBank`; an ensemble passes a
+        reader of a bank its members share.
     """
 
     name = "filtered"
     features = "bandpower"
 
-    def __init__(self, scoring: Scoring, capacity: int) -> None:
+    reads_filters = True
+
+    def __init__(self, scoring: Scoring, capacity: int, *, filtered_input=None) -> None:
         super().__init__(scoring, capacity)
         pre = scoring.preprocessor
         self._pre = pre
-        self._input = PickedFilterBank(pre)
+        self._input = PickedFilterBank(pre) if filtered_input is None else filtered_input
         self._bank = self._input.bank
         n_cols = self._input.n_columns
         self._ring = RingBuffer(n_cols, self.capacity)

@@ -149,6 +149,9 @@ class StreamingPath(abc.ABC):
     name: ClassVar[str] = ""
     #: The preprocessor ``features`` whose fast path this is (None: any model).
     features: ClassVar[str | None] = None
+    #: Whether the path reads its preprocessor's filtered samples (a ``filtered_input``
+    #: keyword then lets an ensemble hand it a shared filter bank's reader).
+    reads_filters: ClassVar[bool] = False
 
     def __init__(self, scoring: Scoring, capacity: int) -> None:
         self.scoring = scoring

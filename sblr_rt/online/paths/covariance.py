@@ -19,15 +19,22 @@ class FilteredCovariancePath(StreamingPath):
     buffered. A decision reads the last ``n_window`` filtered rows and applies the
     preprocessor's own rules (shrunk covariance, matrix log, scaling) and the factors, so
     the scores equal the offline pipeline's; the window is never filtered twice.
+
+    Parameters
+    ----------
+    scoring, capacity, filtered_input
+        As for :class:`~sblr_rt.online.paths.bandpower.FilteredBandPowerPath`.
     """
 
     name = "filtered-covariance"
     features = "covariance"
 
-    def __init__(self, scoring: Scoring, capacity: int) -> None:
+    reads_filters = True
+
+    def __init__(self, scoring: Scoring, capacity: int, *, filtered_input=None) -> None:
         super().__init__(scoring, capacity)
         self._pre = scoring.preprocessor
-        self._input = PickedFilterBank(self._pre)
+        self._input = PickedFilterBank(self._pre) if filtered_input is None else filtered_input
         self._bank = self._input.bank
         self._ring = RingBuffer(self._input.n_columns, self.capacity)
 

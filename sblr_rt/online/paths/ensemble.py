@@ -1,36 +1,73 @@
 """The ensemble path: every member of an ensemble model on its own fast path, scores weighted.
 
-An ensemble (:meth:`BCIModel.ensemble <sblr_rt.bci_model.BCIModel.ensemble>`) scores a
+An ensemble (:class:`~sblr_rt.bci_model.EnsembleModel`) scores a
 window as the weighted mean of its members' scores. Each member streams on the path it would take
 alone (projected virtual channels for a waveform member, running band power for the power
-paths, the plain pipeline for the covariance path), fed the same samples, so a decision
+paths, filtered samples for the covariance path), fed the same samples, so a decision
 costs the sum of the members' fast steps rather than four plain pipelines. Each member's
 window is the last ``n_times`` samples of its own before ``stop``: the members' windows end
 together, as offline, where the ensemble's raw epoch carries the longest warm-up.
+
+Members whose paths read filtered samples and pick and filter alike (e.g. band power
+through a common average and through a surface Laplacian) share one filter bank
+(:class:`~sblr_rt.online.paths._fir_bank.SharedFilterBank`): the picked channels are
+filtered once, and each member applies its spatial stage to the filtered samples, as the
+offline pipeline does. Their scores equal the unshared ones to rounding.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from sblr_rt.online.paths._fir_bank import SharedFilterBank, filter_key
 from sblr_rt.online.paths.base import Scoring, StreamingPath
 
 __all__ = ["EnsemblePath"]
 
 
 class EnsemblePath(StreamingPath):
-    """Feed every member's streaming path; a decision is the weighted mean of their scores."""
+    """Feed every member's streaming path; a decision is the weighted mean of their scores.
+
+    Parameters
+    ----------
+    scoring, capacity
+        As for :class:`~sblr_rt.online.paths.base.StreamingPath`.
+    share : bool
+        Share one filter bank between members that pick and filter alike (False: each
+        member filters on its own, the reference a test compares with).
+    """
 
     name = "ensemble"
     features = "ensemble"
 
-    def __init__(self, scoring: Scoring, capacity: int) -> None:
+    def __init__(self, scoring: Scoring, capacity: int, *, share: bool = True) -> None:
         super().__init__(scoring, capacity)
+        groups: dict[tuple, list[int]] = {}
+        for k, (path, member) in enumerate(scoring.members):
+            if share and path.reads_filters:
+                groups.setdefault(filter_key(member.preprocessor), []).append(k)
+        #: list of SharedFilterBank: one per group of two or more members filtering alike.
+        self.shared_banks = []
+        readers = {}
+        for ks in groups.values():
+            if len(ks) < 2:
+                continue
+            bank = SharedFilterBank(scoring.members[ks[0]][1].preprocessor)
+            self.shared_banks.append(bank)
+            for k in ks:
+                readers[k] = bank.reader(scoring.members[k][1].preprocessor)
         # A member's path keeps as much history as the ensemble's state does.
-        self._members = [path(member, capacity) for path, member in scoring.members]
+        self._members = [
+            path(member, capacity, filtered_input=readers[k])
+            if k in readers
+            else path(member, capacity)
+            for k, (path, member) in enumerate(scoring.members)
+        ]
 
     def push(self, chunk: np.ndarray) -> None:
-        """Append finite raw samples to every member's path."""
+        """Append finite raw samples to every member's path (shared filters run once)."""
+        for bank in self.shared_banks:
+            bank.feed(chunk)
         for path in self._members:
             path.push(chunk)
 
@@ -45,7 +82,7 @@ class EnsemblePath(StreamingPath):
             path.mark_break()
 
     def settle(self) -> None:
-        """Run every member's deferred work."""
+        """Run every member's deferred work (a shared bank's once)."""
         for path in self._members:
             path.settle()
 
