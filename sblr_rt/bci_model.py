@@ -688,6 +688,16 @@ def _auto_lines(auto: dict | None) -> list[str]:
             f"  the model averages the {len(ensemble)} candidates of lowest log-loss (* and +): "
             "averaging beat picking one across runs"
         )
+    dropped, level = auto.get("dropped") or [], auto.get("chance_level")
+    if dropped:
+        accs = [c.get("accuracy") for c in auto.get("candidates", []) if auto_candidate_name(c)
+                == auto.get("chosen")]  # fmt: skip
+        alone = bool(accs) and accs[0] is not None and level is not None and accs[0] <= level
+        lines.append(
+            f"  left out (CV accuracy not above the chance level {_number(level)}): "
+            + ", ".join(f"{d['name']} ({_number(d.get('accuracy'))})" for d in dropped)
+            + ("; none beats it, so the first is kept alone" if alone else "")
+        )
     lines.append("  path/spatial          log-loss  accuracy   AUC   rank")
     for c in auto.get("candidates", []):
         name = auto_candidate_name(c)
