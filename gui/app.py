@@ -341,7 +341,8 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self.provider = provider
         classes = getattr(self.model, "classes", None) if self.model is not None else None
-        self.live_tab.set_provider(provider, classes=classes)
+        window = None if self.model is None else (self.model.tmin, self.model.tmax)
+        self.live_tab.set_provider(provider, classes=classes, window=window)
         what = "classifying" if self.model is not None else "showing traces of"
         self.statusBar().showMessage(f"Connected: {what} {self.connected_stream.name}", 5000)
 
