@@ -148,7 +148,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         type=bounded("seconds"),
         default=None,
         metavar="SECONDS",
-        help="time constant of --smoothing ema, in seconds of stream time (model's, else 1)",
+        help="time constant of --smoothing ema, in seconds of stream time (default: the "
+        "model's run configuration, else the model's window length, tmax - tmin)",
     )
     evidence.add_argument(
         "--early",
