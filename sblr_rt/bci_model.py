@@ -683,12 +683,13 @@ def _auto_lines(auto: dict | None) -> list[str]:
         f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')}: "
         f"{auto.get('chosen', '?')}",
     ]
+    dropped, level = auto.get("dropped") or [], auto.get("chance_level")
     if len(ensemble) > 1:
+        n = f"{len(ensemble)} of the {len(ensemble) + len(dropped)}" if dropped else len(ensemble)
         lines.append(
-            f"  the model averages the {len(ensemble)} candidates of lowest log-loss (* and +): "
+            f"  the model averages the {n} candidates of lowest log-loss (* and +): "
             "averaging beat picking one across runs"
         )
-    dropped, level = auto.get("dropped") or [], auto.get("chance_level")
     if dropped:
         accs = [c.get("accuracy") for c in auto.get("candidates", []) if auto_candidate_name(c)
                 == auto.get("chosen")]  # fmt: skip
