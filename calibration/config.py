@@ -653,7 +653,7 @@ CONSTRAINTS: dict[str, Rule] = {
     "random_state": integer(),
     # RunSettings; recentre_warmup within the command line's --recentre-warmup range
     "smoothing": any_value(),
-    "tau": number(),
+    "tau": number(none=True),  # None: the model's window length (RunInfo.from_model)
     "early": number(none=True),
     "early_after": number(),
     "recentre": any_value(),
