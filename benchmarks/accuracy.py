@@ -322,7 +322,7 @@ def bci_competition(args):
     from sklearn.model_selection import StratifiedKFold
 
     from sblr_rt.io import read_recording
-    from sblr_rt.io.recordings import Recording
+    from sblr_rt.io.reading import Recording
 
     if not BCI_IV.exists():
         print(f"{BCI_IV} is absent: BCI Competition 2003 IV skipped")

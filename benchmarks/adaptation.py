@@ -171,7 +171,7 @@ def replay(model, recs, calibration, *, adapt, every):
 def accuracy_table(people, every):
     from sblr_rt.calibration import calibrate
 
-    from sblr_rt.io.recordings import read_recording
+    from sblr_rt.io.reading import read_recording
 
     rows = []
     print(f"\nAdaptation: calibrate on one run (15 cues), replay the next two; re-selection "
@@ -295,7 +295,7 @@ def step_times_during_refits(person, seconds, speed=1.0):
     """
     from sblr_rt.calibration import calibrate
 
-    from sblr_rt.io.recordings import read_recording
+    from sblr_rt.io.reading import read_recording
 
     cal_run, replayed = runs_of(person)
     subject = int(person[1:])

@@ -21,6 +21,10 @@ on 2,000 new epochs of each data set, so this says whether the looser rule costs
 on 24 synthetic data sets of that size, the chosen point's fit along the warm-started path
 against the one kept (the path's or a cold start's, whichever reached the lower objective),
 each scored on 2,000 new epochs.
+``trials``: calibration time per trial count: ``calibrate`` (``auto``, the default window)
+on the first 20, 40 and 80 cues of PhysioNet S002 and S003 (imagined left/right fist, runs
+4, 8 and 12 of each: 90 cues), each count twice in one process (the median), beside the
+recording time of as many trials with the default timing (:mod:`sblr_rt.timing`).
 ``command``: the whole ``sblr-rt calibrate`` on a paper-scale recording (the synthetic
 epochs written to a FIF file with a cue each, 100 Hz), in a fresh process, with its
 default workers and with two.
@@ -80,7 +84,8 @@ def main():
     p.add_argument(
         "--parts",
         default="fast,paper,auto,breakdown,command",
-        help="comma-separated: fast, paper, auto, breakdown, racing, tolerance, restarts, command",
+        help="comma-separated: fast, paper, auto, breakdown, racing, tolerance, restarts, "
+        "trials, command",
     )
     p.add_argument("--cv", default=5, type=int)
     p.add_argument("--ranks", default="1,2,3")
@@ -112,6 +117,8 @@ def main():
             targets.append(tolerance(args))
         elif part == "restarts":
             targets.append(restarts(args))
+        elif part == "trials":
+            trials(args)
         elif part == "command":
             targets += command()
     print("\n-- targets (issues 15, 29 and 36) --")
@@ -657,6 +664,40 @@ def auto(args):
         f"TARGET auto's choice unchanged by the lockstep route: scores within {worst:.1e}, "
         + ("PASS" if worst < 1e-9 and ref[1] == fast[1] else "FAIL"),
     ]
+
+
+def trials(args, counts=(20, 40, 80), repeats=2):
+    """Print the calibration time and the recording time per trial count."""
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "benchmarks"))
+    from accuracy import LEFT_RIGHT, physionet_file
+    from sblr_rt.calibration import calibrate
+    from threadpoolctl import threadpool_limits
+
+    from sblr_rt.io import read_recording
+    from sblr_rt.timing import DEFAULT_TIMING
+
+    files = [physionet_file(p, r) for p in (2, 3) for r in (4, 8, 12)]
+    if not all(f.exists() for f in files):
+        print(f"trials: data absent ({files[0].parent}); not measured")
+        return
+    recs = [read_recording(f) for f in files]
+    t = DEFAULT_TIMING
+    per_trial = t.fixation + t.task + (t.rest_min + t.rest_max) / 2
+    print(f"\n== calibration time per trial count (auto, n_jobs={args.n_jobs}) ==")
+    with threadpool_limits(1):
+        for n in counts:
+            walls = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                model = calibrate(recs, classes=LEFT_RIGHT, max_trials=n, n_jobs=args.n_jobs)
+                walls.append(time.perf_counter() - t0)
+            used = model.metadata["epochs"]["used"]
+            print(
+                f"{n} trials ({used} used): calibration {np.median(walls):.1f} s wall (median "
+                f"of {repeats}; first {walls[0]:.1f} s); recording them with the default "
+                f"timing {n * per_trial / 60:.1f} min ({per_trial:g} s a trial)"
+            )
 
 
 if __name__ == "__main__":

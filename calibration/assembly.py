@@ -43,7 +43,7 @@ SESSION_TRIAL_SOURCE = "session trial"
 
 def as_recordings(recordings) -> list:
     """Return the recordings as Recording objects, reading those given as paths."""
-    from sblr_rt.io.recordings import Recording, read_recording
+    from sblr_rt.io.reading import Recording, read_recording
 
     if isinstance(recordings, str | Path | Recording):
         recordings = [recordings]

@@ -34,10 +34,12 @@ The final model
     the ``auto_ensemble`` candidates of lowest log-loss among the finalists (4 by
     default), each with its preprocessing, its scaling fitted on all epochs and its chosen
     path point refitted on all epochs (the computation that was cross-validated); the
-    model's score is the mean of theirs (:meth:`BCIModel.ensemble
-    <sblr_rt.bci_model.BCIModel.ensemble>`). Thirty trials cannot tell ten candidates
-    apart, and the winner is often lucky: averaging the best few spreads that luck
-    (measured: docs/benchmarks.md, "Accuracy across runs").
+    model's score is the mean of theirs (an :class:`~sblr_rt.bci_model.EnsembleModel`). A
+    member must beat chance in its own CV (:func:`sblr_rt.verdict.above_chance`): one that
+    does not is left out and named in ``report["auto"]["dropped"]``; when none does, the
+    first is kept alone and the verdict says the model is not clearly above chance. Thirty
+    trials cannot tell ten candidates apart, and the winner is often lucky: averaging the
+    best few spreads that luck (measured: docs/benchmarks.md, "Accuracy across runs").
 
 Every candidate's scores are kept in the report (``report["auto"]``), which the model
 file stores and ``sblr-rt inspect`` prints.
@@ -407,8 +409,11 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     if not best:
         raise RuntimeError("auto: no candidate could be cross-validated; check the epochs")
     ranked = sorted((c for c in finalists if c in best), key=lambda c: best[c]["log_loss"])
-    chosen = ranked[0]
-    ensemble = ranked[: config.auto_ensemble]
+    n_classes = max(2, len(raw.classes))
+    ensemble, dropped, level = _members_above_chance(
+        ranked[: config.auto_ensemble], best, len(raw.y), n_classes
+    )
+    chosen = ensemble[0]
     fits = {c: _final_fit(pres[c], feats[c], raw.y, best[c]["point"], config) for c in ensemble}
     rank, l2, fraction = best[chosen]["point"]
     pre, est = pres[chosen], fits[chosen]
@@ -475,12 +480,62 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
             | {"l1_fractions": list(config.auto_l1)},
             "chosen": _name(chosen),
             "ensemble": [_name(c) for c in ensemble],
+            "chance_level": level,
+            "dropped": dropped,
             "candidates": candidates_report,
         },
         "seconds": {"features": t_features, "total": seconds},
         "n_jobs": effective_n_jobs(config.n_jobs),  # the jobs that ran, not the setting
     }
     return pre, est, epochs, report, members
+
+
+def _members_above_chance(leaders, best, n_trials, n_classes) -> tuple[list, list, float]:
+    """Keep the leaders whose own CV accuracy beats chance; say why the others went.
+
+    A member whose CV accuracy does not exceed :func:`~sblr_rt.verdict.chance_level` for
+    ``n_trials`` adds a guess to the model's average. When no leader beats chance, the
+    first (lowest log-loss) is kept alone, and the verdict says the model is not clearly
+    above chance.
+
+    Parameters
+    ----------
+    leaders : list of tuple
+        Candidate keys, lowest log-loss first (at most ``auto_ensemble``).
+    best : dict
+        Candidate key -> its best grid row (``"accuracy"``).
+    n_trials, n_classes : int
+        The calibration epochs and classes.
+
+    Returns
+    -------
+    kept : list of tuple
+        The members, in the order of ``leaders`` (never empty).
+    dropped : list of dict
+        ``{"name", "accuracy", "reason"}`` for each leader left out.
+    level : float
+        The chance level the accuracies were compared with.
+    """
+    # here, not at the top: the workers import this module and need not import scipy.stats
+    from sblr_rt.verdict import above_chance, chance_level
+
+    kept = [c for c in leaders if above_chance(best[c]["accuracy"], n_trials, n_classes)]
+    level = chance_level(n_trials, n_classes)
+    if not kept:
+        kept = leaders[:1]
+    dropped = [
+        {
+            "name": _name(c),
+            "accuracy": best[c]["accuracy"],
+            "reason": (
+                f"CV accuracy {best[c]['accuracy']:.3f} not above the chance level "
+                f"{level:.3f} ({n_trials} trials)"
+            ),
+        }
+        for c in leaders
+        if c not in kept
+    ]
+    return kept, dropped, level
 
 
 def _final_fit(pre, Z, y, point, config):

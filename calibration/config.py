@@ -396,8 +396,9 @@ class RunSettings:
         options win): how the online loop accumulates evidence over a trial, an
         exponential moving average of the log-odds or the mean since the cue
         (:class:`sblr_rt.online.evidence.Smoothing`).
-    tau : float
-        Time constant of the ``"ema"`` smoothing, in seconds.
+    tau : float | None
+        Time constant of the ``"ema"`` smoothing, in seconds; None: the model's window
+        length, ``tmax - tmin`` (the online loop reads it so).
     early : float | None
         Decide a trial as soon as the smoothed probability of a class reaches this;
         None: at ``tmax``.
@@ -415,7 +416,7 @@ class RunSettings:
     """
 
     smoothing: str = "none"
-    tau: float = 1.0
+    tau: float | None = None
     early: float | None = None
     early_after: float = 0.0
     recentre: bool = True
@@ -426,7 +427,7 @@ class RunSettings:
         from sblr_rt.online.evidence import Smoothing
 
         # the online loop's checks
-        Smoothing(self.smoothing, self.tau, self.early, self.early_after)
+        Smoothing(self.smoothing, self.tau or 1.0, self.early, self.early_after)
 
 
 #: The concerns of a calibration configuration, in order: attribute -> settings class. The
@@ -652,7 +653,7 @@ CONSTRAINTS: dict[str, Rule] = {
     "random_state": integer(),
     # RunSettings; recentre_warmup within the command line's --recentre-warmup range
     "smoothing": any_value(),
-    "tau": number(),
+    "tau": number(none=True),  # None: the model's window length (RunInfo.from_model)
     "early": number(none=True),
     "early_after": number(),
     "recentre": any_value(),

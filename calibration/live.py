@@ -1,6 +1,6 @@
 """Calibration from a live stream: record EEG and markers to disk, then calibrate.
 
-:func:`record_session` runs :class:`sblr_rt.recording.recorder.Recorder` (the ``record`` command's
+:func:`record_session` runs :class:`sblr_rt.recorder.recorder.Recorder` (the ``record`` command's
 crash-safe recorder: everything received goes to a sidecar folder as it arrives, and
 becomes a FIF file at the end), stops after ``duration`` seconds or ``tail`` seconds
 after the ``n_trials``-th class cue, and returns the recording read back from that FIF
@@ -62,7 +62,7 @@ def record_session(
         ``source_id`` of the EEG stream (to choose one of several of the same name).
     marker_stream : str | None
         Name of the marker stream (None: ``<stream>-Markers`` or the only marker stream,
-        as :class:`sblr_rt.recording.recorder.Recorder` chooses).
+        as :class:`sblr_rt.recorder.recorder.Recorder` chooses).
     marker_source_id : str | None
         ``source_id`` of the marker stream.
     marker_stype : str | None
@@ -85,8 +85,8 @@ def record_session(
     recording : Recording
         The recording, read back from the FIF file (volts).
     """
-    from sblr_rt.io.recordings import read_recording
-    from sblr_rt.recording import Recorder
+    from sblr_rt.io.reading import read_recording
+    from sblr_rt.recorder import Recorder
 
     out = _fif_name(path)
     counted = None if classes is None else set(classes)

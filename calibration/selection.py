@@ -92,7 +92,7 @@ from sklearn.model_selection import LeaveOneOut, StratifiedKFold
 
 from sblr_rt.model import SparseBilinearLogisticRegression, ZeroTrapWarning, l1_penalty_max
 from sblr_rt.model.path import fit_fold_paths
-from sblr_rt.preprocessing import apply_scaling, fit_scaling
+from sblr_rt.preprocessing import FeatureScaler, apply_scaling, fit_scaling
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -245,12 +245,13 @@ def _collapsed(est) -> bool:
 
 
 def scaled_fold(Z, train, test, scaling, center, dtype=np.float64):
-    """Return the training and test epochs of one fold, scaled on the training epochs only."""
-    off, row, col = fit_scaling(Z[train], scaling, center=center)
-    return (
-        apply_scaling(Z[train], off, row, col).astype(dtype),
-        apply_scaling(Z[test], off, row, col).astype(dtype),
-    )
+    """Return the training and test epochs of one fold, scaled on the training epochs only.
+
+    The scaling is the pipeline's (:class:`~sblr_rt.preprocessing.FeatureScaler`), fitted
+    on the fold's training epochs.
+    """
+    scaler = FeatureScaler(scaling, center=center).fit(Z[train])
+    return scaler.transform(Z[train]).astype(dtype), scaler.transform(Z[test]).astype(dtype)
 
 
 def fold_paths(Xtr, ytr, rank, groups, est_params, score) -> list[list]:

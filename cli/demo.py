@@ -163,7 +163,7 @@ def _calibrate_simulated(args, out: Path):
     from sblr_rt.calibration import calibrate
     from sblr_rt.calibration.progress import TerminalProgress
 
-    from sblr_rt.io.recordings import Recording
+    from sblr_rt.io.reading import Recording
     from sblr_rt.playback.simulator import Simulator, simulator_channels
 
     sfreq, seconds = 1000.0, 240.0

@@ -124,13 +124,13 @@ def _existing_out_as_value_error(make, args):
 
 
 def _recover(args):
-    from sblr_rt.recording import recover
+    from sblr_rt.recorder import recover
 
     return recover(args.recover, args.out, overwrite=args.overwrite)
 
 
 def _recorder(args):
-    from sblr_rt.recording import Recorder
+    from sblr_rt.recorder import Recorder
 
     return Recorder(
         args.out,

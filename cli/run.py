@@ -11,6 +11,7 @@ from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
 
 from sblr_rt._docs import fill_doc, help_text
+from sblr_rt.timing import DEFAULT_TIMING
 
 #: Values of ``--smoothing`` (those of :data:`sblr_rt.online.evidence.SMOOTHING`; not
 #: imported, so that ``--help`` stays fast).
@@ -124,6 +125,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "or refuse to start",
     )
     parser.add_argument(
+        "--trial-duration",
+        type=bounded("seconds"),
+        default=None,
+        metavar="SECONDS",
+        help="seconds of the class after each cue in this session (the paradigm's cue and "
+        "imagery, or simulate's --trial-duration), checked against the model's window: a "
+        "window that ends after it reads the rest (default: the default timing's "
+        f"{DEFAULT_TIMING.task:g})",
+    )
+    parser.add_argument(
         "--status-every",
         type=bounded("seconds", low_open=False),
         default=5.0,
@@ -148,7 +159,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         type=bounded("seconds"),
         default=None,
         metavar="SECONDS",
-        help="time constant of --smoothing ema, in seconds of stream time (model's, else 1)",
+        help="time constant of --smoothing ema, in seconds of stream time (default: the "
+        "model's run configuration, else the model's window length, tmax - tmin)",
     )
     evidence.add_argument(
         "--early",
@@ -191,6 +203,34 @@ def smoothing_of(args: argparse.Namespace, classifier):
     return classifier.run_info.smoothing.override(
         method=args.smoothing, tau=args.tau, early=args.early, early_after=args.early_after
     )
+
+
+def session_timing(args: argparse.Namespace, model) -> str | None:
+    """Return the line saying how the model's window differs from the session's trials.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed ``run`` arguments (``--trial-duration``; None: the default timing's).
+    model : BCIModel
+        The model (``tmin``, ``tmax``).
+
+    Returns
+    -------
+    line : str | None
+        :func:`sblr_rt.timing.timing_mismatch`'s line, None when the window fits.
+    """
+    from sblr_rt.timing import timing_mismatch
+
+    if args.trial_duration is None:
+        task = DEFAULT_TIMING.task
+        source = (
+            f"the default timing, cue {DEFAULT_TIMING.cue:g} s + imagery "
+            f"{DEFAULT_TIMING.imagery:g} s; --trial-duration sets this session's"
+        )
+    else:
+        task, source = args.trial_duration, f"--trial-duration {args.trial_duration:g}"
+    return timing_mismatch(model.tmin, model.tmax, task, source=source)
 
 
 def _early(value: str):
@@ -295,6 +335,9 @@ def run(args: argparse.Namespace) -> int:
     if args.duration is not None and not args.duration > 0:
         raise ValueError(f"'--duration' must be > 0 seconds, got {args.duration}")
     model = load_model(model_file)
+    line = session_timing(args, model)
+    if line is not None:
+        print(f"WARNING: {line}", flush=True)
     marker_stream = args.marker_stream
     if (
         args.mode == "trial"

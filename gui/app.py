@@ -184,6 +184,7 @@ class MainWindow(QtWidgets.QMainWindow):
         name = Path(path).name if path else "calibrated model"
         classes = ", ".join(getattr(model, "classes", []))
         self.model_label.setText(f" model: {name} ({classes}) ")
+        self.check_timing()
         if self.connected_stream is not None:
             self.connect_to(self.connected_stream, self._current_marker())
 
@@ -341,7 +342,8 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self.provider = provider
         classes = getattr(self.model, "classes", None) if self.model is not None else None
-        self.live_tab.set_provider(provider, classes=classes)
+        window = None if self.model is None else (self.model.tmin, self.model.tmax)
+        self.live_tab.set_provider(provider, classes=classes, window=window)
         what = "classifying" if self.model is not None else "showing traces of"
         self.statusBar().showMessage(f"Connected: {what} {self.connected_stream.name}", 5000)
 
@@ -382,7 +384,41 @@ class MainWindow(QtWidgets.QMainWindow):
         self.paradigm.raise_()
         return self.paradigm
 
+    def check_timing(self, config=None) -> str | None:
+        """Say (status bar, log) how the model's window differs from the cue paradigm's trials.
+
+        Parameters
+        ----------
+        config : ParadigmConfig | None
+            The paradigm; None: the Calibrate tab's fields.
+
+        Returns
+        -------
+        line : str | None
+            :func:`sblr_rt.timing.timing_mismatch`'s line; None without a model, or when
+            the window ends within the paradigm's cue and imagery.
+        """
+        from sblr_rt.timing import timing_mismatch
+
+        if self.model is None:
+            return None
+        try:
+            config = config or self.calibrate_tab.paradigm_panel.config()
+        except (ValueError, TypeError):  # fields being edited: checked when the run starts
+            return None
+        line = timing_mismatch(
+            self.model.tmin,
+            self.model.tmax,
+            config.cue + config.imagery,
+            source=f"the cue paradigm's cue {config.cue:g} s + imagery {config.imagery:g} s",
+        )
+        if line is not None:
+            logger.warning("%s", line)
+            self.statusBar().showMessage(line)
+        return line
+
     def _on_paradigm_requested(self, config, start: bool) -> None:
+        self.check_timing(config)
         window = self.show_paradigm(config)
         window.feedback_enabled = self.calibrate_tab.p_feedback.isChecked()
         if start:

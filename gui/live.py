@@ -28,7 +28,13 @@ import warnings
 import numpy as np
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtGui, QtWidgets
-from sblr_rt.gui.live_status import banner_message, make_banner, make_status_label, status_html
+from sblr_rt.gui.live_status import (
+    banner_message,
+    make_banner,
+    make_status_label,
+    precue_note,
+    status_html,
+)
 from sblr_rt.gui.live_traces import (
     DEFAULT_MAX_SHOWN,
     default_channels,
@@ -76,6 +82,8 @@ class LiveTab(QtWidgets.QWidget):
         self._connect_cache: tuple[tuple[int, int], np.ndarray] | None = None
         self._cue_lines: list[pg.InfiniteLine] = []
         self._gap_regions: list[pg.LinearRegionItem] = []
+        self._precue_regions: list[pg.LinearRegionItem] = []
+        self._window_length: float | None = None
         self._build()
         self.timer = QtCore.QTimer(self)
         self.timer.timeout.connect(self.refresh)
@@ -125,9 +133,8 @@ class LiveTab(QtWidgets.QWidget):
 
         self.timeline = self.plots.addPlot(row=1, col=0)
         self.timeline.setTitle(
-            "decisions: probability per class over time (thin: each window; thick: smoothed "
-            "over the trial; ▲ = trial decision, coloured by the decided class; dashed line "
-            "= cue)"
+            "decisions: p per class at each window's end (▲ trial decision; grey: mostly "
+            "pre-cue EEG)"
         )
         self.timeline.setLabel("left", "probability")
         self.timeline.setLabel("bottom", "time (s, 0 = now)")
@@ -136,9 +143,9 @@ class LiveTab(QtWidgets.QWidget):
         self.timeline.hideButtons()
         self.timeline.setXLink(self.trace_plot)
         self.timeline.showGrid(x=True, y=True, alpha=0.2)
-        self.legend = self.timeline.addLegend(
-            offset=(10, 5), colCount=4, brush=pg.mkBrush(255, 255, 255, 210), pen=pg.mkPen("#999")
-        )
+        # below the timeline, not over it: over it, it covered the first cue's label
+        self.legend = pg.LegendItem(offset=None, colCount=4, pen=pg.mkPen("#999"))
+        self.plots.addItem(self.legend, row=2, col=0)
         self.chance_line = pg.InfiniteLine(
             pos=0.5, angle=0, pen=pg.mkPen("#999999", style=QtCore.Qt.DotLine)
         )
@@ -150,11 +157,16 @@ class LiveTab(QtWidgets.QWidget):
         self.plots.ci.layout.setRowStretchFactor(0, 3)
         self.plots.ci.layout.setRowStretchFactor(1, 1)
 
+        self.window_note = QtWidgets.QLabel(precue_note(None))
+        self.window_note.setWordWrap(True)
+        self.window_note.setStyleSheet("color: #555")
+        self.timeline.setToolTip(precue_note(None))
+        layout.addWidget(self.window_note)
         self.status = make_status_label()
         layout.addWidget(self.status)
 
     # -------------------------------------------------------------------------- provider
-    def set_provider(self, provider, *, classes=None) -> None:
+    def set_provider(self, provider, *, classes=None, window=None) -> None:
         """Poll ``provider.snapshot()`` from now on (None stops).
 
         Parameters
@@ -163,7 +175,13 @@ class LiveTab(QtWidgets.QWidget):
             Anything with ``snapshot(channels=None) -> Telemetry`` (an ``OnlineLoop``).
         classes : list of str | None
             Class labels in model order, for colours; read from decisions when None.
+        window : tuple of float | None
+            The model's ``(tmin, tmax)``: the first half of its length after each cue is
+            shaded on the timeline (sliding windows ending there hold mostly pre-cue EEG).
         """
+        self._window_length = None if window is None else float(window[1] - window[0])
+        self.window_note.setText(precue_note(self._window_length))
+        self.timeline.setToolTip(precue_note(self._window_length))
         if provider is not self.provider:
             # another stream may have other channels: start again from its defaults
             self._selected = None
@@ -192,12 +210,12 @@ class LiveTab(QtWidgets.QWidget):
         curve = self.proba_curves.get(label)
         if curve is None:
             color = class_color(len(self.proba_curves))
-            curve = self.timeline.plot([], [], pen=pg.mkPen(color, width=1), name=f"p({label})")
+            curve = self.timeline.plot([], [], pen=pg.mkPen(color, width=1))
             self.proba_curves[label] = curve
             # the evidence over the trial (proba_smoothed), what the feedback bar shows
-            self.smoothed_curves[label] = self.timeline.plot(
-                [], [], pen=pg.mkPen(color, width=3), name=f"smoothed p({label})"
-            )
+            self.smoothed_curves[label] = self.timeline.plot([], [], pen=pg.mkPen(color, width=3))
+            self.legend.addItem(curve, f"p({label})")
+            self.legend.addItem(self.smoothed_curves[label], f"smoothed p({label})")
             if label not in self._classes:
                 self._classes.append(label)
             n = max(len(self._classes), 2)
@@ -381,7 +399,11 @@ class LiveTab(QtWidgets.QWidget):
                     angle=90,
                     pen=pg.mkPen("#E69F00", width=2, style=QtCore.Qt.DashLine),
                     label="",
-                    labelOpts={"position": 0.97, "color": "#A0522D", "fill": (255, 255, 255, 200)},
+                    labelOpts={
+                        "position": 0.97 if plot is self.trace_plot else 0.85,
+                        "color": "#A0522D",
+                        "fill": (255, 255, 255, 200),
+                    },
                 )
                 plot.addItem(line)
                 self._cue_lines.append(line)
@@ -393,6 +415,18 @@ class LiveTab(QtWidgets.QWidget):
                 line.show()
             else:
                 line.hide()
+        half = 0.0 if self._window_length is None else self._window_length / 2
+        shaded = [(t, t + half) for t, _ in cues] if half > 0 else []
+        while len(self._precue_regions) < len(shaded):
+            region = pg.LinearRegionItem(
+                movable=False, brush=pg.mkBrush(120, 120, 120, 45), pen=pg.mkPen(None)
+            )
+            self.timeline.addItem(region)
+            self._precue_regions.append(region)
+        for i, region in enumerate(self._precue_regions):
+            if i < len(shaded):
+                region.setRegion(shaded[i])
+            region.setVisible(i < len(shaded))
         gaps = [(float(a) - now, float(b) - now) for a, b in snapshot.gaps]
         gaps = [(a, b) for a, b in gaps if b >= -self.window_seconds]
         if not snapshot.stream.connected:

@@ -33,6 +33,39 @@ def make_banner() -> QtWidgets.QLabel:
     return banner
 
 
+def precue_note(window_length: float | None) -> str:
+    """Return what a sliding decision just after a cue holds, for a window of this length.
+
+    Parameters
+    ----------
+    window_length : float | None
+        The model's window, ``tmax - tmin`` seconds; None: no model yet.
+
+    Returns
+    -------
+    text : str
+
+    Examples
+    --------
+    >>> precue_note(3.5)[:60]
+    'Each decision is drawn at the end of the 3.5 s window it cla'
+    """
+    if window_length is None:
+        return (
+            "Each decision is drawn at the end of the window it classified. A window that "
+            "ends soon after a cue still holds mostly the EEG from before the cue, so its "
+            "probability says little about the cued class."
+        )
+    length = float(window_length)
+    return (
+        f"Each decision is drawn at the end of the {length:g} s window it classified (the "
+        f"model's). A window ending 0.5 s after a cue holds {max(length - 0.5, 0):g} s of EEG "
+        f"from before the cue; for {length / 2:g} s after each cue (grey) most of the window "
+        "precedes it, so its probability says little about the cued class. Read the "
+        "smoothed curve later in the trial, or the trial decision (▲)."
+    )
+
+
 def make_status_label() -> QtWidgets.QLabel:
     """Return the rich-text status line shown under the plots."""
     status = QtWidgets.QLabel(NO_STREAM)

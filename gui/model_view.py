@@ -112,6 +112,7 @@ class ModelTab(QtWidgets.QWidget):
         self.overview_widget = pg.GraphicsLayoutWidget()
         self.overview_widget.setBackground("w")
         right_layout.addWidget(self.overview_widget, 1)
+        self._right_layout = right_layout
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
@@ -215,13 +216,12 @@ class ModelTab(QtWidgets.QWidget):
         score = shown.scores[self._score_index]
         self._draw_header(summary, score)
         self.auto_table.set_candidates(summary.candidates)
-        self.components_widget.clear()
+        self._new_views()
         self.components = []
         n_known = int(np.isfinite(self._xy).all(1).sum())
         for k in range(score.rank):
             self._draw_component(k, score, show_scalp=n_known >= 3)
         self.components_widget.setMinimumHeight(430 * score.rank)
-        self.overview_widget.clear()
         self._draw_weights(score)
         self.overview_widget.nextRow()
         if summary.cv_results or not summary.candidates:  # else the auto table says it all
@@ -234,6 +234,25 @@ class ModelTab(QtWidgets.QWidget):
         # places it on resize only): place it again so the plots fill the view.
         for view in (self.components_widget, self.overview_widget):
             view.resizeEvent(None)
+
+    def _new_views(self) -> None:
+        """Replace both plot views with empty ones; Qt deletes the old views as a whole.
+
+        Clearing a view item by item and drawing another member into it crashed Qt (a
+        segmentation fault in pyqtgraph while items of the old drawing were deleted).
+        """
+        old = self.overview_widget
+        self.components_widget = pg.GraphicsLayoutWidget()
+        self.components_widget.setBackground("w")
+        self.scroll.setWidget(self.components_widget)  # the scroll area deletes the old one
+        self.overview_widget = pg.GraphicsLayoutWidget()
+        self.overview_widget.setBackground("w")
+        self._right_layout.removeWidget(old)
+        old.hide()
+        old.deleteLater()
+        self._right_layout.addWidget(self.overview_widget, 1)
+        self.weights_image = self.colorbar = self.cv_image = self.cv_plot = None
+        self.objective_curves = []
 
     def _draw_header(self, summary: ModelSummary, score: ScoreFactors) -> None:
         shown, member = self.shown, self.member

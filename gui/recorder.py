@@ -1,9 +1,9 @@
-"""The dashboard's view of :class:`sblr_rt.recording.Recorder` (no second writer).
+"""The dashboard's view of :class:`sblr_rt.recorder.Recorder` (no second writer).
 
 The Calibrate tab records a live stream with the project's one crash-safe recorder (a
 sidecar folder written as data arrive, a FIF file at the end) and reads the result back
 for :func:`sblr_rt.calibration.calibrate`. This adapter only turns the recorder's status
-into what the tab shows and the FIF file into a :class:`~sblr_rt.io.recordings.Recording`
+into what the tab shows and the FIF file into a :class:`~sblr_rt.io.reading.Recording`
 in the stream's own units, the units the Live tab will classify.
 """
 
@@ -58,7 +58,7 @@ class StreamRecorder:
         marker_source_id=None,
         timeout: float = 5.0,
     ):
-        from sblr_rt.recording import Recorder
+        from sblr_rt.recorder import Recorder
 
         self.recorder = Recorder(
             out,
@@ -120,8 +120,8 @@ class StreamRecorder:
 
         import numpy as np
 
-        from sblr_rt.io.recordings import read_recording
-        from sblr_rt.recording import volts_per_unit
+        from sblr_rt.io.reading import read_recording
+        from sblr_rt.recorder import volts_per_unit
 
         path = self.recorder.stop()
         recording = read_recording(path)

@@ -355,8 +355,10 @@ def _summarize_ensemble(model) -> ModelSummary:
     """
     members = summarize_members(model)
     cv_results, chosen = _cv_results(model)
+    first = members[0].summary
     return dataclasses.replace(
-        members[0].summary,
+        first,
+        info={**first.info, "features": "ensemble"},
         cv_results=cv_results,
         chosen=chosen,
         ranks=rank_results(model),

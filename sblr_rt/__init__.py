@@ -34,7 +34,7 @@ _LAZY = {
     "Preprocessor": "sblr_rt.preprocessing",
     "load_model": "sblr_rt.io.model_file",
     "save_model": "sblr_rt.io.model_file",
-    "read_recording": "sblr_rt.io.recordings",
+    "read_recording": "sblr_rt.io.reading",
 }
 
 __all__ = ["__version__", "logger", *_LAZY]

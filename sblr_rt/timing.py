@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_TIMING", "DEFAULT_WINDOW", "TrialTiming"]
+__all__ = ["DEFAULT_TIMING", "DEFAULT_WINDOW", "TrialTiming", "timing_mismatch"]
 
 
 @dataclass(frozen=True)
@@ -69,3 +69,46 @@ class TrialTiming:
 DEFAULT_TIMING = TrialTiming()
 #: Window ``(tmin, tmax)`` after the cue of continuous recordings when none is given.
 DEFAULT_WINDOW = (0.0, 3.5)
+
+
+def timing_mismatch(tmin: float, tmax: float, task: float, *, source: str) -> str | None:
+    """Return one line saying how a model's window differs from a session's trials, or None.
+
+    A model reads ``[tmin, tmax)`` seconds after each cue; in the session the class lasts
+    ``task`` seconds after its cue (the paradigm's cue and imagery, the simulator's trial
+    duration). A window that ends after the task reads the rest that follows it: the
+    model then answers another question than the one it was calibrated on.
+
+    Parameters
+    ----------
+    tmin, tmax : float
+        The model's window after the cue, in seconds.
+    task : float
+        Seconds of the class after its cue in this session.
+    source : str
+        Where ``task`` comes from, for the message (``"the cue paradigm's cue 1.25 s +
+        imagery 3 s"``).
+
+    Returns
+    -------
+    line : str | None
+        None when the window ends within the task (``tmax <= task``).
+
+    Examples
+    --------
+    >>> timing_mismatch(0.0, 3.5, DEFAULT_TIMING.task, source="the default timing") is None
+    True
+    >>> print(timing_mismatch(0.0, 3.5, 3.0, source="simulate --trial-duration 3"))
+    timing differs: the model reads [0, 3.5) s after each cue, but the class lasts 3 s \
+after its cue here (simulate --trial-duration 3): the last 0.5 s of each window hold the \
+rest after the task; calibrate with --tmax 3 or lengthen the task to 3.5 s
+    """
+    tmin, tmax, task = float(tmin), float(tmax), float(task)
+    if tmax <= task + 1e-9:
+        return None
+    return (
+        f"timing differs: the model reads [{tmin:g}, {tmax:g}) s after each cue, but the class "
+        f"lasts {task:g} s after its cue here ({source}): the last {tmax - task:g} s of each "
+        f"window hold the rest after the task; calibrate with --tmax {task:g} or lengthen the "
+        f"task to {tmax:g} s"
+    )

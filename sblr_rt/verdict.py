@@ -69,6 +69,7 @@ __all__ = [
     "WORDS",
     "MemberVerdict",
     "Verdict",
+    "above_chance",
     "accuracy_interval",
     "chance_level",
     "describe_rank",
@@ -120,6 +121,34 @@ def chance_level(
         raise ValueError(f"'alpha' must lie in (0, 1), got {alpha}")
     q = 1.0 - alpha / n_candidates
     return float(stats.binom.ppf(q, n_trials, 1.0 / n_classes)) / n_trials
+
+
+def above_chance(accuracy: float | None, n_trials: int, n_classes: int) -> bool | None:
+    """Return whether one candidate's own CV accuracy exceeds :func:`chance_level`.
+
+    The rule a member of the default (``features="auto"``) model must pass to be kept, and
+    the one :class:`MemberVerdict` reports.
+
+    Parameters
+    ----------
+    accuracy : float | None
+        The candidate's CV accuracy (None: unknown).
+    n_trials, n_classes : int
+        As for :func:`chance_level` (one candidate: ``n_candidates=1``).
+
+    Returns
+    -------
+    above : bool | None
+        None when ``accuracy`` is None or not finite, or ``n_trials`` is 0.
+
+    Examples
+    --------
+    >>> above_chance(0.6, 30, 2), above_chance(0.7, 30, 2)
+    (False, True)
+    """
+    if accuracy is None or not np.isfinite(accuracy) or int(n_trials) < 1:
+        return None
+    return bool(accuracy > chance_level(n_trials, n_classes))
 
 
 def accuracy_interval(
@@ -377,7 +406,7 @@ def model_verdict(model) -> Verdict:
     n_candidates = max(1, len(candidates))
     known = accuracy is not None and n_trials > 0 and np.isfinite(accuracy)
     chance = chance_level(n_trials, n_classes) if n_trials > 0 else None
-    members = _members(model, auto, candidates, chance)
+    members = _members(model, auto, candidates, n_trials, n_classes)
     regions = weight_regions(model)
     if not known:
         return Verdict(None, n_trials, n_classes, n_candidates, None, chance, None, None,
@@ -406,14 +435,14 @@ def _candidate_name(c: dict) -> str:
     return f"{c.get('features')}/{c.get('spatial') or 'none'}"
 
 
-def _members(model, auto: dict, candidates: dict, chance: float | None) -> tuple:
+def _members(model, auto: dict, candidates: dict, n_trials: int, n_classes: int) -> tuple:
     names = list((auto.get("ensemble") or [auto.get("chosen")]) if auto else [])
     out = []
     for i, m in enumerate(model.members):
         stored = m.metadata.get("name")  # files before members kept their names: by order
         name = stored or (names[i] if i < len(names) and names[i] else _single_name(m))
         acc = (candidates.get(name) or {}).get("accuracy")
-        above = None if acc is None or chance is None else bool(acc > chance)
+        above = above_chance(acc, n_trials, n_classes)
         out.append(MemberVerdict(name, int(m.estimator.rank), rank_used(m.estimator), acc, above))
     return tuple(out)
 

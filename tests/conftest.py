@@ -106,7 +106,7 @@ def _write_sidecar(out, *, n=40, header_out=None):
 
     import numpy as np
 
-    from sblr_rt.recording import sidecar_path
+    from sblr_rt.recorder import sidecar_path
 
     side = sidecar_path(out)
     side.mkdir()

@@ -31,7 +31,7 @@ LAYERS = {
     "sblr_rt.io": 3,
     "sblr_rt.stream": 4,
     "sblr_rt.online": 5,
-    "sblr_rt.recording": 5,
+    "sblr_rt.recorder": 5,
     "sblr_rt.playback": 6,
     "sblr_rt.calibration": 7,
     "sblr_rt.gui": 8,
@@ -203,14 +203,14 @@ def test_the_check_fails_on_sideways_lsl_and_generic_imports(tmp_path):
         tmp_path,
         {
             "sblr_rt/__init__.py": "",
-            "sblr_rt/online/__init__.py": "from ..recording import recorder\nimport pylsl\n",
-            "sblr_rt/recording/__init__.py": "",
-            "sblr_rt/recording/recorder.py": "import calibration\n",
+            "sblr_rt/online/__init__.py": "from ..recorder import recorder\nimport pylsl\n",
+            "sblr_rt/recorder/__init__.py": "",
+            "sblr_rt/recorder/recorder.py": "import calibration\n",
             "gui/__init__.py": "",
         },
     )
     problems = check_tree(folders)
-    assert any("sideways import of sblr_rt.recording.recorder" in p for p in problems)
+    assert any("sideways import of sblr_rt.recorder.recorder" in p for p in problems)
     assert any("imports pylsl" in p for p in problems)
     assert any("generic name calibration" in p for p in problems)
 

@@ -215,9 +215,18 @@ def _auto_lines(auto: dict | None) -> list[str]:
         f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')}: "
         f"{auto.get('chosen', '?')}",
     ]
+    dropped, level = auto.get("dropped") or [], auto.get("chance_level")
     if len(ensemble) > 1:
+        n = f"{len(ensemble)} of the {len(ensemble) + len(dropped)}" if dropped else len(ensemble)
+        lines.append(f"  the model averages the {n} candidates of lowest log-loss (* and +)")
+    if dropped:
+        accs = [c.get("accuracy") for c in auto.get("candidates", []) if auto_candidate_name(c)
+                == auto.get("chosen")]  # fmt: skip
+        alone = bool(accs) and accs[0] is not None and level is not None and accs[0] <= level
         lines.append(
-            f"  the model averages the {len(ensemble)} candidates of lowest log-loss (* and +)"
+            f"  left out (CV accuracy not above the chance level {_number(level)}): "
+            + ", ".join(f"{d['name']} ({_number(d.get('accuracy'))})" for d in dropped)
+            + ("; none beats it, so the first is kept alone" if alone else "")
         )
     lines.append("  path/spatial          log-loss  accuracy   AUC   rank")
     for c in auto.get("candidates", []):

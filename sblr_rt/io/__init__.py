@@ -2,8 +2,8 @@
 
 from sblr_rt.io.labels import ChannelMatch, match_channels, standard_label
 from sblr_rt.io.model_file import ModelFileError, load_model, read_header, save_model
+from sblr_rt.io.reading import read_recording
 from sblr_rt.io.recording import Recording, concatenate_recordings
-from sblr_rt.io.recordings import read_recording
 
 __all__ = [
     "ChannelMatch",

@@ -17,6 +17,7 @@ import struct
 import zipfile
 import zlib
 from pathlib import Path
+from tokenize import TokenError
 
 import numpy as np
 
@@ -54,7 +55,8 @@ def _npy_header(fp, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
             return np.lib.format.read_array_header_1_0(fp, max_header_size=_NPY_HEADER_MAX)
         if version == (2, 0):
             return np.lib.format.read_array_header_2_0(fp, max_header_size=_NPY_HEADER_MAX)
-    except (ValueError, EOFError, OSError, zipfile.BadZipFile, SyntaxError) as exc:
+    except (ValueError, EOFError, OSError, zipfile.BadZipFile, SyntaxError, TokenError) as exc:
+        # numpy parses the header's dict literal: a flipped bit can leave it unclosed
         raise ModelFileError(
             f"{where} is not a readable .npy array (not an sblr-rt model file, or a corrupt "
             f"one): {exc}"

@@ -2,7 +2,7 @@
 
 A header names other files (BrainVision's ``DataFile=`` and ``MarkerFile=``, EEGLAB's
 ``.fdt``), and a folder of recordings (a BIDS tree, a recorder's sidecar) may hold
-symbolic links. Every reader of :mod:`sblr_rt.io` and :mod:`sblr_rt.recording` reads only
+symbolic links. Every reader of :mod:`sblr_rt.io` and :mod:`sblr_rt.recorder` reads only
 files that, once every ``..`` and symbolic link is resolved, lie inside the folder of the
 recording it was asked for (a BIDS recording: inside its BIDS root). A file named outside
 it is refused with the path, before it is opened:

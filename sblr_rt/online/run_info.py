@@ -39,7 +39,8 @@ class RunInfo:
         replay of the calibration files sends.
     smoothing : Smoothing
         The calibration's ``[online]`` fields (``smoothing``, ``tau``, ``early``,
-        ``early_after``); ``sblr-rt run``'s options win over them.
+        ``early_after``); ``sblr-rt run``'s options win over them. Without a ``tau``, the
+        EMA's time constant is the model's window length (``tmax - tmin``).
     flat : float
         Calibration's rejection of flat channels (peak-to-peak at most this).
     clip_run : int | None
@@ -86,16 +87,21 @@ class RunInfo:
         -------
         run_info : RunInfo
         """
-        return cls.from_metadata(getattr(model, "metadata", None))
+        tmin, tmax = getattr(model, "tmin", None), getattr(model, "tmax", None)
+        window = None if tmin is None or tmax is None else float(tmax) - float(tmin)
+        return cls.from_metadata(getattr(model, "metadata", None), window=window)
 
     @classmethod
-    def from_metadata(cls, metadata: dict | None) -> RunInfo:
+    def from_metadata(cls, metadata: dict | None, *, window: float | None = None) -> RunInfo:
         """Read the run configuration of a model file's metadata.
 
         Parameters
         ----------
         metadata : dict | None
             ``BCIModel.metadata``, as saved by any version of calibration.
+        window : float | None
+            The model's window length in seconds: the EMA's time constant when the
+            metadata sets none (None: :class:`Smoothing`'s default, 1 s).
 
         Returns
         -------
@@ -108,7 +114,7 @@ class RunInfo:
         reject = config.get("reject")
         smoothing = {
             "method": config.get("smoothing"),
-            "tau": config.get("tau"),
+            "tau": config.get("tau") or (window if window and window > 0 else None),
             "early": config.get("early"),
             "early_after": config.get("early_after"),
         }

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sblr_rt.io.recordings import Recording, read_recording
+from sblr_rt.io.reading import Recording, read_recording
 
 logger = logging.getLogger("sblr_rt.playback.replay")
 

@@ -17,6 +17,13 @@ from sblr_rt.preprocessing.filters import StreamingFilter, design_fir
 from sblr_rt.preprocessing.operators import resampling_matrix
 from sblr_rt.preprocessing.preprocessor import Preprocessor
 from sblr_rt.preprocessing.scaling import SCALINGS, apply_scaling, fit_scaling
+from sblr_rt.preprocessing.transformers import (
+    FeatureScaler,
+    FeatureTransform,
+    FilterBank,
+    SpatialStage,
+    make_steps,
+)
 
 __all__ = [
     "FEATURES",
@@ -24,11 +31,16 @@ __all__ = [
     "SCALINGS",
     "BandpowerPath",
     "FeaturePath",
+    "FeatureScaler",
+    "FeatureTransform",
+    "FilterBank",
     "Preprocessor",
+    "SpatialStage",
     "StreamingFilter",
     "WaveformPath",
     "apply_scaling",
     "design_fir",
     "fit_scaling",
+    "make_steps",
     "resampling_matrix",
 ]

@@ -145,7 +145,6 @@ class Preprocessor:
         self.bands = check_bands(
             FEATURE_PATHS[features].default_bands() if bands is None else bands
         )
-        self.reference = reference
         if scaling not in SCALINGS:
             raise ValueError(f"'scaling' must be one of {SCALINGS}, got {scaling!r}")
         self.scaling = scaling
@@ -153,7 +152,8 @@ class Preprocessor:
         self.baseline = (
             None if baseline is None else tuple(as_float_or_none("baseline", b) for b in baseline)
         )
-        self._path = self._make_path(n_times)
+        self._path = self._make_path(n_times, reference)
+        #: The power paths' per-window log-power reference as resolved ("default" named).
         self.reference = getattr(self._path, "reference", None)
         self.spatial = spatial
         if spatial_matrix is None:
@@ -166,7 +166,7 @@ class Preprocessor:
         self.row_scale_: np.ndarray | None = None
         self.col_scale_: np.ndarray | None = None
 
-    def _make_path(self, n_times: int | None) -> FeaturePath:
+    def _make_path(self, n_times: int | None, reference: str | None) -> FeaturePath:
         """Build this preprocessor's feature path (see :mod:`.features`)."""
         numtaps = None if self.filter_length is None else round(self.filter_length * self.sfreq)
         return FEATURE_PATHS[self.features].from_params(
@@ -180,7 +180,7 @@ class Preprocessor:
             n_times=n_times,
             baseline=self.baseline,
             numtaps=numtaps,
-            reference=self.reference,
+            reference=reference,
             n_picks=len(self.picks),
         )
 
@@ -198,6 +198,11 @@ class Preprocessor:
     def is_fitted(self) -> bool:
         """Whether the scaling has been fitted."""
         return self.row_scale_ is not None
+
+    @property
+    def centres_rows(self) -> bool:
+        """Whether the scaling centres each row first (the non-linear feature paths)."""
+        return bool(self._path.centred)
 
     @property
     def is_linear(self) -> bool:

@@ -8,7 +8,7 @@ from sblr_rt.calibration import calibrate
 from sblr_rt.calibration.auto import _scores, auto_candidates
 
 from sblr_rt.io.model_file import load_model, save_model
-from sblr_rt.io.recordings import Recording
+from sblr_rt.io.reading import Recording
 
 CLASSES = {"T1": "fists", "T2": "feet"}
 
@@ -127,14 +127,14 @@ def test_auto_calibration_keeps_every_candidates_scores(physionet_dir, tmp_path,
     names = [f"{c['features']}/{c['spatial'] or 'none'}" for c in auto["candidates"]]
     assert len(names) == 10 and auto["chosen"] in names
     chosen = auto["candidates"][names.index(auto["chosen"])]
-    first = model.members[0]  # the chosen candidate is the ensemble's first member
-    pre = first.preprocessor
+    member = next(m for m in model.members if m.name == auto["chosen"])  # members keep names
+    pre = member.preprocessor
     assert (pre.features, pre.spatial) == (chosen["features"], chosen["spatial"])
     assert chosen["log_loss"] == min(
         c["log_loss"] for c in auto["candidates"] if c["repeats"] == 2
     )
     assert sum(c["repeats"] == 2 for c in auto["candidates"]) == 2  # auto_keep
-    assert first.estimator.rank == chosen["rank"]
+    assert member.estimator.rank == chosen["rank"]
     path = tmp_path / "auto.sblr.npz"
     save_model(model, path)
     loaded = load_model(path)
@@ -265,3 +265,49 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     monkeypatch.setattr(auto, "folds_paths", spy)
     auto._cross_validate({("waveform", None, None): Z}, y, large.replace(features="auto"), None)
     assert seen and set(seen) == {3e-2}
+
+
+def _noise_recording(seed=0, n=40, n_times=50):
+    """Epoched noise with balanced random labels: no candidate can beat chance by skill."""
+    rng = np.random.default_rng(seed)
+    ch = ["F3", "Fz", "F4", "C3", "Cz", "C4", "P3", "Pz", "P4"]
+    return Recording(
+        data=rng.standard_normal((len(ch), n * n_times)), sfreq=100.0, ch_names=ch,
+        marker_times=np.arange(n) * n_times / 100.0,
+        marker_values=[str(v) for v in rng.permutation(np.arange(n) % 2)], epoch_length=n_times,
+    )  # fmt: skip
+
+
+def test_members_must_beat_chance_in_their_own_cv():
+    from sblr_rt.calibration.auto import _members_above_chance
+
+    from sblr_rt.verdict import chance_level
+
+    level = chance_level(30, 2)  # 0.633
+    keys = [("waveform", s, None) for s in (None, "car", "csd")] + [("bandpower", "car", None)]
+    best = {k: {"accuracy": a} for k, a in zip(keys, (0.6, 0.8, 0.633, 0.7), strict=True)}
+    kept, dropped, got = _members_above_chance(keys, best, 30, 2)
+    assert got == level and kept == [keys[1], keys[3]]  # the order of the log-loss kept
+    assert [d["name"] for d in dropped] == ["waveform/none", "waveform/csd"]
+    assert "not above the chance level 0.633 (30 trials)" in dropped[0]["reason"]
+    # none above chance: the first (lowest log-loss) alone
+    chance_only = {key: {"accuracy": 0.5} for key in keys}
+    kept, dropped, _ = _members_above_chance(keys, chance_only, 30, 2)
+    assert kept == keys[:1] and len(dropped) == 3
+
+
+def test_auto_on_noise_keeps_one_model_and_says_why(tmp_path):
+    from sblr_rt.verdict import WORDS, model_verdict
+
+    model = calibrate(_noise_recording(), cv=3, cv_repeats=1, n_jobs=1)
+    auto = model.metadata["selection"]["auto"]
+    assert not model.is_ensemble and auto["ensemble"] == [auto["chosen"]]
+    assert len(auto["dropped"]) == 3  # the other three of the four of lowest log-loss
+    assert all(d["accuracy"] <= auto["chance_level"] for d in auto["dropped"])
+    save_model(model, tmp_path / "noise.sblr.npz")
+    loaded = load_model(tmp_path / "noise.sblr.npz")
+    assert loaded.metadata["selection"]["auto"]["dropped"] == auto["dropped"]
+    text = loaded.summary()
+    assert f"left out (CV accuracy not above the chance level {auto['chance_level']:.3f})" in text
+    assert auto["dropped"][0]["name"] in text and "kept alone" in text
+    assert model_verdict(loaded).word == WORDS[0]

@@ -10,7 +10,7 @@ from sblr_rt.calibration.epochs import extract_epochs
 from sblr_rt.calibration.report import report_text, write_report
 
 from sblr_rt.io.model_file import load_model, save_model
-from sblr_rt.io.recordings import Recording, read_recording
+from sblr_rt.io.reading import Recording, read_recording
 from sblr_rt.preprocessing import Preprocessor
 
 SMALL = dict(ranks=(1, 2), l1_fractions=(0.0, 0.05), l2_values=(0.0, 0.1), n_jobs=1)

@@ -8,7 +8,7 @@ from sblr_rt.calibration import calibrate
 from sblr_rt.calibration.config import CalibrationConfig
 
 from sblr_rt.io.model_file import load_model, save_model
-from sblr_rt.io.recordings import Recording
+from sblr_rt.io.reading import Recording
 
 SMALL = dict(ranks=(1,), l1_fractions=(0.0,), l2_values=(0.1,), n_jobs=1, cv=3)
 

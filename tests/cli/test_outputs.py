@@ -120,7 +120,7 @@ def test_a_second_recover_names_the_file_it_would_replace(
 def test_recovering_onto_a_full_disk_is_one_line(
     tmp_path, capsys, one_line_error, write_sidecar, monkeypatch
 ):
-    import sblr_rt.recording.recovery as recovery
+    import sblr_rt.recorder.recovery as recovery
 
     def full(contents, out, overwrite):
         raise OSError(errno.ENOSPC, "No space left on device", str(out))

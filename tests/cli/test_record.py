@@ -12,7 +12,7 @@ from sblr_rt.cli import main
 
 from sblr_rt.io import read_recording
 from sblr_rt.playback.replay import RecordingReader, StreamPlayer
-from sblr_rt.recording import read_sidecar, recover, sidecar_path
+from sblr_rt.recorder import read_sidecar, recover, sidecar_path
 from sblr_rt.stream import local_clock
 
 

@@ -90,6 +90,20 @@ def test_run_refuses_a_non_positive_duration(model_path, capsys, one_line_error)
 
 
 @pytest.mark.lsl
+def test_run_says_when_the_sessions_timing_differs_from_the_models(model_path, source_id, capsys):
+    args = ["run", "--model", str(model_path), "--source-id", source_id, "--timeout", "0.2"]
+    assert main(args) == 1  # no stream: the check comes before the connection
+    assert "timing differs" not in capsys.readouterr().out  # [0, 0.5) s within 4.25 s
+    assert main([*args, "--trial-duration", "0.3"]) == 1
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "timing" in x]
+    assert line == (
+        "WARNING: timing differs: the model reads [0, 0.5) s after each cue, but the class "
+        "lasts 0.3 s after its cue here (--trial-duration 0.3): the last 0.2 s of each window "
+        "hold the rest after the task; calibrate with --tmax 0.3 or lengthen the task to 0.5 s"
+    )
+
+
+@pytest.mark.lsl
 def test_run_says_when_the_stream_is_not_found(model_path, source_id, capsys):
     args = ["run", "--model", str(model_path), "--source-id", source_id, "--timeout", "0.5"]
     assert main(args) == 1

@@ -184,6 +184,22 @@ def test_the_feedback_bar_shows_the_smoothed_probability(qtbot):
     window.paradigm = None
 
 
+def test_a_model_whose_window_outlasts_the_paradigms_trials_is_named(qtbot, sim_model):
+    from sblr_rt.gui.app import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.set_model(sim_model)  # [0.5, 1.5) s: within cue 1.25 s + imagery 3 s
+    assert window.check_timing() is None
+    panel = window.calibrate_tab.paradigm_panel
+    panel.cue.setValue(0.5)
+    panel.imagery.setValue(0.75)
+    line = window.check_timing()
+    assert line.startswith("timing differs: the model reads [0.5, 1.5) s after each cue")
+    assert "cue 0.5 s + imagery 0.75 s" in line and "the last 0.25 s" in line
+    assert window.statusBar().currentMessage() == line
+
+
 def test_our_decision_outlets_are_never_offered_as_input(qtbot):
     from sblr_rt.gui.app import MainWindow
 

@@ -59,6 +59,34 @@ def test_draws_traces_decisions_and_status_from_a_snapshot(live_tab):
     assert not live_tab.stream_lost
 
 
+def test_windows_mostly_before_a_cue_are_shaded_and_explained(live_tab):
+    fake = FakeSnapshots(CH)
+    live_tab.set_provider(fake, classes=["left", "right"], window=(0.5, 3.5))
+    live_tab.refresh()
+    snap = live_tab.last_snapshot
+    ((cue, _),) = snap.cues
+    (region,) = [r for r in live_tab._precue_regions if r.isVisible()]
+    # sliding windows of 3 s ending within 1.5 s of the cue hold mostly pre-cue EEG
+    np.testing.assert_allclose(region.getRegion(), (cue - snap.time, cue - snap.time + 1.5))
+    note = live_tab.window_note.text()
+    assert "3 s window" in note and "2.5 s of EEG from before the cue" in note
+    assert live_tab.timeline.toolTip() == note
+    live_tab.set_provider(fake, classes=["left", "right"])  # no model window: no shading
+    live_tab.refresh()
+    assert not any(r.isVisible() for r in live_tab._precue_regions)
+
+
+def test_the_legend_lies_outside_the_timeline(live_tab):
+    live_tab.set_provider(FakeSnapshots(CH), classes=["left", "right"])
+    live_tab.refresh()
+    # over the timeline, the legend covered the first cue's label
+    timeline = live_tab.timeline.sceneBoundingRect()
+    legend = live_tab.legend.sceneBoundingRect()
+    assert legend.height() > 0 and not timeline.intersects(legend)
+    names = [label.text for _, label in live_tab.legend.items]
+    assert names == ["p(left)", "smoothed p(left)", "p(right)", "smoothed p(right)"]
+
+
 def test_a_vanished_stream_is_shown(live_tab):
     fake = FakeSnapshots(CH, connected=False)
     live_tab.set_provider(fake)

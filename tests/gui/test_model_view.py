@@ -262,3 +262,22 @@ def test_a_click_on_a_member_row_draws_that_member(model_tab, qtbot, sim_ensembl
     assert table.isHidden() and model_tab.member is None
     with pytest.raises(ValueError, match="needs an ensemble"):
         model_tab.select_member(0)
+
+
+def test_drawing_member_after_member_replaces_the_views(model_tab, qtbot, sim_ensemble_file):
+    from PyQt5 import QtWidgets
+
+    model_tab.load_file(sim_ensemble_file)
+    # redrawing a drawn member, then others, crashed Qt when the views were cleared item by
+    # item (a segmentation fault on a calibrated S001 ensemble): the views are replaced
+    for k in (0, 0, 1, 2, 1, 0, 2, 2):
+        model_tab.select_member(k)
+        QtWidgets.QApplication.processEvents()
+        model_tab.grab()
+        assert model_tab.member.index == k
+        assert f"member {k}: " in model_tab.header.text()
+    # one overview view in the layout: the old ones are gone, not stacked above the new
+    right = model_tab.overview_widget.parentWidget()
+    views = [w for w in right.findChildren(type(model_tab.overview_widget)) if not w.isHidden()]
+    assert views == [model_tab.overview_widget]
+    assert "features = ensemble" in model_tab.header.text()

@@ -22,7 +22,7 @@ import pytest
 from sblr_rt.calibration import adapt_prior, build_prior, calibrate
 
 from sblr_rt.bci_model import EnsembleModel, SingleModel
-from sblr_rt.io.recordings import read_recording
+from sblr_rt.io.reading import read_recording
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.online import OnlineLoop
 from sblr_rt.playback.replay import replay

@@ -86,13 +86,13 @@ def test_the_run_info_is_read_once_from_the_model_file(make_model):
         unit="uV",
         classes=(("T1", "class0"),),
         recorded_markers=(("Comment/T1", "T1"),),
-        smoothing=Smoothing("mean"),
+        smoothing=Smoothing("mean", tau=model.tmax - model.tmin),  # no tau: the window's
         clip_run=None,
         version=3,
     )
     assert info.marker_classes == (("T1", "class0"), ("Comment/T1", "T1"))
     loop = OnlineLoop(model, object())
-    assert loop.settings.smoothing == Smoothing("mean") and loop.model_version == 3
+    assert loop.settings.smoothing == info.smoothing and loop.model_version == 3
     # a file of any age: missing or malformed keys give the defaults
     assert RunInfo.from_metadata(None) == RunInfo()
     assert RunInfo.from_metadata({"config": "bad", "adaptation": {"version": "x"}}) == RunInfo()
@@ -108,3 +108,17 @@ def test_hop_and_smoothing_have_the_command_lines_ranges():
         Smoothing("ema", tau=1e9)
     with pytest.raises(ValueError, match=r"'early_after' must be a finite number >= 0 and <="):
         Smoothing("ema", early_after=1e9)
+
+
+def test_the_evidence_forgets_over_the_models_window_unless_told():
+    from types import SimpleNamespace
+
+    model = SimpleNamespace(tmin=0.5, tmax=3.5, metadata={"config": {"smoothing": "ema"}})
+    assert RunInfo.from_model(model).smoothing.tau == 3.0
+    model.metadata = {"config": {"smoothing": "ema", "tau": 0.4}}  # the calibration's own
+    assert RunInfo.from_model(model).smoothing.tau == 0.4
+    # a new calibration stores no tau unless given one
+    from sblr_rt.calibration.config import CalibrationConfig
+
+    assert CalibrationConfig().to_dict()["tau"] is None
+    assert CalibrationConfig(tau=2.0).to_dict()["tau"] == 2.0

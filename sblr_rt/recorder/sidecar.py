@@ -29,7 +29,7 @@ import numpy as np
 from sblr_rt.io.limits import check_sfreq
 from sblr_rt.io.paths import MAX_HEADER_BYTES, check_inside
 
-logger = logging.getLogger("sblr_rt.recording.sidecar")
+logger = logging.getLogger("sblr_rt.recorder.sidecar")
 
 SIDECAR_SUFFIX = ".rec"
 #: what a finished recording's sidecar is renamed to before it is deleted

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sblr_rt.io import read_recording
-from sblr_rt.recording import Recorder, default_out, read_sidecar, recover
+from sblr_rt.recorder import Recorder, default_out, read_sidecar, recover
 
 
 def test_recover_errors_and_a_truncated_sidecar(tmp_path, write_sidecar):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sblr_rt.io.outputs import check_output
-from sblr_rt.recording.export import write_fif
-from sblr_rt.recording.sidecar import read_sidecar
+from sblr_rt.recorder.export import write_fif
+from sblr_rt.recorder.sidecar import read_sidecar
 
 
 def default_out(sidecar) -> Path:

@@ -11,7 +11,7 @@ import pytest
 
 from sblr_rt.io import read_recording
 from sblr_rt.playback.replay import RecordingReader, StreamPlayer, replay
-from sblr_rt.recording import Recorder, read_sidecar, sidecar_path
+from sblr_rt.recorder import Recorder, read_sidecar, sidecar_path
 from sblr_rt.stream import local_clock
 
 SFREQ = 250.0

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from sblr_rt.io.outputs import check_output
-from sblr_rt.recording.sidecar import volts_per_unit
+from sblr_rt.recorder.sidecar import volts_per_unit
 
-logger = logging.getLogger("sblr_rt.recording.export")
+logger = logging.getLogger("sblr_rt.recorder.export")
 
 
 def check_out(out) -> Path:
@@ -90,7 +90,7 @@ def _annotations(ts, markers, sfreq):
 
 
 def write_fif(contents: dict, out: Path, *, overwrite: bool = False) -> Path:
-    """Write sidecar contents (:func:`~sblr_rt.recording.sidecar.read_sidecar`) to FIF.
+    """Write sidecar contents (:func:`~sblr_rt.recorder.sidecar.read_sidecar`) to FIF.
 
     The file is written in a temporary folder in ``out``'s folder and moved to ``out``
     only when complete: a crash leaves either the old file or the new one.

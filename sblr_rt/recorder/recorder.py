@@ -1,12 +1,12 @@
 """Record an LSL EEG stream and its markers to disk, crash-safe, closing as FIF.
 
 While recording, everything goes to a *sidecar* folder next to the output
-(``OUT.fif.rec/``, see :mod:`sblr_rt.recording.sidecar`), written every
+(``OUT.fif.rec/``, see :mod:`sblr_rt.recorder.sidecar`), written every
 ``flush_seconds`` (default 1 s), markers before the EEG rows, so a killed process loses
 at most that much and never keeps EEG rows without the cues received before them.
 
-:meth:`Recorder.stop` converts the sidecar to FIF (:mod:`sblr_rt.recording.export`,
-atomically) and removes it. After a crash, :func:`~sblr_rt.recording.recovery.recover`
+:meth:`Recorder.stop` converts the sidecar to FIF (:mod:`sblr_rt.recorder.export`,
+atomically) and removes it. After a crash, :func:`~sblr_rt.recorder.recovery.recover`
 (``sblr-rt record --recover OUT.fif.rec``) does the same conversion.
 """
 
@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from sblr_rt.io.outputs import OutputLock
-from sblr_rt.recording.export import check_out
-from sblr_rt.recording.recovery import recover
-from sblr_rt.recording.sidecar import (
+from sblr_rt.recorder.export import check_out
+from sblr_rt.recorder.recovery import recover
+from sblr_rt.recorder.sidecar import (
     SidecarWriter,
     clear_leftovers,
     read_sidecar,
@@ -35,7 +35,7 @@ from sblr_rt.recording.sidecar import (
 
 __all__ = ["Recorder", "read_sidecar", "recover", "sidecar_path"]
 
-logger = logging.getLogger("sblr_rt.recording.recorder")
+logger = logging.getLogger("sblr_rt.recorder.recorder")
 
 
 class Recorder:
