@@ -127,7 +127,7 @@ def _with_grids(candidates, probe, config) -> list[tuple[str, str | None, int | 
     """
     keys = [(features, spatial, None) for features, spatial in candidates]
     slow = round(probe.n_window * SLOW_WAVEFORM_RATE / probe.sfreq)
-    if config.n_times is None and 2 <= slow <= probe.n_times // 2:
+    if config.preprocessing.n_times is None and 2 <= slow <= probe.n_times // 2:
         keys += [(f, s, slow) for f, s, _ in keys if f == "waveform"]
     return keys
 
@@ -177,7 +177,12 @@ def _features(raw: RawEpochs, pres: dict, *, recentre: bool) -> tuple[dict, dict
 
 
 def _grid(config) -> list[tuple[int, float, float]]:
-    return [(r, l2, f) for r in config.auto_ranks for l2 in config.auto_l2 for f in config.auto_l1]
+    return [
+        (r, l2, f)
+        for r in config.selection.auto_ranks
+        for l2 in config.selection.auto_l2
+        for f in config.selection.auto_l1
+    ]
 
 
 def _fold_task(Zs, y, splits, config, centers, dtype):
@@ -189,22 +194,24 @@ def _fold_task(Zs, y, splits, config, centers, dtype):
     (None: no such rank) for candidate ``c`` on split ``i``.
     """
     sets = [
-        (c, i, *scaled_fold(Z, train, test, config.scaling, center, dtype))
+        (c, i, *scaled_fold(Z, train, test, config.preprocessing.scaling, center, dtype))
         for c, (Z, center) in enumerate(zip(Zs, centers, strict=True))
         for i, (train, test) in enumerate(splits)
     ]
-    groups = [((l2, l2), [(f, f) for f in config.auto_l1]) for l2 in config.auto_l2]
+    groups = [
+        ((l2, l2), [(f, f) for f in config.selection.auto_l1]) for l2 in config.selection.auto_l2
+    ]
     largest = max((Xtr.shape for _, _, Xtr, _ in sets), key=math.prod)
     est_params = config.fit_params() | {
-        "max_iter": config.auto_max_iter,
+        "max_iter": config.selection.auto_max_iter,
         "tol": config.cv_tol_for(largest),
     }
     out = [[[] for _ in splits] for _ in Zs]
-    n_points = len(config.auto_l2) * len(config.auto_l1)
+    n_points = len(config.selection.auto_l2) * len(config.selection.auto_l1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", ZeroTrapWarning)
-        for rank in config.auto_ranks:
+        for rank in config.selection.auto_ranks:
             fit = [st for st in sets if rank <= min(st[2].shape[1:])]
             for c, i, *_ in sets:
                 if rank > min(Zs[c].shape[1:]):
@@ -249,8 +256,8 @@ def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total, sta
     Progress counts candidates (a task runs several in lockstep): ``done_total`` is the
     count before these tasks and the total to report.
     """
-    dtype = np.float32 if config.search_dtype == "float32" else np.float64
-    pool = parallel(config.n_jobs, return_as="generator")
+    dtype = np.float32 if config.selection.search_dtype == "float32" else np.float64
+    pool = parallel(config.selection.n_jobs, return_as="generator")
     jobs = (
         delayed(_fold_task)(
             [feats[c] for c in cands],
@@ -262,7 +269,7 @@ def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total, sta
         )
         for cands, idx in tasks
     )
-    n_folds = len(splits) // config.cv_repeats
+    n_folds = len(splits) // config.selection.cv_repeats
     done, total = done_total
     for (cands, idx), result in zip(tasks, pool(jobs), strict=True):
         for c, per_split in zip(cands, result, strict=True):
@@ -316,27 +323,32 @@ def _cross_validate(feats, y, config, progress):
     fold of the first repetition, and skipping them saves most of the time when there
     are nine.
     """
-    if config.cv == "loo":  # one repetition: leave-one-out has no shuffle to repeat
+    if config.selection.cv == "loo":  # one repetition: leave-one-out has no shuffle to repeat
         config = config.replace(cv_repeats=1)
         splits = make_splits(y, "loo")
     else:
-        make_splits(y, config.cv)  # says clearly when a class has too few epochs
+        make_splits(y, config.selection.cv)  # says clearly when a class has too few epochs
         cv = RepeatedStratifiedKFold(
-            n_splits=int(config.cv), n_repeats=config.cv_repeats, random_state=config.random_state
+            n_splits=int(config.selection.cv),
+            n_repeats=config.selection.cv_repeats,
+            random_state=config.selection.random_state,
         )
         splits = list(cv.split(np.zeros(len(y)), y))
-    n_folds, keys, grid = len(splits) // config.cv_repeats, list(feats), _grid(config)
+    n_folds, keys, grid = len(splits) // config.selection.cv_repeats, list(feats), _grid(config)
     n_classes = int(y.max()) + 1
-    proba = {c: np.full((config.cv_repeats, len(grid), len(y), n_classes), np.nan) for c in keys}
-    keep = min(len(keys), config.auto_keep)
+    proba = {
+        c: np.full((config.selection.cv_repeats, len(grid), len(y), n_classes), np.nan)
+        for c in keys
+    }
+    keep = min(len(keys), config.selection.auto_keep)
     first = _tasks(keys, range(n_folds))
     # One unit per candidate and CV repetition: every candidate once, the best again.
     stage = f"auto: {len(keys)} candidates" + (
-        f", the best {keep} repeated" if config.cv_repeats > 1 else ""
+        f", the best {keep} repeated" if config.selection.cv_repeats > 1 else ""
     )
-    total = len(keys) + keep * (config.cv_repeats - 1)
+    total = len(keys) + keep * (config.selection.cv_repeats - 1)
     done = _run_folds(feats, y, splits, first, config, proba, progress, (0, total), stage)
-    if config.cv_repeats == 1:
+    if config.selection.cv_repeats == 1:
         return _table(proba, y, grid, [0]), keys, 1
     table = _table(proba, y, grid, [0])
     ranked = sorted(
@@ -344,13 +356,13 @@ def _cross_validate(feats, y, config, progress):
     )
     kept = ranked[:keep]
     rest = [
-        task for r in range(1, config.cv_repeats)
+        task for r in range(1, config.selection.cv_repeats)
         for task in _tasks(kept, range(r * n_folds, (r + 1) * n_folds))
     ]  # fmt: skip
-    total = done + len(kept) * (config.cv_repeats - 1)  # fewer when candidates failed
+    total = done + len(kept) * (config.selection.cv_repeats - 1)  # fewer when candidates failed
     _run_folds(feats, y, splits, rest, config, proba, progress, (done, total), stage)
-    full = _table({c: proba[c] for c in kept}, y, grid, list(range(config.cv_repeats)))
-    return {c: full.get(c, table[c]) for c in keys}, kept, config.cv_repeats
+    full = _table({c: proba[c] for c in kept}, y, grid, list(range(config.selection.cv_repeats)))
+    return {c: full.get(c, table[c]) for c in keys}, kept, config.selection.cv_repeats
 
 
 def _name(candidate) -> str:
@@ -398,11 +410,11 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         recordings,
         longest,
         config.class_map,
-        reject=config.reject,
-        flat=config.flat,
-        clip_run=config.clip_run,
+        reject=config.rejection.reject,
+        flat=config.rejection.flat,
+        clip_run=config.rejection.clip_run,
     )
-    feats, references = _features(raw, pres, recentre=config.recentre)
+    feats, references = _features(raw, pres, recentre=config.online.recentre)
     t_features = time.perf_counter() - t0
     table, finalists, repeats = _cross_validate(feats, raw.y, config, progress)
     best = {c: min(rows, key=lambda r: r["log_loss"]) for c, rows in table.items() if rows}
@@ -411,7 +423,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     ranked = sorted((c for c in finalists if c in best), key=lambda c: best[c]["log_loss"])
     n_classes = max(2, len(raw.classes))
     ensemble, dropped, level = _members_above_chance(
-        ranked[: config.auto_ensemble], best, len(raw.y), n_classes
+        ranked[: config.selection.auto_ensemble], best, len(raw.y), n_classes
     )
     chosen = ensemble[0]
     fits = {c: _final_fit(pres[c], feats[c], raw.y, best[c]["point"], config) for c in ensemble}
@@ -454,7 +466,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         for c in ensemble
     ]  # fmt: skip
     report = {
-        "cv": f"{config.cv}-fold x {repeats} repeats",
+        "cv": f"{config.selection.cv}-fold x {repeats} repeats",
         "search": "auto",
         "grid": [],
         "rank": rank,
@@ -475,9 +487,12 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         },
         "auto": {
             "criterion": "out-of-fold log-loss",
-            "cv": f"stratified {config.cv}-fold x {repeats} repeats",
-            "grid": {"ranks": list(config.auto_ranks), "l2": list(config.auto_l2)}
-            | {"l1_fractions": list(config.auto_l1)},
+            "cv": f"stratified {config.selection.cv}-fold x {repeats} repeats",
+            "grid": {
+                "ranks": list(config.selection.auto_ranks),
+                "l2": list(config.selection.auto_l2),
+            }
+            | {"l1_fractions": list(config.selection.auto_l1)},
             "chosen": _name(chosen),
             "ensemble": [_name(c) for c in ensemble],
             "chance_level": level,
@@ -485,7 +500,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
             "candidates": candidates_report,
         },
         "seconds": {"features": t_features, "total": seconds},
-        "n_jobs": effective_n_jobs(config.n_jobs),  # the jobs that ran, not the setting
+        "n_jobs": effective_n_jobs(config.selection.n_jobs),  # the jobs that ran, not the setting
     }
     return pre, est, epochs, report, members
 
@@ -542,8 +557,8 @@ def _final_fit(pre, Z, y, point, config):
     """Fit the scaling of ``pre`` on all epochs and the estimator at the CV's chosen point."""
     rank, l2, fraction = point
     pre.fit_scaling(Z)  # the preprocessor's own rule: centred rows on the non-linear paths
-    l1path = [(f, f) for f in config.auto_l1]
-    stop = list(config.auto_l1).index(fraction)
+    l1path = [(f, f) for f in config.selection.auto_l1]
+    stop = list(config.selection.auto_l1).index(fraction)
     est_params = config.fit_params()
     est, _, _ = run_path(pre.scale(Z), y, rank, (l2, l2), l1path, est_params, stop=stop)
     return est

@@ -473,10 +473,9 @@ class CalibrationConfig:
 
     Notes
     -----
-    Read a setting from its concern (``config.epochs.tmin``). Reading it by its flat name
-    (``config.tmin``) still works through ``__getattr__`` for ``calibration/auto.py``,
-    ``prior.py`` and ``refit.py``, the last readers of flat names, and goes once they read
-    the concerns. :meth:`to_dict` gives the fields flat, as model files store them.
+    Read a setting from its concern (``config.epochs.tmin``); the flat names are the
+    TOML file's and the keyword arguments' only (:data:`TOML_KEYS` maps each onto its
+    concern). :meth:`to_dict` gives the fields flat, as model files store them.
 
     Examples
     --------
@@ -513,11 +512,10 @@ class CalibrationConfig:
         refuse_unknown(fields, "CalibrationConfig()", *CONCERNS.values())
 
     def __getattr__(self, name: str):
-        # Called only for names that are not attributes: a field, read from its concern.
+        # Only for names that are not attributes: a flat name says where its setting is.
         key = TOML_KEYS.get(name)
-        if key is None:
-            raise AttributeError(f"'CalibrationConfig' object has no attribute {name!r}")
-        return getattr(getattr(self, key[0]), key[1])
+        where = f": read config.{key[0]}.{key[1]}" if key else ""
+        raise AttributeError(f"'CalibrationConfig' object has no attribute {name!r}{where}")
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -238,7 +238,12 @@ def _person_epochs(recs, pre, class_map, config):
     for rec in recs:
         p = pre if list(rec.ch_names) == list(pre.ch_names) else pre.for_channels(rec.ch_names)
         ep = extract_epochs(
-            [rec], p, class_map, reject=config.reject, flat=config.flat, clip_run=config.clip_run
+            [rec],
+            p,
+            class_map,
+            reject=config.rejection.reject,
+            flat=config.rejection.flat,
+            clip_run=config.rejection.clip_run,
         )
         out.append(ep.centred())
     return out
@@ -512,7 +517,12 @@ def adapt_prior(
     pre = prior.preprocessor
     p = pre if list(recs[0].ch_names) == list(pre.ch_names) else pre.for_channels(recs[0].ch_names)
     epochs = extract_epochs(
-        recs, p, config.class_map, reject=config.reject, flat=config.flat, clip_run=config.clip_run
+        recs,
+        p,
+        config.class_map,
+        reject=config.rejection.reject,
+        flat=config.rejection.flat,
+        clip_run=config.rejection.clip_run,
     )
     order = {c: k for k, c in enumerate(classes)}
     unknown = sorted(set(epochs.classes) - set(order))
@@ -669,9 +679,13 @@ def _cv_prior_weights(recs, config, prior, person) -> dict:
     order = {c: k for k, c in enumerate(prior.classes)}
     y = np.array([order[pfeat[3][k]] for k in y])
     n_splits = max(
-        2, min(int(config.cv) if str(config.cv).isdigit() else 5, int(np.bincount(y).min()))
+        2,
+        min(
+            int(config.selection.cv) if str(config.selection.cv).isdigit() else 5,
+            int(np.bincount(y).min()),
+        ),
     )
-    splits = StratifiedKFold(n_splits, shuffle=True, random_state=config.random_state)
+    splits = StratifiedKFold(n_splits, shuffle=True, random_state=config.selection.random_state)
     s_person = np.zeros((len(y),) + ((len(prior.classes),) if len(prior.classes) > 2 else ()))
     s_prior = np.zeros_like(s_person)
     pool = prior.pool
@@ -709,8 +723,8 @@ def _features(recs, pre, config):
         recs,
         pre,
         config.class_map,
-        reject=config.reject,
-        flat=config.flat,
-        clip_run=config.clip_run,
+        reject=config.rejection.reject,
+        flat=config.rejection.flat,
+        clip_run=config.rejection.clip_run,
     ).centred()
     return [tuple(o) for o in ep.onsets], ep.Z, ep.y, ep.classes

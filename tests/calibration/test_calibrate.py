@@ -160,9 +160,15 @@ def test_config_from_toml(tmp_path):
 
 
 def test_grids_and_splits():
-    paper = penalty_grid("paper", CalibrationConfig().l1_fractions, CalibrationConfig().l2_values)
+    paper = penalty_grid(
+        "paper",
+        CalibrationConfig().selection.l1_fractions,
+        CalibrationConfig().selection.l2_values,
+    )
     assert len(paper) == 25 and sum(len(p) for _, p in paper) == 6 * 5 * 6 * 5
-    fast = penalty_grid("fast", CalibrationConfig().l1_fractions, CalibrationConfig().l2_values)
+    fast = penalty_grid(
+        "fast", CalibrationConfig().selection.l1_fractions, CalibrationConfig().selection.l2_values
+    )
     assert sum(len(p) for _, p in fast) == 6 * 6 * 5
     # Warm-start order: from the largest penalties down, neighbours adjacent.
     path = paper[0][1]

@@ -60,6 +60,6 @@ def _epochs(rec, model):
 
 
 def test_class_weight_is_checked():
-    assert CalibrationConfig(class_weight="none").class_weight is None
+    assert CalibrationConfig(class_weight="none").selection.class_weight is None
     with pytest.raises(ValueError, match="'class_weight' must be 'balanced' or None"):
         CalibrationConfig(class_weight="even")
