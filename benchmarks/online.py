@@ -24,7 +24,9 @@ members (``--no-ensemble`` skips it):
 3. *Ensemble*: the default of :func:`~sblr_rt.calibration.calibrate` (``auto``) is an
    ensemble of four members, each on its own fast path, members that pick and filter alike
    sharing one filter bank. At 64 ch / 160 Hz it is calibrated on the shipped PhysioNet
-   S001 run 10; at another size the same members (feature path, spatial stage, rank) are
+   S001 runs 9 + 10 (30 trials, as ``tests/online/test_replay_exact.py``: on run 10's 15
+   alone most candidates are not above chance and ``auto`` keeps one); at another size the
+   same members (feature path, spatial stage, rank) are
    fitted on random features, with the 118-channel simulator's labels (so that the surface
    Laplacian has positions). Its cost is printed beside the single model's (waveform r=1).
 4. *Scale* (``benchmarks/online_scale.py``): the cost table against channels and rate
@@ -326,25 +328,27 @@ def _thread_cpu(proc, loop) -> float:
     return float("nan")
 
 
-#: The members of the default model as ``auto`` chose them on PhysioNet S001 run 10
+#: The members of the default model as ``auto`` chose them on PhysioNet S001 runs 9 + 10
 #: ((feature path, spatial stage, rank)), for sizes with no recording to calibrate on.
 DEFAULT_MEMBERS = (
     ("bandpower", "csd", 1),
-    ("covariance", None, 1),
     ("bandpower", "car", 1),
-    ("waveform", "car", 1),
+    ("spectral", "csd", 2),
+    ("waveform", "csd", 2),
 )
 #: The shipped recording the default model is calibrated on at 64 channels / 160 Hz.
-PHYSIONET_RUN = ROOT / "recordings" / "physionet-eegmmidb-S001" / "S001R10.edf"
+PHYSIONET_RUNS = [
+    ROOT / "recordings" / "physionet-eegmmidb-S001" / f"S001R{run:02d}.edf" for run in (9, 10)
+]
 
 
 def calibrated_default() -> BCIModel:
-    """The default model (``auto``: an ensemble) calibrated on PhysioNet S001 run 10."""
+    """The default model (``auto``) calibrated on PhysioNet S001 runs 9 + 10 (30 trials)."""
     from sblr_rt.calibration import calibrate
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return calibrate(PHYSIONET_RUN, classes=["T1", "T2"], tmin=0.5, tmax=2.5, n_jobs=1)
+        return calibrate(PHYSIONET_RUNS, classes=["T1", "T2"], tmin=0.5, tmax=2.5, n_jobs=1)
 
 
 def ensemble_like(default: BCIModel | None, *, n_channels: int, sfreq: float) -> BCIModel:
@@ -356,7 +360,7 @@ def ensemble_like(default: BCIModel | None, *, n_channels: int, sfreq: float) ->
     from sblr_rt.playback.simulator import simulator_channels
 
     kinds = DEFAULT_MEMBERS
-    if default is not None:
+    if default is not None and default.is_ensemble:
         kinds = [(m.features, m.preprocessor.spatial, m.estimator.rank) for m in default.members]
     names = simulator_channels(n_channels)
     members = [
@@ -562,13 +566,13 @@ def main(argv=None) -> int:
                     single = s
         if args.no_ensemble:
             continue
-        if (n_channels, sfreq) == (64, 160.0) and PHYSIONET_RUN.exists():
+        if (n_channels, sfreq) == (64, 160.0) and all(p.exists() for p in PHYSIONET_RUNS):
             default = default or calibrated_default()
-            model, label = default, "default ensemble (PhysioNet S001 R10)"
+            model, label = default, "default model (PhysioNet S001 R9+R10)"
         else:
             model = ensemble_like(default, n_channels=n_channels, sfreq=sfreq)
             label = "default ensemble (its members, random data)"
-        print(f"default ensemble at {size}: {_member_list(model)}")
+        print(f"default model at {size}: {_member_list(model)}")
         s = bench_model(label, model, size, args, steps, lives)
         if single is not None:
             costs.append(_against_one(size, s, single))
@@ -656,7 +660,7 @@ def _report(args, steps, lives, costs, default) -> None:
     notes = (
         f"Window [0.5, 4.0) s, spatial stage {args.spatial} (covariance: none). The default "
         "ensemble is the model `calibrate` returns by default (`auto`); at 64 ch / 160 Hz "
-        "it is calibrated on PhysioNet S001 run 10 (window [0.5, 2.5) s)"
+        "it is calibrated on PhysioNet S001 runs 9 + 10 (window [0.5, 2.5) s)"
         + (f", members {_member_list(default)}" if default is not None else "")
         + "; at other sizes the same members are fitted on random features. Members that "
         "pick and filter alike share one filter bank. "
