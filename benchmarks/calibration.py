@@ -266,7 +266,7 @@ def breakdown(args):
     from sblr_rt.calibration.config import CalibrationConfig
     from threadpoolctl import threadpool_limits
 
-    import sblr_rt.model.path as path_mod
+    import sblr_rt.model.penalty_path as path_mod
 
     X, y = make_data()
     cfg = CalibrationConfig(search="fast")

@@ -173,7 +173,7 @@ def bench_steps(model, n_reps: int, *, plain: bool = True) -> dict:
     rng = np.random.default_rng(1)
     n_ch = len(clf.ch_names)
     hop = max(1, round(0.01 * clf.sfreq))  # samples: a 10 ms hop
-    n_total = clf.n_times + (n_reps + 5) * hop
+    n_total = clf.n_times_raw + (n_reps + 5) * hop
     # Unit-scale waveforms and band powers near the (random) training features, so that
     # scores vary and the check below is not dominated by the intercept.
     scale = 1.0 if clf.features == "waveform" else np.exp(-10.0)
@@ -181,7 +181,7 @@ def bench_steps(model, n_reps: int, *, plain: bool = True) -> dict:
     times = np.arange(n_total) / clf.sfreq
     out = {}
     with threadpoolctl.threadpool_limits(1):
-        window = data[: clf.n_times].T.astype(np.float64)
+        window = data[: clf.n_times_raw].T.astype(np.float64)
         paths = ("plain", "folded") if clf.features == "waveform" else ("plain",)
         for path in paths if plain else ():
             t0 = time.perf_counter()
@@ -206,10 +206,10 @@ def bench_steps(model, n_reps: int, *, plain: bool = True) -> dict:
                 clf.scores_from_features(X)
                 t.append(time.perf_counter() - t0)
             out["resample"] = _percentiles(t)
-        state = clf.streaming(capacity=clf.n_times + 2 * hop)
-        state.push(data[: clf.n_times], times[: clf.n_times])
+        state = clf.streaming(capacity=clf.n_times_raw + 2 * hop)
+        state.push(data[: clf.n_times_raw], times[: clf.n_times_raw])
         t_push, t_decide, cpu_push, cpu_decide = [], [], [], []
-        pos = clf.n_times
+        pos = clf.n_times_raw
         for _ in range(n_reps):
             c0, t0 = time.thread_time(), time.perf_counter()
             state.push(data[pos : pos + hop], times[pos : pos + hop])
@@ -233,7 +233,7 @@ def bench_steps(model, n_reps: int, *, plain: bool = True) -> dict:
         if not plain:
             return out
         # Check: the stream's decision equals the plain path on the same samples.
-        ref = clf.decision_function(data[pos - clf.n_times : pos].T, path="plain")
+        ref = clf.decision_function(data[pos - clf.n_times_raw : pos].T, path="plain")
         got = state.decide(pos)["score"]
         b = clf.intercept
         out["max_abs_diff"] = float(np.max(np.abs(np.atleast_1d(got) - ref)))
@@ -394,7 +394,7 @@ def bench_model(label: str, model: BCIModel, size: str, args, steps: list, lives
     grid = "" if model.is_ensemble else f" x {model.preprocessor.n_times}"
     rows = "" if model.is_ensemble else f"{model.preprocessor.n_rows}"
     print(
-        f"== {size}, {label}: raw window {clf.n_times} samples ({clf.n_pad} filter warm-up)"
+        f"== {size}, {label}: raw window {clf.n_times_raw} samples ({clf.n_pad} filter warm-up)"
         + (f", model input {rows}{grid}" if rows else f": {_member_list(model)}")
     )
     s = bench_steps(model, args.reps)

@@ -19,7 +19,7 @@ The candidates
 The search per candidate (small on purpose: 30 trials cannot rank a large grid)
     ranks ``auto_ranks``, ``mu2 = nu2`` in ``auto_l2``, and for each a warm-started l1
     path over ``auto_l1`` (fractions of the largest useful penalty of the training fold).
-    The paths of one fold and rank run in lockstep (:func:`~sblr_rt.model.path.
+    The paths of one fold and rank run in lockstep (:func:`~sblr_rt.model.penalty_path.
     fit_penalty_paths`); scaling is fitted on each training fold only.
 The criterion
     the out-of-fold **log-loss** over ``cv_repeats`` repetitions of stratified ``cv``-fold

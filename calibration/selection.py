@@ -35,7 +35,7 @@ visited in snake order from the largest penalties down with warm starts (a model
 collapsed to zero is restarted cold); the final model replays the chosen path on all
 epochs with the estimator, so it is the same computation that was cross-validated.
 
-The paths of one fold run in lockstep (:func:`sblr_rt.model.path.fit_penalty_paths`):
+The paths of one fold run in lockstep (:func:`sblr_rt.model.penalty_path.fit_penalty_paths`):
 each solver iteration multiplies the fold's epochs by the factors of every path at once,
 one wide product instead of one thin product per path (the paper's grid with 5-fold CV
 at (210, 118, 100): 98 s of CPU instead of 199 s path after path).
@@ -91,7 +91,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneOut, StratifiedKFold
 
 from sblr_rt.model import SparseBilinearLogisticRegression, ZeroTrapWarning, l1_penalty_max
-from sblr_rt.model.path import fit_fold_paths
+from sblr_rt.model.penalty_path import fit_fold_paths
 from sblr_rt.preprocessing import FeatureScaler, apply_scaling, fit_scaling
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -282,7 +282,7 @@ def folds_paths(folds, rank, groups, est_params, score, stop_early=None) -> list
     """Fit the same groups' paths on several training folds in one lockstep; score each point.
 
     Every fold's points are those :func:`fold_paths` fits on it alone (the folds share the
-    solver's batches, :func:`~sblr_rt.model.path.fit_fold_paths`).
+    solver's batches, :func:`~sblr_rt.model.penalty_path.fit_fold_paths`).
 
     Parameters
     ----------
@@ -294,7 +294,7 @@ def folds_paths(folds, rank, groups, est_params, score, stop_early=None) -> list
         ``score(fold_index, estimator)`` for every fitted point.
     stop_early : callable | None
         ``stop_early(fold_index, estimator) -> bool`` every :data:`RACE_EVERY` iterations
-        of a point (:func:`~sblr_rt.model.path.fit_fold_paths`): True ends the point there.
+        of a point (:func:`~sblr_rt.model.penalty_path.fit_fold_paths`): True ends the point there.
 
     Returns
     -------
@@ -458,7 +458,7 @@ def _fold_chunks(n_folds: int, n_groups: int, n_workers: int) -> list[tuple[int,
     """Plan the grid's tasks as (fold, chunk, n_chunks): chunk c holds groups[c::n_chunks].
 
     The paths of one task share every pass over the fold's data
-    (:func:`~sblr_rt.model.path.fit_penalty_paths`), so a task is best a whole fold. The
+    (:func:`~sblr_rt.model.penalty_path.fit_penalty_paths`), so a task is best a whole fold. The
     folds that divide evenly among the workers stay whole; only the remaining folds are cut
     into chunks, one per idle worker, and come last so that they fill the workers that
     would otherwise wait (5 folds on 2 workers: 4 whole folds, then one fold in halves).

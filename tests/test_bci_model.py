@@ -132,7 +132,7 @@ def test_both_forms_read_another_channel_order(single, ensemble):
 def test_the_online_classifier_reads_the_concept(single, ensemble):
     for model, raw, _ in (single, ensemble):
         clf = OnlineClassifier(model)
-        assert clf.n_times == model.n_times_raw and len(clf.members) == len(
+        assert clf.n_times_raw == model.n_times_raw and len(clf.members) == len(
             model.members if model.is_ensemble else []
         )
         window = raw[0, :, -model.n_times_raw :]

@@ -1,7 +1,7 @@
 """The steps of a fit shared by the estimator and the penalty paths.
 
 Private to :mod:`sblr_rt.model`: :class:`~sblr_rt.model.SparseBilinearLogisticRegression`
-and :func:`~sblr_rt.model.path.fit_penalty_paths` both set up the class problems, their
+and :func:`~sblr_rt.model.penalty_path.fit_penalty_paths` both set up the class problems, their
 null-model moments and cold starts here, and assemble per-problem solutions into per-class
 factors, so the two agree by construction.
 """

@@ -135,7 +135,7 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
         the two routes may end at different stationary points: on the 60 problems of the
         paper's Table 1 in ``benchmarks/solver.py --routes`` (s = t up to 250, both
         starts) the fast route ended no higher than the paper's on all 60.
-        :func:`~sblr_rt.model.path.fit_penalty_paths` runs the paper's updates (numpy
+        :func:`~sblr_rt.model.penalty_path.fit_penalty_paths` runs the paper's updates (numpy
         by default).
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes in the loss, ``{label: weight}``; ``"balanced"`` weighs

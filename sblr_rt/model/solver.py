@@ -296,7 +296,7 @@ class BCPDBatch:
     parameters, objective trace); the caller supplies the products with the data:
     ``A = X V`` of the runs in :attr:`active` before :meth:`u_step`, and ``B = X^T U``
     before :meth:`v_step`. :func:`bcpd` is a batch of one;
-    :func:`sblr_rt.model.path.fit_penalty_paths` runs many penalty paths through batches
+    :func:`sblr_rt.model.penalty_path.fit_penalty_paths` runs many penalty paths through batches
     whose products come from one pass over ``X``. Both therefore make the same updates.
 
     Parameters

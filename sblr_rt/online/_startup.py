@@ -126,7 +126,7 @@ def build_scheduler(classifier, source, feed, outputs, *, hop, evidence, model_v
     -------
     scheduler : Scheduler
     """
-    sfreq, n_times = classifier.sfreq, classifier.n_times
+    sfreq, n_times = classifier.sfreq, classifier.n_times_raw
     # Room for a window plus 5 s (at least a window) for cues whose marker arrives
     # late (a marker inlet's first clock sync can take a while; replays run faster
     # than real time) and for slow worker cycles.

@@ -143,7 +143,7 @@ class OnlineClassifier:
         Raw channels the model reads, in its order.
     sfreq : float
         Raw sampling rate in Hz.
-    n_times : int
+    n_times_raw : int
         Samples in a raw window (``n_pad`` filter warm-up + ``n_window``).
     n_pad, n_window : int
         Filter warm-up and window samples.
@@ -174,7 +174,7 @@ class OnlineClassifier:
         self.run_info = RunInfo.from_model(model)
         self.ch_names = list(model.ch_names)
         self.sfreq = float(model.sfreq)
-        self.n_times = int(model.n_times_raw)
+        self.n_times_raw = int(model.n_times_raw)
         self.n_pad = int(model.n_pad)
         self.n_window = int(model.n_window)
         self.tmin = float(model.tmin)
@@ -225,7 +225,7 @@ class OnlineClassifier:
             model=model,
             features=self.features,
             n_channels=len(self.ch_names),
-            n_times=self.n_times,
+            n_times_raw=self.n_times_raw,
             n_pad=self.n_pad,
             # W_k = U_k V_k^T on the model grid, for scores from model input in one pass.
             weights=np.einsum("ksr,ktr->kst", U, V),
@@ -240,7 +240,7 @@ class OnlineClassifier:
             model=self.model,
             features=self.features,
             n_channels=len(self.ch_names),
-            n_times=self.n_times,
+            n_times_raw=self.n_times_raw,
             n_pad=self.n_pad,
             weights=None,
             intercept=np.tensordot(
@@ -255,7 +255,7 @@ class OnlineClassifier:
     def __repr__(self) -> str:
         return (
             f"<OnlineClassifier | {self.features}, {len(self.ch_names)} channels at "
-            f"{self.sfreq:g} Hz, {self.n_times} samples per window, rank {self.rank}, "
+            f"{self.sfreq:g} Hz, {self.n_times_raw} samples per window, rank {self.rank}, "
             f"{self.path} step>"
         )
 
@@ -265,19 +265,19 @@ class OnlineClassifier:
 
         Parameters
         ----------
-        window : array, shape (n_channels, n_times)
+        window : array, shape (n_channels, n_times_raw)
             Raw samples in the model's channel order.
 
         Returns
         -------
-        window : ndarray, shape (n_channels, n_times)
+        window : ndarray, shape (n_channels, n_times_raw)
             As a float array.
         """
         window = np.asarray(window)
-        expected = (len(self.ch_names), self.n_times)
+        expected = (len(self.ch_names), self.n_times_raw)
         if window.shape != expected:
             raise ValueError(
-                f"'window' must have shape (n_channels, n_times) = {expected} (the model's "
+                f"'window' must have shape (n_channels, n_times_raw) = {expected} (the model's "
                 f"channels, and {self.n_pad} samples of filter warm-up before the "
                 f"{self.n_window}-sample window), got {window.shape}"
             )
@@ -290,7 +290,7 @@ class OnlineClassifier:
 
         Parameters
         ----------
-        window : array, shape (n_channels, n_times)
+        window : array, shape (n_channels, n_times_raw)
             Raw samples in the model's channel order (:attr:`ch_names`), ``n_times =
             n_pad + n_window``.
         path : {"auto", "plain", "folded"}
@@ -334,7 +334,7 @@ class OnlineClassifier:
 
     @property
     def native_temporal(self) -> np.ndarray:
-        """Folded temporal factors on the raw window, shape (n_times, n_outputs * rank).
+        """Folded temporal factors on the raw window, shape (n_times_raw, n_outputs * rank).
 
         Filtering, baseline, resampling and scaling are folded in. Waveform models only.
         """
@@ -390,7 +390,7 @@ class OnlineClassifier:
 
         Parameters
         ----------
-        window : array, shape (n_channels, n_times)
+        window : array, shape (n_channels, n_times_raw)
             Raw samples in the model's channel order, ``n_times = n_pad + n_window``
             (the raw epoch of :class:`~sblr_rt.bci_model.BCIModel`).
         %(window_end)s

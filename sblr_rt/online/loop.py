@@ -286,7 +286,7 @@ class OnlineLoop:
             self._channels.summary,
             self.mode,
             self.hop,
-            self.classifier.n_times,
+            self.classifier.n_times_raw,
             self._scheduler.state.path,
             self.smoothing.describe(),
         )

@@ -164,7 +164,7 @@ def lsl_collaborators(classifier, streams: LSLStreams | None = None, *, trial: b
     s = LSLStreams() if streams is None else streams
     buffer_seconds = s.buffer_seconds
     if buffer_seconds is None:
-        buffer_seconds = max(30.0, 4 * classifier.n_times / classifier.sfreq)
+        buffer_seconds = max(30.0, 4 * classifier.n_times_raw / classifier.sfreq)
     source = LSLSource(
         name=s.stream,
         stype=s.stype,

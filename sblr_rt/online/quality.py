@@ -50,7 +50,7 @@ class WindowQuality:
         self.used = np.asarray(classifier.model.pick_indices, dtype=int)
         run_info = classifier.run_info
         self.flat, self.clip_run, self.reject = run_info.flat, run_info.clip_run, run_info.reject
-        self.n_times = int(classifier.n_times)
+        self.n_times_raw = int(classifier.n_times_raw)
         capacity = int(capacity)
         n_used = len(self.used)
         # Per sample: the latest index at which any used channel had last changed
@@ -131,7 +131,7 @@ class WindowQuality:
             The first rule the window fails, in calibration's order; None also when the
             window is not held (the streaming state refuses it on its own).
         """
-        start = stop - self.n_times
+        start = stop - self.n_times_raw
         last_change = self._at(self._changed, stop - 1)
         if last_change is None:
             return None
@@ -171,12 +171,12 @@ class WindowQuality:
         still stuck or unchanged now are named for ``flat`` and ``clipped``.
         """
         if reason == "flat" and self.flat <= 0:
-            bad = self._last_change <= stop - self.n_times
+            bad = self._last_change <= stop - self.n_times_raw
         elif reason == "clipped":
             bad = self._at_edge & (self._n - self._run_start >= (self.clip_run or 1))
         elif self._samples is not None:
             try:
-                seg, _ = self._samples.get(stop - self.n_times, stop)
+                seg, _ = self._samples.get(stop - self.n_times_raw, stop)
             except ValueError:
                 return []
             ptp = seg.max(axis=1) - seg.min(axis=1)

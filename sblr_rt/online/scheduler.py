@@ -153,7 +153,7 @@ class Scheduler:
         # Seconds from a cue to its trial window's last sample.
         self.cue_span = (round(clf.tmin * clf.sfreq) + clf.n_window) / clf.sfreq
         # Samples ingested at once: the state keeps a window and this much more.
-        self.piece = max(1, state.capacity - state.n_times)
+        self.piece = max(1, state.capacity - state.n_times_raw)
         self.quality = WindowQuality(clf, state.capacity)
         self.quality_base = self.n_in  # raw index of the quality ring's sample 0
         self._stretch: tuple[str, int] | None = None  # (reason, windows) of refusals
@@ -414,7 +414,7 @@ class Scheduler:
                 if self.on_trial is not None:
                     window = dataclasses.replace(
                         early,
-                        window_start_index=stop - state.n_times + self.offset,
+                        window_start_index=stop - state.n_times_raw + self.offset,
                         window_stop_index=stop + self.offset,
                     )
                     self.on_trial(t, value, window)
@@ -433,7 +433,7 @@ class Scheduler:
         state, hop = self.state, self.hop_samples
         n = state.n_pushed
         if self.next_slide is None:
-            self.next_slide = max(n, state.n_times)
+            self.next_slide = max(n, state.n_times_raw)
         if n < self.next_slide:
             return
         behind = (n - self.next_slide) // hop
@@ -490,7 +490,7 @@ class Scheduler:
         published = self.clock()
         decision = dataclasses.replace(
             decision,
-            window_start_index=stop - self.state.n_times + self.offset,
+            window_start_index=stop - self.state.n_times_raw + self.offset,
             window_stop_index=stop + self.offset,
             published=published,
             step_time=step_time,
@@ -542,7 +542,7 @@ class Scheduler:
             "No decision for the trial at cue %r: window %s (samples %d..%d; held %d..%d).",
             cue,
             reason,
-            stop - state.n_times + self.offset,
+            stop - state.n_times_raw + self.offset,
             stop - 1 + self.offset,
             max(0, state.n_pushed - state.capacity) + self.offset,
             state.n_pushed - 1 + self.offset,

@@ -83,7 +83,7 @@ class StreamingState:
     ----------
     n_pushed : int
         Samples pushed (or skipped) so far; the next sample's index.
-    n_times : int
+    n_times_raw : int
         Samples per raw window.
     path : str
         The computation path's name.
@@ -92,11 +92,12 @@ class StreamingState:
     def __init__(self, classifier, *, capacity=None, path="projected"):
         clf = classifier
         self.classifier = clf
-        self.n_times = clf.n_times
-        capacity = 2 * clf.n_times if capacity is None else int(capacity)
-        if capacity < clf.n_times:
+        self.n_times_raw = clf.n_times_raw
+        capacity = 2 * clf.n_times_raw if capacity is None else int(capacity)
+        if capacity < clf.n_times_raw:
             raise ValueError(
-                f"'capacity' must hold at least one window ({clf.n_times} samples), got {capacity}"
+                f"'capacity' must hold at least one window ({clf.n_times_raw} samples), got "
+                f"{capacity}"
             )
         self.capacity = capacity
         cls = path_class(path)
@@ -287,7 +288,7 @@ class StreamingState:
             sample, or overwritten), ``"gap"`` (straddles a break), ``"nonfinite"`` (holds
             NaN or inf), or None when the window can be classified.
         """
-        start = stop - self.n_times
+        start = stop - self.n_times_raw
         n = self.n_pushed
         if stop > n:
             return "future"

@@ -44,7 +44,7 @@ def test_a_model_with_eog_regression_reads_no_eye_channel_and_decides_online_ali
     from sblr_rt.online import OnlineClassifier
 
     clf = OnlineClassifier(cleaned)
-    window = runs[0].data[:, 50 : 50 + clf.n_times]
+    window = runs[0].data[:, 50 : 50 + clf.n_times_raw]
     np.testing.assert_allclose(
         clf.decision_function(window, path="folded"),
         clf.decision_function(window, path="plain"),

@@ -67,7 +67,7 @@ def test_three_class_round_trip(run, features, tmp_path, capsys):
     sfreq = run.sfreq
     raw_ch = [run.ch_names.index(c) for c in clf.ch_names]
     starts = [round((t + clf.tmin) * sfreq) - clf.n_pad for t in run.marker_times[2:8]]
-    windows = np.stack([run.data[raw_ch, s : s + clf.n_times] for s in starts])
+    windows = np.stack([run.data[raw_ch, s : s + clf.n_times_raw] for s in starts])
     offline = loaded.decision_function(windows)
     for window, expected in zip(windows, offline, strict=True):
         scores = clf.decision_function(window)
@@ -79,12 +79,12 @@ def test_three_class_round_trip(run, features, tmp_path, capsys):
 
     # The streaming fast path (projected, filtered) gives the same scores as the step.
     fixed = OnlineClassifier(loaded, recentre=False)
-    state = fixed.streaming(capacity=starts[-1] + clf.n_times + 1)
+    state = fixed.streaming(capacity=starts[-1] + clf.n_times_raw + 1)
     assert state.path != "plain"
-    n = starts[-1] + clf.n_times
+    n = starts[-1] + clf.n_times_raw
     state.push(np.ascontiguousarray(run.data[raw_ch, :n].T), np.arange(n) / sfreq)
     for s, window in zip(starts, windows, strict=True):
-        got = state.decide(s + clf.n_times)
+        got = state.decide(s + clf.n_times_raw)
         np.testing.assert_allclose(got["score"], fixed.decision_function(window), rtol=1e-6,
                                    atol=1e-8)  # fmt: skip
 

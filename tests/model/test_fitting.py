@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sblr_rt.model import SparseBilinearLogisticRegression, l1_penalty_max
-from sblr_rt.model.path import fit_penalty_paths
+from sblr_rt.model.penalty_path import fit_penalty_paths
 
 SCALES = [1e-6, 1.0, 1e6]
 

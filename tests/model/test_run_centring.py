@@ -118,7 +118,7 @@ def test_an_ensemble_averages_its_members_and_their_run_centring(tmp_path):
     np.testing.assert_allclose(again.decision_function_run(raw), ens.decision_function_run(raw))
     # online: the plain path, and one window scores as offline
     clf = OnlineClassifier(again)
-    assert clf.path == "plain" and clf.n_times == again.n_times_raw
+    assert clf.path == "plain" and clf.n_times_raw == again.n_times_raw
     # streaming: each member on its own fast path, the same scores as the plain pipeline
     n = 3 * again.n_times_raw
     fast, plain = clf.streaming(capacity=n), clf.streaming(capacity=n, path="plain")

@@ -7,7 +7,7 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score
 
 from sblr_rt.model import SparseBilinearLogisticRegression
-from sblr_rt.model.path import fit_fold_paths, fit_penalty_paths
+from sblr_rt.model.penalty_path import fit_fold_paths, fit_penalty_paths
 
 PARAMS = dict(rank=1, mu1=0.01, mu2=0.1, nu2=0.1, tol=1e-6, max_iter=2000)
 

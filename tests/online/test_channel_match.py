@@ -63,7 +63,7 @@ def test_missing_and_ambiguous_channels_are_refused(model):
 def test_the_loop_reads_the_right_channels_and_reports_the_mapping(model, fakes, caplog):
     clf = OnlineClassifier(model)
     order = [3, 0, 5, 1, 4, 2]  # the stream's channel j is the model's channel order[j]
-    n = 3 * clf.n_times
+    n = 3 * clf.n_times_raw
     data = np.random.default_rng(1).standard_normal((n, 6))
     times = 10.0 + np.arange(n) / SFREQ
     source = fakes.Source(data, times, [FILE[k] for k in order], SFREQ)
@@ -80,7 +80,7 @@ def test_the_loop_reads_the_right_channels_and_reports_the_mapping(model, fakes,
     model_order = data[:, np.argsort(order)]  # back in the model's channel order
     for d in decisions:
         stop = d["window_stop_index"]
-        window = model_order[stop - clf.n_times : stop].T[None]
+        window = model_order[stop - clf.n_times_raw : stop].T[None]
         np.testing.assert_allclose(d["score"], model.decision_function(window)[0], rtol=1e-9)
     channels = loop.snapshot().channels
     assert [(m, s) for m, s, _ in channels.pairs] == list(zip(MODEL, FILE, strict=True))

@@ -12,7 +12,7 @@ from sblr_rt.online.classifier import OnlineClassifier, check_stream_info, publi
 
 def _windows(clf, n=5, seed=1):
     rng = np.random.default_rng(seed)
-    return rng.standard_normal((n, len(clf.ch_names), clf.n_times))
+    return rng.standard_normal((n, len(clf.ch_names), clf.n_times_raw))
 
 
 def test_step_equals_offline_model(case_model):
@@ -54,14 +54,14 @@ def test_step_is_pure_and_repeatable(make_model):
 def test_step_checks_the_window(make_model):
     clf = OnlineClassifier(make_model())
     with pytest.raises(ValueError, match=r"'window' must have shape"):
-        clf.step(np.zeros((len(clf.ch_names), clf.n_times - 1)))
+        clf.step(np.zeros((len(clf.ch_names), clf.n_times_raw - 1)))
     with pytest.raises(ValueError, match="'path' must be one of"):
-        clf.step(np.zeros((len(clf.ch_names), clf.n_times)), path="fast")
+        clf.step(np.zeros((len(clf.ch_names), clf.n_times_raw)), path="fast")
     with pytest.raises(TypeError, match="must be a BCIModel"):
         OnlineClassifier(object())
     bp = OnlineClassifier(make_model(features="bandpower"))
     with pytest.raises(ValueError, match="waveform"):
-        bp.decision_function(np.zeros((len(bp.ch_names), bp.n_times)), path="folded")
+        bp.decision_function(np.zeros((len(bp.ch_names), bp.n_times_raw)), path="folded")
 
 
 def test_nan_window_gives_no_label(make_model):

@@ -88,9 +88,9 @@ def test_loop_decisions_equal_the_offline_model(make_model, source_id):
     model = make_model(l_freq=1.0, h_freq=20.0, rank=2, tmin=-0.2, tmax=0.8)
     clf = OnlineClassifier(model)
     rng = np.random.default_rng(0)
-    n_total = 4 * clf.n_times
+    n_total = 4 * clf.n_times_raw
     data = rng.standard_normal((n_total, len(clf.ch_names)))
-    onsets = [clf.n_times + 3, clf.n_times + 250, 3 * clf.n_times]
+    onsets = [clf.n_times_raw + 3, clf.n_times_raw + 250, 3 * clf.n_times_raw]
     markers = [(i, model.classes[k % 2]) for k, i in enumerate(onsets)] + [(500, "other")]
     # Extra channel and another order: the loop picks the model's channels by label.
     stream_names = ["EXTRA", *reversed(clf.ch_names)]
@@ -175,7 +175,7 @@ def test_loop_survives_nan_and_a_vanished_stream(make_model, source_id, caplog):
     model = make_model(features="bandpower", rank=2)
     clf = OnlineClassifier(model)
     rng = np.random.default_rng(1)
-    n = clf.n_times
+    n = clf.n_times_raw
     data = rng.standard_normal((6 * n, len(clf.ch_names)))
     data[n + 20 : n + 23, 1] = np.nan
 
@@ -233,7 +233,7 @@ def test_loop_survives_nan_and_a_vanished_stream(make_model, source_id, caplog):
     assert snap.n_gaps >= 1 and len(snap.gaps) >= 1
     t_gap0, t_gap1 = snap.gaps[0]
     for d in decisions:
-        start_t = d["window_end"] - (clf.n_times - 1) / pusher.rate
+        start_t = d["window_end"] - (clf.n_times_raw - 1) / pusher.rate
         # No window holds the NaN samples, and none straddles the gap.
         assert not (start_t <= pusher.t0 - 2.0 + (n + 22) / pusher.rate < d["window_end"])
         assert not (start_t < t_gap1 - 0.5 / pusher.rate and d["window_end"] > t_gap0)
@@ -243,7 +243,7 @@ def test_loop_survives_nan_and_a_vanished_stream(make_model, source_id, caplog):
     # After the return, windows are contiguous samples: compare with the offline model.
     for d in after:
         stop = pusher.index_of(d["window_end"]) + 1
-        window = data[stop - clf.n_times : stop].T
+        window = data[stop - clf.n_times_raw : stop].T
         np.testing.assert_allclose(d["score"], model.decision_function(window[None])[0], 1e-8)
 
 
@@ -280,9 +280,9 @@ def test_worker_errors_are_raised_on_the_next_call(make_model, source_id, caplog
 
         loop._scheduler.state.decide = broken
         # noise: zeros are a flat (dead) signal, which gets no decision at all
-        noise = np.random.default_rng(0).standard_normal((3 * clf.n_times, 6))
+        noise = np.random.default_rng(0).standard_normal((3 * clf.n_times_raw, 6))
         pusher = _Pusher(eeg, noise, clf.sfreq, speed=10.0)
-        pusher.push_until(3 * clf.n_times)
+        pusher.push_until(3 * clf.n_times_raw)
         _wait(lambda: not loop.running, "the worker to stop")
         with pytest.raises(RuntimeError, match="worker thread failed: ZeroDivisionError: boom"):
             loop.snapshot()
@@ -310,7 +310,7 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
         OnlineLoop.from_lsl(model, hop=0)
     with pytest.raises(ValueError, match="'mode' must be one of"):
         OnlineLoop.from_lsl(model, mode="live")
-    data = np.random.default_rng(2).standard_normal((4 * clf.n_times, 6))
+    data = np.random.default_rng(2).standard_normal((4 * clf.n_times_raw, 6))
     errors = []
 
     def poll():  # a GUI timer polling from another thread
@@ -357,9 +357,9 @@ def test_early_trial_decisions_over_lsl_on_both_outlets(make_model, source_id):
 
     model = make_model()
     clf = OnlineClassifier(model)
-    n_total = 5 * clf.n_times
+    n_total = 5 * clf.n_times_raw
     data = np.random.default_rng(1).standard_normal((n_total, len(clf.ch_names)))
-    onsets = [clf.n_times + 20, 3 * clf.n_times]
+    onsets = [clf.n_times_raw + 20, 3 * clf.n_times_raw]
     markers = [(i, model.classes[k % 2]) for k, i in enumerate(onsets)]
     eeg = EEGOutlet(name="early-eeg", ch_names=clf.ch_names, sfreq=clf.sfreq, source_id=source_id)
     cues = MarkerOutlet(name="early-cues", source_id=f"{source_id}-cues")

@@ -16,7 +16,7 @@ def _quality(n_channels, n_times, config, capacity):
     model = types.SimpleNamespace(pick_indices=np.arange(n_channels))  # reads every channel
     run_info = RunInfo.from_metadata({"config": config})
     clf = types.SimpleNamespace(
-        model=model, run_info=run_info, ch_names=list(range(n_channels)), n_times=n_times
+        model=model, run_info=run_info, ch_names=list(range(n_channels)), n_times_raw=n_times
     )
     return WindowQuality(clf, capacity)
 

@@ -24,10 +24,10 @@ def test_streaming_equals_step_on_the_same_samples(case_model, fast):
     model = case_model
     clf = OnlineClassifier(model, fast=fast)
     rng = np.random.default_rng(3)
-    n_total = 3 * clf.n_times + 101
+    n_total = 3 * clf.n_times_raw + 101
     data = rng.standard_normal((n_total, len(clf.ch_names)))
     times = 100.0 + np.arange(n_total) / clf.sfreq
-    state = clf.streaming(capacity=clf.n_times + 150)
+    state = clf.streaming(capacity=clf.n_times_raw + 150)
     fast_paths = {
         "waveform": "projected",
         "bandpower": "filtered",
@@ -36,7 +36,7 @@ def test_streaming_equals_step_on_the_same_samples(case_model, fast):
     }
     expected_path = fast_paths[model.features] if fast else "plain"
     assert state.path == expected_path
-    stops = sorted(rng.choice(np.arange(clf.n_times, n_total + 1), 12, replace=False))
+    stops = sorted(rng.choice(np.arange(clf.n_times_raw, n_total + 1), 12, replace=False))
     stops[-1] = n_total
     pushed = 0
     for stop in stops:
@@ -45,18 +45,18 @@ def test_streaming_equals_step_on_the_same_samples(case_model, fast):
         assert state.n_pushed == stop
         back = int(rng.integers(0, 100))  # a window ending a little before the newest
         for s in (stop, stop - back):
-            if s < clf.n_times:
+            if s < clf.n_times_raw:
                 continue
             assert state.why_not(s) is None
             got = state.decide(s, trial=True, cue="x")
-            window = data[s - clf.n_times : s].T
+            window = data[s - clf.n_times_raw : s].T
             ref = model.decision_function(window[None])[0]
             np.testing.assert_allclose(got["score"], ref, rtol=1e-9, atol=1e-9)
             assert got["label"] == model.predict(window[None])[0]
             assert got["window_end"] == times[s - 1]
             assert got["trial"] and got["cue"] == "x"
     assert state.why_not(n_total + 1) == "future"
-    assert state.why_not(n_total - clf.n_times - 151 + clf.n_times) == "unavailable"
+    assert state.why_not(n_total - clf.n_times_raw - 151 + clf.n_times_raw) == "unavailable"
 
 
 def test_projected_state_buffers_only_r_virtual_channels(make_model):
@@ -69,7 +69,7 @@ def test_streaming_nan_and_breaks(make_model):
     model = make_model(features="bandpower")
     for fast in (True, False):
         clf = OnlineClassifier(model, fast=fast)
-        n = clf.n_times
+        n = clf.n_times_raw
         rng = np.random.default_rng(5)
         data = rng.standard_normal((4 * n, len(clf.ch_names)))
         times = np.arange(4 * n) / clf.sfreq
@@ -100,18 +100,18 @@ def test_streaming_nan_and_breaks(make_model):
 def test_trial_stop_aligns_cues_to_samples(make_model):
     model = make_model(tmin=-0.2, tmax=0.8, l_freq=2.0, h_freq=30.0)
     clf = OnlineClassifier(model)
-    state = clf.streaming(capacity=3 * clf.n_times)
+    state = clf.streaming(capacity=3 * clf.n_times_raw)
     t0 = 1000.0
-    n_total = 2 * clf.n_times
+    n_total = 2 * clf.n_times_raw
     times = t0 + np.arange(n_total) / clf.sfreq
     assert state.trial_stop(t0) is None
     state.push(np.zeros((n_total, len(clf.ch_names))), times)
-    onset = clf.n_times
+    onset = clf.n_times_raw
     cue = t0 + onset / clf.sfreq + 0.3 / clf.sfreq  # nearest sample: onset
     stop = state.trial_stop(cue)
     assert stop == onset + round(0.8 * clf.sfreq)
     # The raw epoch's convention (BCIModel): n_pad samples before onset + tmin.
-    assert stop - clf.n_times == onset + round(-0.2 * clf.sfreq) - clf.n_pad
+    assert stop - clf.n_times_raw == onset + round(-0.2 * clf.sfreq) - clf.n_pad
     assert state.trial_stop(t0 + (onset + 0.7) / clf.sfreq) == stop + 1
     assert state.trial_stop(times[-1] + 1.0) is None
     assert state.trial_stop(t0 - 5.0) == -1
@@ -120,7 +120,7 @@ def test_trial_stop_aligns_cues_to_samples(make_model):
 def test_streaming_state_rejects_bad_configuration(make_model):
     clf = OnlineClassifier(make_model())
     with pytest.raises(ValueError, match="'capacity' must hold at least one window"):
-        clf.streaming(capacity=clf.n_times - 1)
+        clf.streaming(capacity=clf.n_times_raw - 1)
     with pytest.raises(ValueError, match="'path'='filtered' needs the bandpower"):
         StreamingState(clf, path="filtered")
     with pytest.raises(ValueError, match="'path' must be one of"):
@@ -143,14 +143,14 @@ def test_run_centring_counts_the_trials_and_leaves_sliding_windows_out(make_mode
     )
     clf = OnlineClassifier(model)
     rng = np.random.default_rng(5)
-    n = 3 * clf.n_times
+    n = 3 * clf.n_times_raw
     state = clf.streaming(capacity=n)
     data = rng.standard_normal((n, len(clf.ch_names))) + 3.0
     state.push(data, 100.0 + np.arange(n) / 100)
-    raw = model.decision_function(data[: clf.n_times].T[None])
-    slide = state.decide(clf.n_times)["score"]
+    raw = model.decision_function(data[: clf.n_times_raw].T[None])
+    slide = state.decide(clf.n_times_raw)["score"]
     assert state.run_centring.n_trials == 0 and slide == pytest.approx(raw[0])
-    first = state.decide(clf.n_times, trial=True)["score"]
+    first = state.decide(clf.n_times_raw, trial=True)["score"]
     assert state.run_centring.n_trials == 1 and first == pytest.approx(raw[0] / 2)
     off = OnlineClassifier(model, recentre=False).streaming(capacity=n)
     assert off.run_centring is None

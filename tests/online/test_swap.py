@@ -174,7 +174,7 @@ def test_swap_over_lsl_while_the_worker_runs(make_model, source_id, wait):
     """Over real LSL, a model swapped from another thread takes over between two hops."""
     old, new = make_model(), make_model(seed=9, rank=2)
     clf = OnlineClassifier(old)
-    n_total = 8 * clf.n_times
+    n_total = 8 * clf.n_times_raw
     data = np.random.default_rng(1).standard_normal((n_total, len(clf.ch_names)))
     eeg = EEGOutlet(
         name="swap-eeg", ch_names=clf.ch_names, sfreq=SFREQ, source_id=source_id, dtype="float64"
@@ -184,11 +184,11 @@ def test_swap_over_lsl_while_the_worker_runs(make_model, source_id, wait):
     try:
         loop.start()
         assert eeg.wait_for_consumers(DEADLINE)
-        push.until(3 * clf.n_times)
+        push.until(3 * clf.n_times_raw)
         wait(lambda: loop.snapshot().n_decisions >= 3, "decisions of the first model")
         swapper = threading.Thread(target=loop.swap_model, args=(new,), kwargs={"version": 1})
         swapper.start()  # from another thread while the worker decides
-        push.until(5 * clf.n_times)
+        push.until(5 * clf.n_times_raw)
         swapper.join(DEADLINE)
         push.until(n_total)
         wait(lambda: loop.model_version == 1, "the switch")

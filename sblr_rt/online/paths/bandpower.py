@@ -149,7 +149,7 @@ class FilteredBandPowerPath(StreamingPath):
         scoring = self.scoring
         # Running sums just before each bin edge; the first edge is the window's first
         # sample, whose predecessor is in the warm-up part (n_pad >= 1).
-        rows = stop - scoring.n_times + scoring.n_pad - 1 + self._edges  # absolute row indices
+        rows = stop - scoring.n_times_raw + scoring.n_pad - 1 + self._edges  # absolute row indices
         csum = self._ring.take(rows)  # (n_bins + 1, n_cols): only the rows a decision needs
         with np.errstate(invalid="ignore"):  # overflowed sums score NaN (then dropped)
             for first, base in self._rebases:

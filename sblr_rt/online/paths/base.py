@@ -44,7 +44,7 @@ class Scoring:
         The model's ``features`` (``"ensemble"`` for an ensemble).
     n_channels : int
         Raw channels, in the model's order.
-    n_times, n_pad : int
+    n_times_raw, n_pad : int
         Samples in a raw window, of which ``n_pad`` are filter warm-up.
     weights : ndarray, shape (n_outputs, n_rows, n_times_model) | None
         ``W_k = U_k V_k^T`` on the model grid; None for an ensemble (its members have
@@ -55,7 +55,7 @@ class Scoring:
         Components per output (an ensemble's: its members' largest).
     native : tuple of ndarray | None
         The folded factors on the raw window, ``(n_channels, n_outputs * rank)`` and
-        ``(n_times, n_outputs * rank)``, column ``k * rank + j`` output ``k``, component
+        ``(n_times_raw, n_outputs * rank)``, column ``k * rank + j`` output ``k``, component
         ``j`` (read-only); None unless the preprocessing is linear (waveform, no ensemble).
     members : tuple of (type of StreamingPath, Scoring)
         An ensemble's members, each with the streaming path it takes alone (empty
@@ -67,7 +67,7 @@ class Scoring:
     model: Any
     features: str
     n_channels: int
-    n_times: int
+    n_times_raw: int
     n_pad: int
     weights: np.ndarray | None
     intercept: np.ndarray

@@ -32,5 +32,5 @@ class PlainPath(StreamingPath):
 
     def scores(self, stop: int) -> np.ndarray:
         """Return the scores (n_outputs,) of the raw window ending before ``stop``."""
-        window, _ = self._ring.get(stop - self.scoring.n_times, stop)
+        window, _ = self._ring.get(stop - self.scoring.n_times_raw, stop)
         return self.scoring.plain_scores(window)

@@ -45,7 +45,7 @@ class ProjectedPath(StreamingPath):
 
     def scores(self, stop: int) -> np.ndarray:
         """Return the scores (n_outputs,) of the raw window ending before ``stop``."""
-        rows = self._ring.rows(stop - self.scoring.n_times, stop)  # (n_times, K r), a view
+        rows = self._ring.rows(stop - self.scoring.n_times_raw, stop)  # (n_times, K r), a view
         # The diagonal of V_n^T P (K r x K r, BLAS) beats an einsum over the long axis.
         cols = np.diagonal(self._temporal_t @ rows)
         return self.scoring.scores_from_columns(cols)

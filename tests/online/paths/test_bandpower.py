@@ -13,7 +13,7 @@ def test_a_burst_does_not_poison_the_running_sums(make_model, bad):
     """After a burst of non-finite (or huge) samples and a break, decisions equal plain."""
     model = make_model(features="bandpower")
     clf = OnlineClassifier(model)
-    n = clf.n_times
+    n = clf.n_times_raw
     rng = np.random.default_rng(7)
     data = rng.standard_normal((5 * n, len(clf.ch_names)))
     times = np.arange(5 * n) / clf.sfreq
@@ -41,7 +41,7 @@ def test_rebased_sums_still_give_windows_from_before_the_rebase(make_model):
     """Windows held across rebases (every ``capacity`` samples, and at breaks) stay exact."""
     model = make_model(features="bandpower")
     clf = OnlineClassifier(model)
-    n = clf.n_times
+    n = clf.n_times_raw
     rng = np.random.default_rng(8)
     data = 1e3 * rng.standard_normal((6 * n, len(clf.ch_names)))
     times = np.arange(6 * n) / clf.sfreq
@@ -60,7 +60,7 @@ def test_settling_changes_when_work_is_done_not_the_scores(make_model, features)
     """Deferred filter work run after each decision (as the loop does) or left to push."""
     model = make_model(features=features, n_channels=5)
     clf = OnlineClassifier(model)
-    n = clf.n_times
+    n = clf.n_times_raw
     rng = np.random.default_rng(9)
     data = rng.standard_normal((4 * n, len(clf.ch_names)))
     times = np.arange(4 * n) / clf.sfreq

@@ -47,7 +47,7 @@ def test_members_filtering_alike_share_a_bank_and_score_as_unshared():
     ]
     model = EnsembleModel(members, weights=[0.3, 0.1, 0.2, 0.2, 0.2])
     clf = OnlineClassifier(model)
-    n, capacity = clf.n_times, 3 * clf.n_times
+    n, capacity = clf.n_times_raw, 3 * clf.n_times_raw
     shared = EnsemblePath(clf.scoring, capacity)
     alone = EnsemblePath(clf.scoring, capacity, share=False)
     assert len(shared.shared_banks) == 1 and not alone.shared_banks

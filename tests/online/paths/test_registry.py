@@ -32,7 +32,7 @@ class MeanPath(StreamingPath):
         self.breaks += 1
 
     def scores(self, stop):
-        window, _ = self.ring.get(stop - self.scoring.n_times, stop)
+        window, _ = self.ring.get(stop - self.scoring.n_times_raw, stop)
         return np.array([window.mean()])
 
 
@@ -44,7 +44,7 @@ def test_a_registered_path_is_driven_by_the_streaming_state(make_model, monkeypa
         clf.streaming(path="mean")
     monkeypatch.setattr(MeanPath, "features", None)
     state = clf.streaming(path="mean")
-    n = clf.n_times
+    n = clf.n_times_raw
     data = np.random.default_rng(0).standard_normal((2 * n, len(clf.ch_names)))
     data[5, 0] = np.inf
     state.push(data, np.arange(2 * n) / clf.sfreq)

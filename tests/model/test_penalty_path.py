@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sblr_rt.model import SparseBilinearLogisticRegression, l1_penalty_max
-from sblr_rt.model.path import fit_fold_paths, fit_penalty_paths
+from sblr_rt.model.penalty_path import fit_fold_paths, fit_penalty_paths
 
 
 def _data(n_classes, n=60, s=8, t=10, seed=1):
