@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metadata_routing import UNUSED
 from sklearn.utils.validation import check_is_fitted
 
 from sblr_rt.model._fitting import (
@@ -214,6 +215,12 @@ class SparseBilinearLogisticRegression(ClassifierMixin, BaseEstimator):
     >>> clf.spatial_.shape, clf.temporal_.shape, clf.score(X, y)
     ((6, 1), (8, 1), 1.0)
     """
+
+    # check_input is the caller's promise about X, not data to route (scikit-learn's own
+    # idiom, as in DecisionTreeClassifier): no set_*_request method is made for it.
+    __metadata_request__decision_function: ClassVar[dict] = {"check_input": UNUSED}
+    __metadata_request__predict: ClassVar[dict] = {"check_input": UNUSED}
+    __metadata_request__predict_proba: ClassVar[dict] = {"check_input": UNUSED}
 
     _parameter_constraints: ClassVar[dict] = {
         "rank": [Interval(Integral, 1, None, closed="left")],
