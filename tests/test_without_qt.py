@@ -65,13 +65,13 @@ SCRIPT = textwrap.dedent(
     from sblr_rt.online import OnlineClassifier
 
     online = OnlineClassifier(model)
-    n = online.n_times + 50
+    n = online.n_times_raw + 50
     raw = rng.standard_normal((n, len(online.ch_names))).astype(np.float32) * 1e-5
     state = online.streaming(capacity=n)
     state.push(raw, np.arange(n) / online.sfreq)
     decision = state.decide(n)
     assert decision["label"] in model.classes
-    window = raw[n - online.n_times :].T.astype(np.float64)
+    window = raw[n - online.n_times_raw :].T.astype(np.float64)
     ref = online.decision_function(window, path="plain")
     np.testing.assert_allclose(decision["score"], ref, rtol=1e-6, atol=1e-9)
     qt = sorted(m for m in sys.modules if m.split(".")[0] in ("PyQt5", "pyqtgraph"))
