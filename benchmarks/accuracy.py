@@ -237,11 +237,13 @@ def score_path(path, train_recs, test_rec, class_map, window, n_jobs, *, static,
 
 def chosen(model) -> str:
     """What auto chose, for the table."""
-    auto = model.metadata.get("selection", {}).get("auto") or {}
-    ensemble = auto.get("ensemble") or []
+    from sblr_rt.search_record import search_record
+
+    record = search_record(model.metadata)
+    ensemble = record.get("ensemble") or []
     if len(ensemble) > 1:  # the mean of these candidates' scores, the first chosen by CV
         return " + ".join(ensemble)
-    return str(auto.get("chosen", model.features))
+    return str(record.get("chosen", model.features))
 
 
 def cross_run(args):

@@ -17,7 +17,7 @@ issue 29): on eight synthetic data sets of that size (seeds 0-7), the fast searc
 ``tol`` everywhere against the default, which stops the fits of folds of a million values
 or more at ``large_search_tol``; the final model (refitted at ``tol`` either way) is scored
 on 2,000 new epochs of each data set, so this says whether the looser rule costs accuracy.
-``restarts``: the final fit's second start (:func:`sblr_rt.calibration.selection.run_path`):
+``restarts``: the final fit's second start (:func:`sblr_rt.calibration.search.run_path`):
 on 24 synthetic data sets of that size, the chosen point's fit along the warm-started path
 against the one kept (the path's or a cold start's, whichever reached the lower objective),
 each scored on 2,000 new epochs.
@@ -402,7 +402,8 @@ def restarts(args, seeds=range(24), n_test=2000):
     the kept models' mean accuracy on new epochs no lower than the path's.
     """
     from sblr_rt.calibration.config import CalibrationConfig
-    from sblr_rt.calibration.selection import penalty_grid, run_path, select
+    from sblr_rt.calibration.search import run_path
+    from sblr_rt.calibration.selection import penalty_grid, select
     from threadpoolctl import threadpool_limits
 
     from sblr_rt.preprocessing import apply_scaling

@@ -15,7 +15,8 @@ from sblr_rt.calibration.config import CalibrationConfig, load_config
 from sblr_rt.calibration.core import build_preprocessor, calibrate
 from sblr_rt.calibration.epochs import EpochSet, extract_epochs
 from sblr_rt.calibration.prior import PriorSettings, adapt_prior, build_prior
-from sblr_rt.calibration.selection import make_splits, paper_param_grid, penalty_grid, select
+from sblr_rt.calibration.search import make_splits
+from sblr_rt.calibration.selection import paper_param_grid, penalty_grid, select
 
 __all__ = [
     "CalibrationConfig",

@@ -48,20 +48,25 @@ file stores and ``sblr-rt inspect`` prints.
 from __future__ import annotations
 
 import logging
-import math
 import time
-import warnings
 
 import numpy as np
-from joblib import delayed, effective_n_jobs
+from joblib import effective_n_jobs
+from sblr_rt.calibration.criteria import LogLoss, pool, pooled_scores
 from sblr_rt.calibration.epochs import RawEpochs, cut_raw_epochs
-from sblr_rt.calibration.selection import folds_paths, make_splits, run_path, scaled_fold
-from sblr_rt.calibration.workers import parallel
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import RepeatedStratifiedKFold
+from sblr_rt.calibration.search import (
+    Candidate,
+    FoldSettings,
+    Stage,
+    candidate_report,
+    chosen,
+    cross_validate,
+    fit_point,
+    make_splits,
+    search_report,
+    summarise,
+)
 
-from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
 from sblr_rt.preprocessing.features import FEATURE_PATHS
@@ -176,193 +181,101 @@ def _features(raw: RawEpochs, pres: dict, *, recentre: bool) -> tuple[dict, dict
     return {key: done[key] for key in pres}, references
 
 
-def _grid(config) -> list[tuple[int, float, float]]:
-    return [
-        (r, l2, f)
-        for r in config.selection.auto_ranks
-        for l2 in config.selection.auto_l2
-        for f in config.selection.auto_l1
-    ]
+def _stages(config) -> list[Stage]:
+    """Return the auto plan's grid: every rank, ``mu2 = nu2`` in ``auto_l2``, l1 paths."""
+    settings = config.selection
+    groups = tuple(((l2, l2), tuple((f, f) for f in settings.auto_l1)) for l2 in settings.auto_l2)
+    return [Stage(r, groups) for r in settings.auto_ranks]
 
 
-def _fold_task(Zs, y, splits, config, centers, dtype):
-    """Out-of-fold class probabilities of every grid point, per candidate and split.
-
-    Every (candidate, fold) is a training set of one lockstep per rank
-    (:func:`~.selection.folds_paths`): the candidates of one feature path have the same
-    shape and share the solver's batches. Returns ``out[c][i]``, one entry per grid point
-    (None: no such rank) for candidate ``c`` on split ``i``.
-    """
-    sets = [
-        (c, i, *scaled_fold(Z, train, test, config.preprocessing.scaling, center, dtype))
-        for c, (Z, center) in enumerate(zip(Zs, centers, strict=True))
-        for i, (train, test) in enumerate(splits)
-    ]
-    groups = [
-        ((l2, l2), [(f, f) for f in config.selection.auto_l1]) for l2 in config.selection.auto_l2
-    ]
-    largest = max((Xtr.shape for _, _, Xtr, _ in sets), key=math.prod)
-    est_params = config.fit_params() | {
-        "max_iter": config.selection.auto_max_iter,
-        "tol": config.cv_tol_for(largest),
-    }
-    out = [[[] for _ in splits] for _ in Zs]
-    n_points = len(config.selection.auto_l2) * len(config.selection.auto_l1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", ZeroTrapWarning)
-        for rank in config.selection.auto_ranks:
-            fit = [st for st in sets if rank <= min(st[2].shape[1:])]
-            for c, i, *_ in sets:
-                if rank > min(Zs[c].shape[1:]):
-                    out[c][i] += [None] * n_points
-            if not fit:
-                continue
-            res = folds_paths(
-                [(Xtr, y[splits[i][0]]) for _, i, Xtr, _ in fit],
-                rank,
-                groups,
-                est_params,
-                # the test set is checked once, not at every point
-                lambda f, e, fit=fit: e.predict_proba(fit[f][3], check_input=False),
-            )
-            for (c, i, *_), r in zip(fit, res, strict=True):
-                out[c][i] += [proba for path in r for proba in path]
-    return out
-
-
-def _scores(proba: np.ndarray, y: np.ndarray, *, auc: bool = True) -> dict:
-    """Log-loss, accuracy and AUC of pooled out-of-fold probabilities (one repeat).
-
-    The AUC is :func:`sklearn.metrics.roc_auc_score` (one class against the rest, macro
-    mean, for more than two classes); ``auc=False`` leaves it out.
-    """
-    p_true = np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0)
-    out = {
-        "log_loss": float(-np.mean(np.log(p_true))),
-        "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
-    }
-    if auc and proba.shape[1] == 2:
-        out["auc"] = float(roc_auc_score(y, proba[:, 1]))
-    elif auc:
-        labels = np.arange(proba.shape[1])
-        out["auc"] = float(roc_auc_score(y, proba, multi_class="ovr", labels=labels))
-    return out
-
-
-def _run_folds(feats, y, splits, tasks, config, proba, progress, done_total, stage=""):
-    """Fill ``proba[c][repeat, point][test]`` for ``tasks`` ([candidate, ...], [split, ...]).
-
-    Progress counts candidates (a task runs several in lockstep): ``done_total`` is the
-    count before these tasks and the total to report.
-    """
-    dtype = np.float32 if config.selection.search_dtype == "float32" else np.float64
-    pool = parallel(config.selection.n_jobs, return_as="generator")
-    jobs = (
-        delayed(_fold_task)(
-            [feats[c] for c in cands],
-            y,
-            [splits[i] for i in idx],
-            config,
-            [not FEATURE_PATHS[c[0]].linear for c in cands],
-            dtype,
-        )
-        for cands, idx in tasks
-    )
-    n_folds = len(splits) // config.selection.cv_repeats
-    done, total = done_total
-    for (cands, idx), result in zip(tasks, pool(jobs), strict=True):
-        for c, per_split in zip(cands, result, strict=True):
-            for i, res in zip(idx, per_split, strict=True):
-                test = splits[i][1]
-                for j, p in enumerate(res):
-                    if p is not None:
-                        proba[c][i // n_folds, j][test] = p
-        done += len(cands)
-        if progress is not None:
-            progress(done, total, stage)
-    return done
-
-
-def _tasks(cands, folds) -> list[tuple[list, list]]:
-    """One task per feature path and grid: its candidates on ``folds``, in one lockstep."""
-    by_path = {}
-    for c in cands:
-        by_path.setdefault((c[0], c[2]), []).append(c)
-    return [(cs, list(folds)) for cs in by_path.values()]
-
-
-def _table(proba, y, grid, repeats) -> dict:
-    """Mean scores over ``repeats`` of every candidate's grid points.
-
-    Every point has its log-loss and accuracy; the point of lowest log-loss (the one the
-    report keeps) has its AUC too.
-    """
-    table = {}
-    for c, P in proba.items():
-        rows = []
-        for j, point in enumerate(grid):
-            if np.isnan(P[repeats, j]).any():  # a rank the candidate's shape cannot have
-                continue
-            reps = [_scores(P[r, j], y, auc=False) for r in repeats]
-            mean = {k: float(np.mean([s[k] for s in reps])) for k in reps[0]}
-            rows.append({"point": point, "index": j, **mean})
-        if rows:
-            best = min(rows, key=lambda r: r["log_loss"])
-            best["auc"] = float(np.mean([_scores(P[r, best["index"]], y)["auc"] for r in repeats]))
-        table[c] = [{k: v for k, v in r.items() if k != "index"} for r in rows]
-    return table
-
-
-def _cross_validate(feats, y, config, progress):
-    """Scores of every candidate and grid point, averaged over the CV repeats.
+def _cross_validate(candidates: list[Candidate], y, config, progress):
+    """Rows of every candidate's grid points, averaged over the CV repeats.
 
     Every candidate runs the first repetition of the k-fold CV; only the ``auto_keep``
     best (by that repetition's log-loss) run the others, and the choice is made among
     them on the mean over all repetitions. The candidates left out were behind on every
     fold of the first repetition, and skipping them saves most of the time when there
     are nine.
+
+    Returns
+    -------
+    table : dict
+        Candidate key -> its rows (:func:`~.search.summarise`).
+    kept : list
+        The keys of the candidates that ran every repetition.
+    repeats : int
+    stages : list of Stage
     """
-    if config.selection.cv == "loo":  # one repetition: leave-one-out has no shuffle to repeat
-        config = config.replace(cv_repeats=1)
-        splits = make_splits(y, "loo")
-    else:
-        make_splits(y, config.selection.cv)  # says clearly when a class has too few epochs
-        cv = RepeatedStratifiedKFold(
-            n_splits=int(config.selection.cv),
-            n_repeats=config.selection.cv_repeats,
-            random_state=config.selection.random_state,
-        )
-        splits = list(cv.split(np.zeros(len(y)), y))
-    n_folds, keys, grid = len(splits) // config.selection.cv_repeats, list(feats), _grid(config)
-    n_classes = int(y.max()) + 1
-    proba = {
-        c: np.full((config.selection.cv_repeats, len(grid), len(y), n_classes), np.nan)
-        for c in keys
-    }
-    keep = min(len(keys), config.selection.auto_keep)
-    first = _tasks(keys, range(n_folds))
-    # One unit per candidate and CV repetition: every candidate once, the best again.
-    stage = f"auto: {len(keys)} candidates" + (
-        f", the best {keep} repeated" if config.selection.cv_repeats > 1 else ""
+    settings = config.selection
+    repeats = 1 if settings.cv == "loo" else settings.cv_repeats  # loo: nothing to reshuffle
+    splits = make_splits(y, settings.cv, settings.random_state, repeats)
+    stages = _stages(config)
+    fit = FoldSettings(
+        LogLoss(),
+        config.fit_params() | {"max_iter": settings.auto_max_iter},
+        config.preprocessing.scaling,
+        np.dtype(np.float32 if settings.search_dtype == "float32" else np.float64),
+        settings.n_jobs,
+        tol_for=config.cv_tol_for,
     )
-    total = len(keys) + keep * (config.selection.cv_repeats - 1)
-    done = _run_folds(feats, y, splits, first, config, proba, progress, (0, total), stage)
-    if config.selection.cv_repeats == 1:
-        return _table(proba, y, grid, [0]), keys, 1
-    table = _table(proba, y, grid, [0])
+    n_folds = len(splits) // repeats
+    first = range(n_folds)
+    keep = min(len(candidates), settings.auto_keep)
+    # One bar: every candidate on the first repetition's folds, the best on the others.
+    stage = f"auto: {len(candidates)} candidates" + (
+        f", the best {keep} repeated" if repeats > 1 else ""
+    )
+    total = n_folds * (len(candidates) + keep * (repeats - 1))
+    seen = cross_validate(candidates, y, splits, stages, fit, split_ids=first,
+                          progress=progress, stage_name=stage, span=(0, total))  # fmt: skip
+    table = {
+        c.key: summarise(seen[c.key], y, splits, stages, fit.criterion, split_ids=first)
+        for c in candidates
+    }
+    keys = [c.key for c in candidates]
+    if repeats == 1:
+        return _with_auc(table, seen, y, splits, stages, first, 1), keys, 1, stages
     ranked = sorted(
-        (c for c in keys if table[c]), key=lambda c: min(r["log_loss"] for r in table[c])
+        (c for c in candidates if table[c.key]), key=lambda c: chosen(table[c.key])["loss"]
     )
     kept = ranked[:keep]
-    rest = [
-        task for r in range(1, config.selection.cv_repeats)
-        for task in _tasks(kept, range(r * n_folds, (r + 1) * n_folds))
-    ]  # fmt: skip
-    total = done + len(kept) * (config.selection.cv_repeats - 1)  # fewer when candidates failed
-    _run_folds(feats, y, splits, rest, config, proba, progress, (done, total), stage)
-    full = _table({c: proba[c] for c in kept}, y, grid, list(range(config.selection.cv_repeats)))
-    return {c: full.get(c, table[c]) for c in keys}, kept, config.selection.cv_repeats
+    rest = range(n_folds, len(splits))
+    done = n_folds * len(candidates)
+    cross_validate(kept, y, splits, stages, fit, split_ids=rest, progress=progress,
+                   stage_name=stage, observed=seen,
+                   span=(done, done + n_folds * len(kept) * (repeats - 1)))  # fmt: skip
+    every = range(len(splits))
+    for c in kept:
+        table[c.key] = summarise(
+            seen[c.key], y, splits, stages, fit.criterion, split_ids=every, n_repeats=repeats
+        )
+    table = _with_auc(table, seen, y, splits, stages, every, repeats, {c.key for c in kept})
+    return table, [c.key for c in kept], repeats, stages
+
+
+def _with_auc(table, seen, y, splits, stages, split_ids, repeats, kept=None) -> dict:
+    """Add the AUC (mean over repetitions) to each candidate's best row.
+
+    Candidates not in ``kept`` (None: all) ran the first repetition only.
+    """
+    n_folds = len(splits) // repeats
+    for key, rows in table.items():
+        if not rows:
+            continue
+        best = chosen(rows)
+        ids = list(split_ids) if kept is None or key in kept else list(range(n_folds))
+        j = _point_index(stages, best)
+        observed = [seen[key][i][j][0] for i in ids]
+        pooled = pool(observed, [splits[i] for i in ids], len(y), len(ids) // n_folds)
+        best["auc"] = float(np.mean([pooled_scores(P, y, auc=True)["auc"] for P in pooled]))
+    return table
+
+
+def _point_index(stages, row) -> int:
+    """Return the index in the grid of the point of ``row``."""
+    start = sum(len(s.points()) for s in stages[: row["stage"]])
+    stage = stages[row["stage"]]
+    return start + sum(len(path) for _, path in stage.groups[: row["group"]]) + row["step"]
 
 
 def _name(candidate) -> str:
@@ -416,92 +329,71 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     )
     feats, references = _features(raw, pres, recentre=config.online.recentre)
     t_features = time.perf_counter() - t0
-    table, finalists, repeats = _cross_validate(feats, raw.y, config, progress)
-    best = {c: min(rows, key=lambda r: r["log_loss"]) for c, rows in table.items() if rows}
+    candidates = [
+        Candidate(key, _name(key), Z, not FEATURE_PATHS[key[0]].linear) for key, Z in feats.items()
+    ]
+    table, finalists, repeats, stages = _cross_validate(candidates, raw.y, config, progress)
+    best = {c: chosen(rows) for c, rows in table.items() if rows}
     if not best:
         raise RuntimeError("auto: no candidate could be cross-validated; check the epochs")
-    ranked = sorted((c for c in finalists if c in best), key=lambda c: best[c]["log_loss"])
+    ranked = sorted((c for c in finalists if c in best), key=lambda c: best[c]["loss"])
     n_classes = max(2, len(raw.classes))
     ensemble, dropped, level = _members_above_chance(
         ranked[: config.selection.auto_ensemble], best, len(raw.y), n_classes
     )
-    chosen = ensemble[0]
-    fits = {c: _final_fit(pres[c], feats[c], raw.y, best[c]["point"], config) for c in ensemble}
-    rank, l2, fraction = best[chosen]["point"]
-    pre, est = pres[chosen], fits[chosen]
-    epochs = raw.with_features(feats[chosen], references.get(chosen))
-    candidates_report = [
-        {
-            "name": _name(c),
-            "features": c[0],
-            "spatial": c[1],
-            "n_times": pres[c].n_times,
-            "rank": best[c]["point"][0],
-            "l2": best[c]["point"][1],
-            "l1_fraction": best[c]["point"][2],
-            "log_loss": best[c]["log_loss"],
-            "accuracy": best[c]["accuracy"],
-            "auc": best[c]["auc"],
-            "repeats": repeats if c in finalists else 1,
-        }
-        for c in best
-    ]
+    chosen_key = ensemble[0]
+    fits = {c: _final_fit(pres[c], feats[c], raw.y, stages, best[c], config) for c in ensemble}
+    pre, (est, l1_max, start) = pres[chosen_key], fits[chosen_key]
+    epochs = raw.with_features(feats[chosen_key], references.get(chosen_key))
     seconds = time.perf_counter() - t0
+    b = best[chosen_key]
     logger.info(
         "auto chose %s (rank %d, mu2 = nu2 = %g, l1 fraction %g): CV log-loss %.3f, accuracy "
         "%.3f, AUC %.3f; %d candidates in %.1f s",
-        _name(chosen),
-        rank,
-        l2,
-        fraction,
-        best[chosen]["log_loss"],
-        best[chosen]["accuracy"],
-        best[chosen]["auc"],
-        len(best),
-        seconds,
-    )
+        _name(chosen_key), b["rank"], b["mu2"], b["mu1_fraction"], b["log_loss"],
+        b["accuracy"], b["auc"], len(best), seconds,
+    )  # fmt: skip
     members = [
-        (pres[c], fits[c], references.get(c), _name(c),
-         fits[c].decision_function(pres[c].scale(feats[c])))
+        (pres[c], fits[c][0], references.get(c), _name(c),
+         fits[c][0].decision_function(pres[c].scale(feats[c])))
         for c in ensemble
     ]  # fmt: skip
-    report = {
-        "cv": f"{config.selection.cv}-fold x {repeats} repeats",
-        "search": "auto",
-        "grid": [],
-        "rank": rank,
-        "best": {
-            "mu1_fraction": fraction,
-            "mu2": l2,
-            "nu1_fraction": fraction,
-            "nu2": l2,
-            "mean": best[chosen]["accuracy"],
-            "std": None,
+    settings = config.selection
+    report = search_report(
+        search="auto",
+        criterion=LogLoss(),
+        cv=settings.cv,
+        repeats=repeats,
+        n_splits=repeats * (len(raw.y) if settings.cv == "loo" else int(settings.cv)),
+        search_tol=config.cv_tol_for((len(raw.y), *feats[chosen_key].shape[1:])),
+        grid={
+            "ranks": list(settings.auto_ranks),
+            "l2": list(settings.auto_l2),
+            "l1_fractions": list(settings.auto_l1),
         },
-        "params": {
-            "rank": rank,
-            "mu1": float(est.mu1),
-            "mu2": float(est.mu2),
-            "nu1": float(est.nu1),
-            "nu2": float(est.nu2),
-        },
-        "auto": {
-            "criterion": "out-of-fold log-loss",
-            "cv": f"stratified {config.selection.cv}-fold x {repeats} repeats",
-            "grid": {
-                "ranks": list(config.selection.auto_ranks),
-                "l2": list(config.selection.auto_l2),
-            }
-            | {"l1_fractions": list(config.selection.auto_l1)},
-            "chosen": _name(chosen),
-            "ensemble": [_name(c) for c in ensemble],
-            "chance_level": level,
-            "dropped": dropped,
-            "candidates": candidates_report,
-        },
-        "seconds": {"features": t_features, "total": seconds},
-        "n_jobs": effective_n_jobs(config.selection.n_jobs),  # the jobs that ran, not the setting
-    }
+        candidates=[
+            candidate_report(
+                _name(c),
+                table[c],
+                best[c],
+                features=c[0],
+                spatial=c[1],
+                n_times=pres[c].n_times,
+                repeats=repeats if c in finalists else 1,
+            )
+            for c in best
+        ],
+        ensemble=[_name(c) for c in ensemble],
+        dropped=dropped,
+        chance_level=level,
+        ranks=[],
+        estimator=est,
+        best=b,
+        l1_penalty_max=l1_max,
+        final_start=start,
+        seconds={"features": t_features, "total": seconds},
+        n_jobs=effective_n_jobs(settings.n_jobs),  # the jobs that ran, not the setting
+    )
     return pre, est, epochs, report, members
 
 
@@ -553,12 +445,10 @@ def _members_above_chance(leaders, best, n_trials, n_classes) -> tuple[list, lis
     return kept, dropped, level
 
 
-def _final_fit(pre, Z, y, point, config):
-    """Fit the scaling of ``pre`` on all epochs and the estimator at the CV's chosen point."""
-    rank, l2, fraction = point
+def _final_fit(pre, Z, y, stages, row, config):
+    """Fit the scaling of ``pre`` on all epochs and the estimator at the CV's chosen point.
+
+    Returns what :func:`~.search.fit_point` returns.
+    """
     pre.fit_scaling(Z)  # the preprocessor's own rule: centred rows on the non-linear paths
-    l1path = [(f, f) for f in config.selection.auto_l1]
-    stop = list(config.selection.auto_l1).index(fraction)
-    est_params = config.fit_params()
-    est, _, _ = run_path(pre.scale(Z), y, rank, (l2, l2), l1path, est_params, stop=stop)
-    return est
+    return fit_point(pre.scale(Z), y, stages, row, config.fit_params())

@@ -155,9 +155,11 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
         )
         if config.online.recentre:
             epochs = epochs.centred()
+        spatial = pre.spatial if isinstance(pre.spatial, str) else "none"
         est, report, scaling = select(
-            epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress
-        )
+            epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress,
+            name=f"{pre.features}/{spatial}",
+        )  # fmt: skip
         pre.use_scaling(scaling)  # what select() scaled the final fit's input with
     logger.info(
         "%d epochs (%s) of shape %s; rejected %s",

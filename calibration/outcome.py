@@ -15,6 +15,7 @@ import math
 
 from sblr_rt._docs import fill_doc
 from sblr_rt.io.jsonable import mapping_or_empty
+from sblr_rt.search_record import search_record
 
 __all__ = ["CalibrationOutcome"]
 
@@ -82,18 +83,18 @@ class CalibrationOutcome:
         outcome : CalibrationOutcome
         """
         metadata = mapping_or_empty(getattr(model, "metadata", None))
-        selection = mapping_or_empty(metadata.get("selection"))
+        selection = search_record(metadata)
         best = mapping_or_empty(selection.get("best"))
-        auto = mapping_or_empty(selection.get("auto"))
+        candidates = selection.get("candidates") or ()
         epochs = mapping_or_empty(metadata.get("epochs"))
         seconds = metadata.get("seconds")
         return cls(
             rank=selection.get("rank"),
             params=mapping_or_empty(selection.get("params")),
-            cv_mean=best.get("mean"),
-            cv_std=best.get("std"),
-            auto_chosen=auto.get("chosen"),
-            n_candidates=len(auto.get("candidates") or ()),
+            cv_mean=best.get("accuracy"),
+            cv_std=best.get("accuracy_std"),
+            auto_chosen=selection.get("chosen") if len(candidates) > 1 else None,
+            n_candidates=len(candidates),
             n_found=epochs.get("found"),
             n_used=epochs.get("used"),
             per_class=mapping_or_empty(epochs.get("per_class")),
@@ -113,7 +114,7 @@ class CalibrationOutcome:
         lines = []
         if self.rank is not None or self.cv_mean is not None:
             auto = (
-                f"auto chose {self.auto_chosen} of {self.n_candidates} candidates; "
+                f"chose {self.auto_chosen} of {self.n_candidates} candidates; "
                 if self.auto_chosen
                 else ""
             )

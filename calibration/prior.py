@@ -48,7 +48,7 @@ from sblr_rt.calibration.assembly import (
 )
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.epochs import extract_epochs
-from sblr_rt.calibration.selection import run_path
+from sblr_rt.calibration.search import run_path
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 

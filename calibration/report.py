@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sblr_rt.bci_model import auto_candidate_name
 from sblr_rt.preprocessing.spatial import spatial_label
+from sblr_rt.search_record import candidate_name, cv_text, search_record
 from sblr_rt.verdict import describe_rank, model_verdict, rank_used, spread_text
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -72,15 +72,18 @@ def auto_candidates(model) -> list[dict]:
         and ``member`` (bool: one of the candidates the model averages); empty when the
         model did not come from ``features="auto"``.
     """
-    metadata = getattr(model, "metadata", None) or {}
-    auto = (metadata.get("selection") or {}).get("auto") or {}
+    record = search_record(getattr(model, "metadata", None) or {})
+    candidates = record.get("candidates") or []
+    if len(candidates) < 2:
+        return []
+    members = record.get("ensemble") or [record.get("chosen")]
     rows = []
-    for c in auto.get("candidates") or []:
-        name = auto_candidate_name(c)
-        members = auto.get("ensemble") or [auto.get("chosen")]
+    for c in candidates:
+        name = candidate_name(c)
         rows.append(
-            {**c, "name": name, "chosen": name == auto.get("chosen"), "member": name in members}
-        )
+            {**{k: v for k, v in c.items() if k != "points"}, "name": name,
+             "chosen": name == record.get("chosen"), "member": name in members}
+        )  # fmt: skip
     return sorted(rows, key=lambda r: _nan_last(r.get("log_loss")))
 
 
@@ -111,7 +114,7 @@ def report_text(model, *, top: int = 10) -> str:
     # the auto search's candidates
     lines = [model.summary()]
     md = model.metadata
-    sel = md.get("selection") or {}
+    sel = search_record(md)
     tol = max(m.estimator.tol for m in model.members)
     if sel:
         if model.is_ensemble:
@@ -140,17 +143,19 @@ def report_text(model, *, top: int = 10) -> str:
                 f"final fit: started cold (objective {start['cold_objective']:.4g}); the "
                 f"warm-started path had stopped in a worse minimum ({start['path_objective']:.4g})"
             )
-    if sel.get("grid"):
+    grid = _grid_points(sel)
+    if grid:
         lines += [
             "",
             f"best {top} grid points (mean +/- std CV accuracy):",
             "  mu1/max  mu2      nu1/max  nu2      accuracy        collapsed folds",
         ]
-        order = sorted(sel["grid"], key=lambda g: -g["mean"])[:top]
+        order = sorted(grid, key=lambda g: -g["accuracy"])[:top]
         for g in order:
             lines.append(
                 f"  {g['mu1_fraction']:<8.3g} {g['mu2']:<8.3g} {g['nu1_fraction']:<8.3g} "
-                f"{g['nu2']:<8.3g} {g['mean']:.3f}{spread_text(g['std']):11}  {g['collapsed']}"
+                f"{g['nu2']:<8.3g} {g['accuracy']:.3f}{spread_text(g['accuracy_std']):11}  "
+                f"{g['collapsed']}"
             )
     ep = md.get("epochs")
     if ep:
@@ -183,13 +188,21 @@ def _fraction(sel: dict, name: str, index: int) -> str:
     return f" ({best[f'{name}_fraction']:g} x {maxima[index]:.4g})"
 
 
-def _grid_matrix(sel):
-    f1 = sorted({g["mu1_fraction"] for g in sel["grid"]})
-    f2 = sorted({g["nu1_fraction"] for g in sel["grid"]})
+def _grid_points(sel) -> list[dict]:
+    """Return the penalty grid of a one-candidate search (the fixed paths), else nothing."""
+    candidates = sel.get("candidates") or []
+    if len(candidates) != 1 or sel.get("criterion") != "accuracy":
+        return []
+    return [p for p in candidates[0].get("points") or [] if p.get("accuracy") is not None]
+
+
+def _grid_matrix(grid):
+    f1 = sorted({g["mu1_fraction"] for g in grid})
+    f2 = sorted({g["nu1_fraction"] for g in grid})
     M = np.full((len(f1), len(f2)), np.nan)
-    for g in sel["grid"]:
+    for g in grid:
         i, j = f1.index(g["mu1_fraction"]), f2.index(g["nu1_fraction"])
-        M[i, j] = np.nanmax([M[i, j], g["mean"]])
+        M[i, j] = np.nanmax([M[i, j], g["accuracy"]])
     return f1, f2, M
 
 
@@ -312,13 +325,14 @@ def plot_report(model, path) -> Path:
 
 def _plot_selection(fig, gs, model) -> None:
     """First row: the penalty grid and the rank step (or the auto table), the choice."""
-    sel = model.metadata.get("selection") or {}
+    sel = search_record(model.metadata)
     n_cols = gs.ncols
     if auto_candidates(model):
         _plot_auto_table(fig.add_subplot(gs[0, : n_cols - 1]), model)
-    if sel.get("grid"):
+    grid = _grid_points(sel)
+    if grid:
         ax = fig.add_subplot(gs[0, 0])
-        f1, f2, M = _grid_matrix(sel)
+        f1, f2, M = _grid_matrix(grid)
         im = ax.imshow(M, origin="lower", cmap="viridis", aspect="auto")
         ax.set_xticks(range(len(f2)), [f"{v:g}" for v in f2], fontsize=7)
         ax.set_yticks(range(len(f1)), [f"{v:g}" for v in f1], fontsize=7)
@@ -330,12 +344,15 @@ def _plot_selection(fig, gs, model) -> None:
         ax = fig.add_subplot(gs[0, 1])
         r = sel["ranks"]
         ax.errorbar(
-            [x["rank"] for x in r], [x["mean"] for x in r], [x["std"] for x in r], marker="o"
+            [x["rank"] for x in r],
+            [x["accuracy"] for x in r],
+            [x["accuracy_std"] for x in r],
+            marker="o",
         )
         ax.set_xticks([x["rank"] for x in r])
         ax.set_xlabel("rank (no penalty)")
         ax.set_ylabel("CV accuracy")
-        ax.set_title(f"rank step ({sel.get('cv')} CV)", fontsize=9)
+        ax.set_title(f"rank step ({cv_text(sel)} CV)", fontsize=9)
     ax = fig.add_subplot(gs[0, n_cols - 1])
     ax.axis("off")
     verdict = model_verdict(model)
@@ -362,10 +379,10 @@ def _plot_selection(fig, gs, model) -> None:
 def _plot_auto_table(ax, model) -> None:
     """Draw the auto search: one table row per candidate, the chosen one bold and shaded."""
     rows = auto_candidates(model)
-    auto = model.metadata["selection"]["auto"]
+    sel = search_record(model.metadata)
     ax.axis("off")
     ax.set_title(
-        f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')} "
+        f"{sel.get('search', '?')}: {cv_text(sel)}, chosen by {sel.get('criterion', '?')} "
         "(* = chosen, + = averaged)",
         fontsize=9,
     )

@@ -34,7 +34,7 @@ runs = [recordings / "physionet-eegmmidb-S001" / f"S001R{r:02d}.edf" for r in (6
 # that applies and keeps the candidate with the lowest cross-validated log-loss.
 model = calibrate(runs, classes={"T1": "fists", "T2": "feet"}, tmin=0.5, tmax=3.5)
 print(model)
-print("chosen:", model.metadata["selection"]["auto"]["chosen"])
+print("chosen:", model.metadata["selection"]["chosen"])
 
 # %%
 # The model file

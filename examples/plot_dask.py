@@ -29,4 +29,4 @@ with LocalCluster(n_workers=1, threads_per_worker=2, processes=False) as cluster
         print(f"Dask workers: {len(client.scheduler_info()['workers'])}")
         model = calibrate(runs, classes={"T1": "fists", "T2": "feet"}, tmin=0.5, tmax=3.5)
 print(model)
-print("chosen:", model.metadata["selection"]["auto"]["chosen"])
+print("chosen:", model.metadata["selection"]["chosen"])

@@ -22,6 +22,7 @@ from sblr_rt.calibration.report import auto_candidates
 
 from sblr_rt.preprocessing.spatial import spatial_label
 from sblr_rt.regions import weight_regions
+from sblr_rt.search_record import search_record
 from sblr_rt.verdict import model_verdict, rank_used
 
 logger = logging.getLogger("sblr_rt.gui")
@@ -451,6 +452,13 @@ RESULT_KEYS = (
     "score",
     "std",
     "mean",
+    "loss",
+    "accuracy",
+    "accuracy_std",
+    "log_loss",
+    "auc",
+    "raced",
+    "stage",
     "collapsed",
     "unbounded",
     "group",
@@ -461,17 +469,18 @@ RESULT_KEYS = (
 
 
 def _cv_results(model) -> tuple[list[dict], dict]:
-    selection = _first_attr(model, ("selection",))
-    if isinstance(selection, Mapping) and "grid" in selection:
-        # calibration.selection.select's report: penalties grid at the chosen rank
-        best = selection.get("best") or {}
+    record = search_record(getattr(model, "metadata", None))
+    candidates = record.get("candidates") or []
+    if len(candidates) == 1 and candidates[0].get("points"):
+        # calibration's search report of one candidate: its penalty grid at the chosen rank
+        best = record.get("best") or {}
         chosen = {k: v for k, v in best.items() if k not in RESULT_KEYS}
         rows = [
-            {**{k: r.get(k) for k in chosen}, "score": float(r["mean"]), "std": r.get("std")}
-            for r in selection["grid"]
-        ]
-        if "rank" in selection:
-            chosen["rank"] = selection["rank"]
+            {**{k: r.get(k) for k in chosen}, "score": float(r["accuracy"]),
+             "std": r.get("accuracy_std")}
+            for r in candidates[0]["points"]
+            if r.get("accuracy") is not None
+        ]  # fmt: skip
         return rows, chosen
     raw = _first_attr(model, ("cv_results", "cv_results_", "grid"))
     chosen = _first_attr(model, ("chosen", "best_params", "best_params_", "hyper_parameters"), {})
@@ -522,12 +531,13 @@ def rank_results(model) -> list[dict]:
     Returns
     -------
     rows : list of dict
-        ``{"rank", "mean", "std"}`` per rank; empty when not recorded.
+        ``{"rank", "mean", "std"}`` per rank (the CV accuracy); empty when not recorded.
     """
-    selection = _first_attr(model, ("selection",))
-    if isinstance(selection, Mapping):
-        return [dict(r) for r in selection.get("ranks") or []]
-    return []
+    record = search_record(getattr(model, "metadata", None))
+    return [
+        {"rank": r["rank"], "mean": r.get("accuracy"), "std": r.get("accuracy_std")}
+        for r in record.get("ranks") or []
+    ]
 
 
 def _objectives(model, est) -> list[np.ndarray]:

@@ -62,6 +62,7 @@ import numpy as np
 from scipy import stats
 
 from sblr_rt.regions import WeightRegions, weight_regions
+from sblr_rt.search_record import candidate_name, search_record
 
 __all__ = [
     "ALPHA",
@@ -397,16 +398,15 @@ def model_verdict(model) -> Verdict:
     verdict : Verdict
     """
     md = getattr(model, "metadata", None) or {}
-    sel = md.get("selection") or {}
-    auto = sel.get("auto") or {}
+    sel = search_record(md)
     n_classes = max(2, len(model.classes))
     n_trials = int((md.get("epochs") or {}).get("used") or 0)
-    accuracy = (sel.get("best") or {}).get("mean")
-    candidates = {c.get("name") or _candidate_name(c): c for c in auto.get("candidates") or []}
+    accuracy = (sel.get("best") or {}).get("accuracy")
+    candidates = {candidate_name(c): c for c in sel.get("candidates") or []}
     n_candidates = max(1, len(candidates))
     known = accuracy is not None and n_trials > 0 and np.isfinite(accuracy)
     chance = chance_level(n_trials, n_classes) if n_trials > 0 else None
-    members = _members(model, auto, candidates, n_trials, n_classes)
+    members = _members(model, sel, candidates, n_trials, n_classes)
     regions = weight_regions(model)
     if not known:
         return Verdict(None, n_trials, n_classes, n_candidates, None, chance, None, None,
@@ -431,12 +431,8 @@ def model_verdict(model) -> Verdict:
     )
 
 
-def _candidate_name(c: dict) -> str:
-    return f"{c.get('features')}/{c.get('spatial') or 'none'}"
-
-
-def _members(model, auto: dict, candidates: dict, n_trials: int, n_classes: int) -> tuple:
-    names = list((auto.get("ensemble") or [auto.get("chosen")]) if auto else [])
+def _members(model, sel: dict, candidates: dict, n_trials: int, n_classes: int) -> tuple:
+    names = list((sel.get("ensemble") or [sel.get("chosen")]) if sel else [])
     out = []
     for i, m in enumerate(model.members):
         stored = m.metadata.get("name")  # files before members kept their names: by order

@@ -48,8 +48,7 @@ A low-pass model on three channels: each raw epoch carries the filter's warm-up.
 """
 
 from sblr_rt.bci_model.base import BCIModel
-from sblr_rt.bci_model.describe import auto_candidate_name
 from sblr_rt.bci_model.ensemble import EnsembleModel
 from sblr_rt.bci_model.single import SingleModel
 
-__all__ = ["BCIModel", "EnsembleModel", "SingleModel", "auto_candidate_name"]
+__all__ = ["BCIModel", "EnsembleModel", "SingleModel"]

@@ -12,9 +12,10 @@ import numpy as np
 
 from sblr_rt.preprocessing.spatial import spatial_label
 from sblr_rt.regions import weight_regions
+from sblr_rt.search_record import candidate_name, cv_text, search_record
 from sblr_rt.verdict import describe_rank, model_verdict, rank_used, spread_text
 
-__all__ = ["auto_candidate_name", "member_lines", "summary_lines"]
+__all__ = ["member_lines", "summary_lines"]
 
 
 def summary_lines(model) -> list[str]:
@@ -55,7 +56,7 @@ def summary_lines(model) -> list[str]:
         lines.append(weight_regions(model).describe())  # the warning is in the verdict
     else:
         lines.append("whole model " + weight_regions(model).describe())
-    lines += _selection_lines(md.get("selection"))
+    lines += _selection_lines(md)
     ep = md.get("epochs")
     if ep:
         lines.append(f"epochs: {ep.get('per_class')} used; rejected {ep.get('rejected')}")
@@ -143,21 +144,24 @@ def _final_objective(trace) -> float | None:
     return float(sum(t[-1] for t in traces))
 
 
-def _selection_lines(sel: dict | None) -> list[str]:
-    """Return the calibration's selection: the CV search and, for ``auto``, its table."""
+def _selection_lines(metadata) -> list[str]:
+    """Return the calibration's search: the CV, the rank step and the candidates' table."""
+    sel = search_record(metadata)
     if not sel:
         return []
     best = sel.get("best", {})
+    n_points = sum(len(c.get("points") or ()) for c in sel.get("candidates", []))
     lines = [
-        f"selection: {sel.get('cv', '?')} CV, search {sel.get('search', '?')}"
-        + (f", {len(sel['grid'])} grid points" if sel.get("grid") else "")
+        f"selection: {cv_text(sel)} CV, search {sel.get('search', '?')}, chosen by "
+        f"{sel.get('criterion', '?')}"
+        + (f", {n_points} grid points" if n_points else "")
         + "; best CV accuracy "
-        f"{_number(best.get('mean'))}{spread_text(best.get('std'))}"
+        f"{_number(best.get('accuracy'))}{spread_text(best.get('accuracy_std'))}"
     ]
     for r in sel.get("ranks", []):
-        spread = spread_text(r["std"])
-        lines.append(f"  rank {r['rank']}: CV accuracy {r['mean']:.3f}{spread}")
-    return lines + _auto_lines(sel.get("auto"))
+        spread = spread_text(r.get("accuracy_std"))
+        lines.append(f"  rank {r['rank']}: CV accuracy {_number(r.get('accuracy'))}{spread}")
+    return lines + _candidate_lines(sel)
 
 
 def _prior_lines(info: dict) -> list[str]:
@@ -183,55 +187,29 @@ def _prior_lines(info: dict) -> list[str]:
     return lines
 
 
-def auto_candidate_name(candidate: dict) -> str:
-    """Return the name of one ``features="auto"`` candidate of a model file's report.
-
-    Parameters
-    ----------
-    candidate : dict
-        One entry of ``metadata["selection"]["auto"]["candidates"]``.
-
-    Returns
-    -------
-    name : str
-        ``"path/spatial"``, with ``/<n>t`` for a waveform candidate on the coarse grid
-        (``"waveform/car/10t"``); files written before the coarse grid have no stored name.
-
-    Examples
-    --------
-    >>> auto_candidate_name({"features": "spectral", "spatial": None})
-    'spectral/none'
-    """
-    name = candidate.get("name")
-    return name or f"{candidate.get('features')}/{candidate.get('spatial') or 'none'}"
-
-
-def _auto_lines(auto: dict | None) -> list[str]:
-    """Return the table of ``features="auto"``: every candidate's cross-validated scores."""
-    if not auto:
+def _candidate_lines(sel: dict) -> list[str]:
+    """Return the candidates' table: each one's cross-validated scores (more than one)."""
+    candidates = sel.get("candidates") or []
+    if len(candidates) < 2:
         return []
-    ensemble = auto.get("ensemble") or []
-    lines = [
-        f"auto: {auto.get('cv', '?')}, chosen by {auto.get('criterion', '?')}: "
-        f"{auto.get('chosen', '?')}",
-    ]
-    dropped, level = auto.get("dropped") or [], auto.get("chance_level")
+    ensemble = sel.get("ensemble") or []
+    lines = [f"candidates, chosen by {sel.get('criterion', '?')}: {sel.get('chosen', '?')}"]
+    dropped, level = sel.get("dropped") or [], sel.get("chance_level")
     if len(ensemble) > 1:
         n = f"{len(ensemble)} of the {len(ensemble) + len(dropped)}" if dropped else len(ensemble)
-        lines.append(f"  the model averages the {n} candidates of lowest log-loss (* and +)")
+        lines.append(f"  the model averages the {n} candidates of lowest loss (* and +)")
     if dropped:
-        accs = [c.get("accuracy") for c in auto.get("candidates", []) if auto_candidate_name(c)
-                == auto.get("chosen")]  # fmt: skip
+        accs = [c.get("accuracy") for c in candidates if candidate_name(c) == sel.get("chosen")]
         alone = bool(accs) and accs[0] is not None and level is not None and accs[0] <= level
         lines.append(
             f"  left out (CV accuracy not above the chance level {_number(level)}): "
             + ", ".join(f"{d['name']} ({_number(d.get('accuracy'))})" for d in dropped)
             + ("; none beats it, so the first is kept alone" if alone else "")
         )
-    lines.append("  path/spatial          log-loss  accuracy   AUC   rank")
-    for c in auto.get("candidates", []):
-        name = auto_candidate_name(c)
-        mark = "*" if name == auto.get("chosen") else "+" if name in ensemble else " "
+    lines.append("  features/spatial      log-loss  accuracy   AUC   rank")
+    for c in candidates:
+        name = candidate_name(c)
+        mark = "*" if name == sel.get("chosen") else "+" if name in ensemble else " "
         lines.append(
             f" {mark}{name:21} {_number(c.get('log_loss')):>8} "
             f"{_number(c.get('accuracy')):>9} {_number(c.get('auc')):>5} "

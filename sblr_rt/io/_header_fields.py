@@ -156,7 +156,17 @@ _CONFIG = mapping(
     },
     optional=True,
 )
-_SCORES = mapping({"mean": number(optional=True), "std": number(optional=True)}, optional=True)
+_SCORES = mapping(
+    {
+        "accuracy": number(optional=True),
+        "accuracy_std": number(optional=True),
+        "log_loss": number(optional=True),
+        "auc": number(optional=True),
+        "mean": number(optional=True),  # files before the one search report
+        "std": number(optional=True),
+    },
+    optional=True,
+)
 #: The metadata fields sblr-rt reads, and what each must be.
 METADATA = mapping(
     {
@@ -178,19 +188,26 @@ METADATA = mapping(
         "selection": mapping(
             {
                 "cv": any_of(string(), integer(), optional=True),
+                "repeats": integer(1, optional=True),
                 "search": string(optional=True),
+                "criterion": string(optional=True),
                 "best": _SCORES,
-                "grid": list_of(mapping(), optional=True),
-                "ranks": list_of(
+                # the grid's axes; a list of points in files before the one search report
+                "grid": any_of(mapping(), list_of(mapping()), optional=True),
+                "ranks": list_of(mapping({"rank": integer(1)}), optional=True),
+                "candidates": list_of(
                     mapping(
                         {
-                            "rank": integer(1),
-                            "mean": number(optional=True),
-                            "std": number(optional=True),
+                            "name": string(optional=True),
+                            "points": list_of(mapping(), optional=True),
                         }
-                    ),
+                    ),  # fmt: skip
                     optional=True,
                 ),
+                "chosen": string(optional=True),
+                "ensemble": list_of(string(), optional=True),
+                "dropped": list_of(mapping(), optional=True),
+                "chance_level": number(0.0, 1.0, optional=True),
                 "auto": mapping({"candidates": list_of(mapping(), optional=True)}, optional=True),
             },
             optional=True,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sblr_rt.calibration import calibrate
-from sblr_rt.calibration.auto import _scores, auto_candidates
+from sblr_rt.calibration.auto import auto_candidates
+from sblr_rt.calibration.criteria import pooled_scores
 
 from sblr_rt.io.model_file import load_model, save_model
 from sblr_rt.io.reading import Recording
@@ -63,7 +64,7 @@ def test_auto_on_epoched_trials_averages_both_grids_and_saves_them(bcicomp2003_p
 
     rec = read_recording(bcicomp2003_path)
     model = calibrate(rec, cv=3, cv_repeats=1, n_jobs=1)
-    auto = model.metadata["selection"]["auto"]
+    auto = model.metadata["selection"]
     names = {c["name"]: c["n_times"] for c in auto["candidates"]}
     assert names == {
         "waveform/none": 50, "waveform/car": 50, "waveform/csd": 50,
@@ -83,7 +84,7 @@ def test_auto_on_epoched_trials_averages_both_grids_and_saves_them(bcicomp2003_p
 def test_scores_are_log_loss_accuracy_and_auc():
     y = np.array([0, 0, 1, 1])
     proba = np.array([[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.45, 0.55]])
-    s = _scores(proba, y)
+    s = pooled_scores(proba, y, auc=True)
     assert s["accuracy"] == 1.0 and s["auc"] == 1.0
     assert s["log_loss"] == pytest.approx(-np.mean(np.log([0.9, 0.6, 0.7, 0.55])))
 
@@ -106,7 +107,7 @@ def test_auc_is_the_pairwise_statistic_with_ties(n_classes):
         if n_classes == 2
         else np.mean([_pairwise_auc(y == c, proba[:, c]) for c in range(n_classes)])
     )
-    assert _scores(proba, y)["auc"] == pytest.approx(want, rel=1e-12)
+    assert pooled_scores(proba, y, auc=True)["auc"] == pytest.approx(want, rel=1e-12)
 
 
 def test_auto_calibration_keeps_every_candidates_scores(physionet_dir, tmp_path, capsys):
@@ -118,30 +119,33 @@ def test_auto_calibration_keeps_every_candidates_scores(physionet_dir, tmp_path,
         files, classes=CLASSES, tmin=0.5, tmax=3.5, cv=3, cv_repeats=2, auto_keep=2, n_jobs=1,
         progress=lambda done, total, stage: calls.append((done, total, stage)),
     )  # fmt: skip
-    # the progress bar counts candidates: ten once, the two best a second time
+    # the progress bar counts (candidate, fold) fits: ten candidates on 3 folds, the two
+    # best on 3 more
     stages = [c for c in calls if c[2].startswith("auto:")]
-    assert stages[-1][:2] == (12, 12) and all(d <= t for d, t, _ in stages)
-    assert stages[-1][2] == "auto: 10 candidates, the best 2 repeated"
-    assert model.metadata["selection"]["n_jobs"] == 1
-    auto = model.metadata["selection"]["auto"]
-    names = [f"{c['features']}/{c['spatial'] or 'none'}" for c in auto["candidates"]]
-    assert len(names) == 10 and auto["chosen"] in names
-    chosen = auto["candidates"][names.index(auto["chosen"])]
-    member = next(m for m in model.members if m.name == auto["chosen"])  # members keep names
+    assert stages[-1][:2] == (36, 36) and all(d <= t for d, t, _ in stages)
+    assert {c[2] for c in stages} == {"auto: 10 candidates, the best 2 repeated"}
+    sel = model.metadata["selection"]
+    assert sel["n_jobs"] == 1 and sel["criterion"] == "log-loss" and sel["search"] == "auto"
+    names = [c["name"] for c in sel["candidates"]]
+    assert len(names) == 10 and sel["chosen"] in names
+    chosen = sel["candidates"][names.index(sel["chosen"])]
+    member = next(m for m in model.members if m.name == sel["chosen"])  # members keep names
     pre = member.preprocessor
     assert (pre.features, pre.spatial) == (chosen["features"], chosen["spatial"])
-    assert chosen["log_loss"] == min(
-        c["log_loss"] for c in auto["candidates"] if c["repeats"] == 2
-    )
-    assert sum(c["repeats"] == 2 for c in auto["candidates"]) == 2  # auto_keep
+    assert chosen["log_loss"] == min(c["log_loss"] for c in sel["candidates"] if c["repeats"] == 2)
+    assert sum(c["repeats"] == 2 for c in sel["candidates"]) == 2  # auto_keep
     assert member.estimator.rank == chosen["rank"]
+    # every candidate keeps every grid point; its own figures are its best point's
+    for c in sel["candidates"]:
+        assert len(c["points"]) >= len(sel["grid"]["l2"]) * len(sel["grid"]["l1_fractions"])
+        assert c["log_loss"] == min(p["log_loss"] for p in c["points"])
     path = tmp_path / "auto.sblr.npz"
     save_model(model, path)
     loaded = load_model(path)
-    assert loaded.metadata["selection"]["auto"]["chosen"] == auto["chosen"]
+    assert loaded.metadata["selection"]["chosen"] == sel["chosen"]
     assert main(["inspect", str(path)]) == 0
     text = capsys.readouterr().out
-    assert f"*{auto['chosen']}" in text and "log-loss" in text
+    assert f"*{sel['chosen']}" in text and "log-loss" in text
 
 
 def _candidate_features(seed=0, n=30):
@@ -157,40 +161,47 @@ def _candidate_features(seed=0, n=30):
     return feats, y
 
 
+def _candidates(feats):
+    from sblr_rt.calibration.search import Candidate
+
+    return [Candidate(k, "/".join(map(str, k)), Z, False) for k, Z in feats.items()]
+
+
 def test_lockstep_route_chooses_and_scores_as_one_task_per_candidate_and_fold(monkeypatch):
     import sblr_rt.calibration.auto as auto
+    import sblr_rt.calibration.search as search
     from sblr_rt.calibration.config import CalibrationConfig
 
     feats, y = _candidate_features()
     config = CalibrationConfig(features="auto", cv=3, cv_repeats=2, auto_keep=2, n_jobs=1)
-    fast_table, fast_kept, _ = auto._cross_validate(feats, y, config, None)
+    fast_table, fast_kept, _, _ = auto._cross_validate(_candidates(feats), y, config, None)
     # The reference route: every (candidate, fold) fitted on its own, as before the lockstep.
     monkeypatch.setattr(
-        auto, "_tasks", lambda cands, folds: [([c], [i]) for c in cands for i in folds]
-    )
-    ref_table, ref_kept, _ = auto._cross_validate(feats, y, config, None)
+        search, "_plan",
+        lambda cands, ids, stages, n: [([c], [i], 0, 1) for c in range(len(cands)) for i in ids],
+    )  # fmt: skip
+    ref_table, ref_kept, _, _ = auto._cross_validate(_candidates(feats), y, config, None)
     assert fast_kept == ref_kept
     assert fast_table.keys() == ref_table.keys()
+    point = ("rank", "mu1_fraction", "mu2", "nu1_fraction", "nu2")
     for c, rows in ref_table.items():
-        assert [r["point"] for r in fast_table[c]] == [r["point"] for r in rows]
+        assert [[r[k] for k in point] for r in fast_table[c]] == [
+            [r[k] for k in point] for r in rows
+        ]
         for key in ("log_loss", "accuracy"):
             np.testing.assert_allclose(
                 [r[key] for r in fast_table[c]], [r[key] for r in rows], rtol=0, atol=1e-9
             )
-    best = {c: min(rows, key=lambda r: r["log_loss"]) for c, rows in ref_table.items()}
-    fast_best = {c: min(rows, key=lambda r: r["log_loss"]) for c, rows in fast_table.items()}
+    best = {c: search.chosen(rows) for c, rows in ref_table.items()}
+    fast_best = {c: search.chosen(rows) for c, rows in fast_table.items()}
     for c, b in best.items():  # the AUC is computed for the point the report keeps
         assert fast_best[c]["auc"] == pytest.approx(b["auc"], abs=1e-9)
-    assert min(ref_kept, key=lambda c: best[c]["log_loss"]) == min(
-        fast_kept, key=lambda c: fast_best[c]["log_loss"]
-    )
-    assert {c: b["point"] for c, b in best.items()} == {
-        c: b["point"] for c, b in fast_best.items()
-    }
+        assert [b[k] for k in point] == [fast_best[c][k] for k in point]
 
 
 def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     import sblr_rt.calibration.auto as auto
+    import sblr_rt.calibration.search as search
     import sblr_rt.calibration.selection as selection
     from sblr_rt.calibration.config import CalibrationConfig
 
@@ -208,32 +219,28 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
 
     feats, y = _candidate_features()
     Z = feats["waveform", None, None]
+    one = _candidates({("waveform", None, None): Z})
     config = CalibrationConfig(features="auto", cv=3, cv_repeats=1, n_jobs=1, search_tol=5e-3)
     # unset: the paper's rule on small folds, large_search_tol on large ones
     default = CalibrationConfig()
     assert default.cv_tol_for(Z.shape) == default.selection.tol == 1e-3
     assert default.cv_tol_for((168, 118, 100)) == default.selection.large_search_tol == 2e-2
     seen = []
-    folds_paths = auto.folds_paths
+    folds_paths = search.folds_paths
 
-    def spy(folds, rank, groups, est_params, score):
+    def spy(folds, rank, groups, est_params, score, stop_early=None):
         seen.append(est_params["tol"])
-        return folds_paths(folds, rank, groups, est_params, score)
+        return folds_paths(folds, rank, groups, est_params, score, stop_early)
 
-    monkeypatch.setattr(auto, "folds_paths", spy)
-    table, _, _ = auto._cross_validate({("waveform", None, None): Z}, y, config, None)
+    monkeypatch.setattr(search, "folds_paths", spy)
+    table, _, _, stages = auto._cross_validate(one, y, config, None)
     assert seen and set(seen) == {5e-3}
-    final = auto._final_fit(Scaling(), Z, y, table["waveform", None, None][0]["point"], config)
+    row = search.chosen(table["waveform", None, None])
+    final, _, _ = auto._final_fit(Scaling(), Z, y, stages, row, config)
     assert final.tol == config.selection.tol == 1e-3
-    # the fixed paths' search alike: its folds at search_tol, the chosen point at tol
+    # the fixed paths' search alike (the same engine): its folds at search_tol, the chosen
+    # point at tol
     seen.clear()
-    task = selection._task
-
-    def spy_task(*args):
-        seen.append(args[8]["tol"])  # est_params
-        return task(*args)
-
-    monkeypatch.setattr(selection, "_task", spy_task)
     fixed = config.replace(features="waveform", ranks=(1,), l1_fractions=(0.0, 0.1))
     est, _, _ = selection.select(Z, y, config=fixed, center=False)
     assert seen and set(seen) == {5e-3}
@@ -246,13 +253,13 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     )  # fmt: skip
     seen.clear()
     dtypes = []
-    run_path = selection.run_path
+    run_path = search.run_path
 
     def spy_run_path(X, *args, **kwargs):
         dtypes.append(X.dtype)
         return run_path(X, *args, **kwargs)
 
-    monkeypatch.setattr(selection, "run_path", spy_run_path)
+    monkeypatch.setattr(search, "run_path", spy_run_path)
     est, report, _ = selection.select(Z, y, config=large, center=False)
     assert seen and set(seen) == {3e-2} and report["search_tol"] == 3e-2
     assert est.tol == 1e-3
@@ -262,8 +269,7 @@ def test_search_stops_at_search_tol_and_the_final_fit_at_tol(monkeypatch):
     selection.select(Z, y, config=fixed, center=False)
     assert dtypes == [np.float64]  # a small one, the epochs as given
     seen.clear()
-    monkeypatch.setattr(auto, "folds_paths", spy)
-    auto._cross_validate({("waveform", None, None): Z}, y, large.replace(features="auto"), None)
+    auto._cross_validate(one, y, large.replace(features="auto"), None)
     assert seen and set(seen) == {3e-2}
 
 
@@ -300,13 +306,13 @@ def test_auto_on_noise_keeps_one_model_and_says_why(tmp_path):
     from sblr_rt.verdict import WORDS, model_verdict
 
     model = calibrate(_noise_recording(), cv=3, cv_repeats=1, n_jobs=1)
-    auto = model.metadata["selection"]["auto"]
+    auto = model.metadata["selection"]
     assert not model.is_ensemble and auto["ensemble"] == [auto["chosen"]]
     assert len(auto["dropped"]) == 3  # the other three of the four of lowest log-loss
     assert all(d["accuracy"] <= auto["chance_level"] for d in auto["dropped"])
     save_model(model, tmp_path / "noise.sblr.npz")
     loaded = load_model(tmp_path / "noise.sblr.npz")
-    assert loaded.metadata["selection"]["auto"]["dropped"] == auto["dropped"]
+    assert loaded.metadata["selection"]["dropped"] == auto["dropped"]
     text = loaded.summary()
     assert f"left out (CV accuracy not above the chance level {auto['chance_level']:.3f})" in text
     assert auto["dropped"][0]["name"] in text and "kept alone" in text

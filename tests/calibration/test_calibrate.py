@@ -27,8 +27,11 @@ def test_epoched_file_waveform(bcicomp2003_path, tmp_path):
     assert model.classes == ["0", "1"]
     assert model.features == "waveform"
     assert (model.tmin, model.tmax) == (0.0, 0.5)  # the whole trial by default
-    assert sel["best"]["mean"] > 0.65  # the competition data are separable (chance 0.5)
-    assert len(sel["grid"]) == 2 * 2 * 2  # fast search: mu1 x nu1 x (mu2 = nu2)
+    assert sel["best"]["accuracy"] > 0.65  # the competition data are separable (chance 0.5)
+    assert sel["criterion"] == "accuracy" and sel["chosen"] == "waveform/none"
+    (candidate,) = sel["candidates"]  # a fixed feature path is one candidate
+    assert len(candidate["points"]) == 2 * 2 * 2  # fast search: mu1 x nu1 x (mu2 = nu2)
+    assert candidate["accuracy"] == sel["best"]["accuracy"]
     assert [r["rank"] for r in sel["ranks"]] == [1, 2]
     assert model.metadata["epochs"]["used"] == 216
     # The model classifies raw epochs exactly as cut from the recording.
@@ -204,9 +207,9 @@ def test_estimator_in_grid_search_cv(bcicomp2003_path):
     [(5, 25, 2), (5, 25, 1), (2, 25, 4), (3, 1, 2), (10, 5, 4)],
 )
 def test_grid_tasks_cover_every_fold_and_group_once(n_folds, n_groups, n_workers):
-    from sblr_rt.calibration.selection import _fold_chunks
+    from sblr_rt.calibration.search import fold_chunks
 
-    plan = _fold_chunks(n_folds, n_groups, n_workers)
+    plan = fold_chunks(n_folds, n_groups, n_workers)
     covered = sorted((f, g) for f, c, n in plan for g in range(n_groups)[c::n])
     assert covered == [(f, g) for f in range(n_folds) for g in range(n_groups)]
     whole = [f for f, _, n in plan if n == 1]
@@ -220,8 +223,8 @@ def test_auto_with_leave_one_out_and_three_classes():
     rec = _synthetic_recording(n_trials=18)
     rec.marker_values = [["a", "b", "c"][k % 3] for k in range(18)]
     model = calibrate(rec, tmax=1.0, cv="loo", n_jobs=1, auto_ranks=(1,), auto_l1=(0.0,))
-    auto = model.metadata["selection"]["auto"]
-    assert "loo" in auto["cv"]
+    auto = model.metadata["selection"]
+    assert auto["cv"] == "loo" and auto["repeats"] == 1
     assert model.classes == ["a", "b", "c"]
     assert all(c["repeats"] == 1 for c in auto["candidates"])
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sblr_rt.calibration.config import CalibrationConfig
-from sblr_rt.calibration.selection import penalty_grid, run_path
+from sblr_rt.calibration.search import run_path
+from sblr_rt.calibration.selection import penalty_grid
 
 from sblr_rt.preprocessing import apply_scaling, fit_scaling
 

@@ -59,7 +59,7 @@ def test_brainvision_recorder_stimuli_by_code(tmp_path, spelling):
         "Stimulus/S  1": "left",
         "Stimulus/S  2": "right",
     }
-    assert model.metadata["selection"]["best"]["mean"] > 0.8
+    assert model.metadata["selection"]["best"]["accuracy"] > 0.8
 
 
 def test_resolve_markers_rules_and_ambiguity():
