@@ -52,7 +52,7 @@ import time
 
 import numpy as np
 from joblib import effective_n_jobs
-from sblr_rt.calibration.criteria import LogLoss, pool, pooled_scores
+from sblr_rt.calibration.criteria import CRITERIA, pool, pooled_scores
 from sblr_rt.calibration.epochs import RawEpochs, cut_raw_epochs
 from sblr_rt.calibration.search import (
     Candidate,
@@ -211,7 +211,7 @@ def _cross_validate(candidates: list[Candidate], y, config, progress):
     splits = make_splits(y, settings.cv, settings.random_state, repeats)
     stages = _stages(config)
     fit = FoldSettings(
-        LogLoss(),
+        CRITERIA[settings.criterion or "log-loss"](),
         config.fit_params() | {"max_iter": settings.auto_max_iter},
         config.preprocessing.scaling,
         np.dtype(np.float32 if settings.search_dtype == "float32" else np.float64),
@@ -234,7 +234,7 @@ def _cross_validate(candidates: list[Candidate], y, config, progress):
     }
     keys = [c.key for c in candidates]
     if repeats == 1:
-        return _with_auc(table, seen, y, splits, stages, first, 1), keys, 1, stages
+        return _with_auc(table, seen, y, splits, stages, first, 1, fit), keys, 1, stages
     ranked = sorted(
         (c for c in candidates if table[c.key]), key=lambda c: chosen(table[c.key])["loss"]
     )
@@ -249,15 +249,18 @@ def _cross_validate(candidates: list[Candidate], y, config, progress):
         table[c.key] = summarise(
             seen[c.key], y, splits, stages, fit.criterion, split_ids=every, n_repeats=repeats
         )
-    table = _with_auc(table, seen, y, splits, stages, every, repeats, {c.key for c in kept})
+    table = _with_auc(table, seen, y, splits, stages, every, repeats, fit, {c.key for c in kept})
     return table, [c.key for c in kept], repeats, stages
 
 
-def _with_auc(table, seen, y, splits, stages, split_ids, repeats, kept=None) -> dict:
+def _with_auc(table, seen, y, splits, stages, split_ids, repeats, fit, kept=None) -> dict:
     """Add the AUC (mean over repetitions) to each candidate's best row.
 
-    Candidates not in ``kept`` (None: all) ran the first repetition only.
+    Candidates not in ``kept`` (None: all) ran the first repetition only. A criterion that
+    observes labels, not probabilities, gives no AUC.
     """
+    if not fit.criterion.probabilistic:
+        return table
     n_folds = len(splits) // repeats
     for key, rows in table.items():
         if not rows:
@@ -348,10 +351,10 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     seconds = time.perf_counter() - t0
     b = best[chosen_key]
     logger.info(
-        "auto chose %s (rank %d, mu2 = nu2 = %g, l1 fraction %g): CV log-loss %.3f, accuracy "
-        "%.3f, AUC %.3f; %d candidates in %.1f s",
-        _name(chosen_key), b["rank"], b["mu2"], b["mu1_fraction"], b["log_loss"],
-        b["accuracy"], b["auc"], len(best), seconds,
+        "auto chose %s (rank %d, mu2 = nu2 = %g, l1 fraction %g): CV log-loss %s, accuracy "
+        "%.3f, AUC %s; %d candidates in %.1f s",
+        _name(chosen_key), b["rank"], b["mu2"], b["mu1_fraction"], b.get("log_loss"),
+        b["accuracy"], b.get("auc"), len(best), seconds,
     )  # fmt: skip
     members = [
         (pres[c], fits[c][0], references.get(c), _name(c),
@@ -361,7 +364,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     settings = config.selection
     report = search_report(
         search="auto",
-        criterion=LogLoss(),
+        criterion=CRITERIA[settings.criterion or "log-loss"](),
         cv=settings.cv,
         repeats=repeats,
         n_splits=repeats * (len(raw.y) if settings.cv == "loo" else int(settings.cv)),

@@ -226,6 +226,10 @@ class SelectionSettings:
         How many of those (at most ``auto_keep``), best first by CV log-loss, the model
         averages (their run-centred scores; :class:`~sblr_rt.bci_model.EnsembleModel`); 1:
         the best candidate alone.
+    criterion : {None, "accuracy", "log-loss"}
+        What ranks the grid points (:mod:`~sblr_rt.calibration.criteria`). None: the
+        search plan's own, the mean CV accuracy for ``search`` (the paper's) and the
+        out-of-fold log-loss for ``"auto"``.
     search : {"fast", "paper", "none"}
         ``"paper"``: rank with zero penalties, then the full 6 x 5 x 6 x 5 grid over
         (mu1, mu2, nu1, nu2). ``"fast"`` (default): the same rank step, then 6 x 6 x 5
@@ -300,6 +304,7 @@ class SelectionSettings:
     auto_max_iter: int = 60
     auto_keep: int = 4
     auto_ensemble: int = 4
+    criterion: str | None = None
     search: str = "fast"
     ranks: tuple[int, ...] = (1, 2, 3)
     l1_fractions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.4)
@@ -630,6 +635,7 @@ CONSTRAINTS: dict[str, Rule] = {
     "auto_max_iter": integer(positive, "be a positive integer"),
     "auto_keep": integer(positive, "be a positive integer"),
     "auto_ensemble": integer(positive, "be a positive integer"),
+    "criterion": option(None, "accuracy", "log-loss", aliases={"none": None}),
     "search": option("fast", "paper", "none"),
     "ranks": integers(lambda v: v and min(v) >= 1, "be positive integers"),
     "l1_fractions": numbers_list(

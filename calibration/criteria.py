@@ -35,6 +35,8 @@ class Criterion:
 
     #: The name the report gives.
     name = ""
+    #: Whether the observations are class probabilities (else predicted labels).
+    probabilistic = False
 
     def observe(self, estimator, X) -> np.ndarray:
         """Return what is kept of ``estimator`` on a fold's scaled test epochs ``X``."""
@@ -102,6 +104,7 @@ class LogLoss(Criterion):
     """
 
     name = "log-loss"
+    probabilistic = True
 
     def observe(self, estimator, X) -> np.ndarray:
         """Return the class probabilities of ``X`` (checked once per fold, not here)."""

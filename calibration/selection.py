@@ -77,7 +77,7 @@ import time
 
 import numpy as np
 from joblib import effective_n_jobs
-from sblr_rt.calibration.criteria import Accuracy
+from sblr_rt.calibration.criteria import CRITERIA
 from sblr_rt.calibration.search import (
     Candidate,
     FoldSettings,
@@ -245,7 +245,7 @@ def select(
         raise ValueError(f"'ranks' {settings.ranks} all exceed min(n_rows, n_times)")
     candidate = Candidate(name, name, Z, center)
     fit = FoldSettings(
-        Accuracy(),
+        CRITERIA[settings.criterion or "accuracy"](),
         est_params,
         pre.scaling,
         np.dtype(settings.search_dtype),

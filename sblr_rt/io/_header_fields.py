@@ -201,7 +201,7 @@ METADATA = mapping(
                             "name": string(optional=True),
                             "points": list_of(mapping(), optional=True),
                         }
-                    ),  # fmt: skip
+                    ),
                     optional=True,
                 ),
                 "chosen": string(optional=True),
