@@ -192,7 +192,8 @@ def selection(search, args, rows, models, race_margin="default"):
     cpu = _cpu_seconds() - cpu0
     load = os.getloadavg()[0]
     b = report["best"]
-    raced = sum(p["raced"] for p in report["grid"])
+    (candidate,) = report["candidates"]  # a fixed feature path: one candidate
+    raced = sum(p["raced"] for p in candidate["points"])
     models[search, race_margin] = (est, report)
     print(
         f"selection time: {dt:.1f} s for {n_fits} fits (+ the final fit) "
@@ -207,9 +208,9 @@ def selection(search, args, rows, models, race_margin="default"):
     print(
         f"chosen: rank {report['rank']}, mu1 {b['mu1_fraction']:g} x max, mu2 {b['mu2']:g}, "
         f"nu1 {b['nu1_fraction']:g} x max, nu2 {b['nu2']:g}: "
-        f"CV accuracy {b['mean']:.3f} +/- {b['std']:.3f}"
+        f"CV accuracy {b['accuracy']:.3f} +/- {b['accuracy_std']:.3f}"
     )
-    print(f"raced: {raced} of {report['n_fitted_points'] * args.cv} grid point fits")
+    print(f"raced: {raced} of {candidate['n_fitted_points'] * args.cv} grid point fits")
     rows.append(
         [
             label,
@@ -222,7 +223,7 @@ def selection(search, args, rows, models, race_margin="default"):
             f"{report['seconds']['grid']:.1f} s",
             f"rank {report['rank']}, mu1 {b['mu1_fraction']:g} x max, mu2 {b['mu2']:g}, "
             f"nu1 {b['nu1_fraction']:g} x max, nu2 {b['nu2']:g}",
-            f"{b['mean']:.3f} ± {b['std']:.3f}",
+            f"{b['accuracy']:.3f} ± {b['accuracy_std']:.3f}",
         ]
     )
     if (cfg.selection.ranks, args.cv) != ((1, 2, 3), 5):
@@ -240,7 +241,8 @@ def racing_target(models):
     if ("fast", "default") not in models:
         return "TARGET racing: run the parts fast,racing to compare"
     (full, f_rep), (raced, r_rep) = models["fast", "default"], models["fast", RACE_MARGIN]
-    same = r_rep["rank"] == f_rep["rank"] and r_rep["best"] == f_rep["best"]
+    point = ("rank", "mu1_fraction", "mu2", "nu1_fraction", "nu2", "accuracy")
+    same = [r_rep["best"][k] for k in point] == [f_rep["best"][k] for k in point]
     identical = all(
         np.array_equal(getattr(raced, k), getattr(full, k))
         for k in ("spatial_", "temporal_", "intercept_")
@@ -584,6 +586,7 @@ def auto(args):
     if not all(f.exists() for f in files):
         return [f"TARGET auto: data absent ({files[0].parent}); not measured"]
     import sblr_rt.calibration.auto as auto_mod
+    import sblr_rt.calibration.search as search
     from sblr_rt.calibration import calibrate
     from threadpoolctl import threadpool_limits
 
@@ -593,9 +596,9 @@ def auto(args):
     kept = {}
     cross_validate = auto_mod._cross_validate
 
-    def grab(feats, y, config, progress):
-        kept.update(feats=feats, y=y, config=config)
-        return cross_validate(feats, y, config, progress)
+    def grab(candidates, y, config, progress):
+        kept.update(candidates=candidates, y=y, config=config)
+        return cross_validate(candidates, y, config, progress)
 
     print(f"\n== auto: PhysioNet S003 runs 4 + 8, n_jobs={args.n_jobs} ==")
     walls = []
@@ -616,35 +619,38 @@ def auto(args):
     print(
         f"auto: {wall:.1f} s wall (median of {len(walls)}; epochs and features "
         f"{sel['seconds']['features']:.1f} s of the last, computed before the search), "
-        f"chose {sel['auto']['chosen']} rank {sel['params']['rank']}"
+        f"chose {sel['chosen']} rank {sel['params']['rank']}"
     )
     print(
         f"auto, first run of this process: {walls[0]:.1f} s wall (it also starts the "
         f"{args.n_jobs} worker processes, about 1 s of importing scikit-learn each; the "
         "later runs reuse them, as joblib keeps its workers)"
     )
-    feats, y, config = kept["feats"], kept["y"], kept["config"]
-    per_fold = lambda cands, folds: [([c], [i]) for c in cands for i in folds]  # noqa: E731
-    routes = {"reference (candidate x fold tasks)": per_fold, "lockstep": auto_mod._tasks}
+    candidates, y, config = kept["candidates"], kept["y"], kept["config"]
+    lockstep = search._plan
+
+    def per_fold(cands, split_ids, stages, n_workers):  # every (candidate, fold) alone
+        return [([c], [i], 0, 1) for c in range(len(cands)) for i in split_ids]
+
+    routes = {"reference (candidate x fold tasks)": per_fold, "lockstep": lockstep}
     times = {name: [] for name in routes}
     tables = {}
-    lockstep_tasks = auto_mod._tasks
     with threadpool_limits(1):
         for _ in range(args.auto_repeats):
-            for name, tasks in routes.items():
-                auto_mod._tasks = tasks
+            for name, plan in routes.items():
+                search._plan = plan
                 try:
                     t0 = time.perf_counter()
-                    tables[name] = cross_validate(feats, y, config, None)
+                    tables[name] = cross_validate(candidates, y, config, None)
                     times[name].append(time.perf_counter() - t0)
                 finally:
-                    auto_mod._tasks = lockstep_tasks
+                    search._plan = lockstep
     (ref_name, ref), (_, fast) = tables.items()
     worst = max(
         abs(a[k] - b[k])
         for c in ref[0]
         for a, b in zip(ref[0][c], fast[0][c], strict=True)
-        for k in ("log_loss", "accuracy", "auc")
+        for k in ("log_loss", "accuracy")
     )
     med = {name: float(np.median(t)) for name, t in times.items()}
     for name, t in med.items():

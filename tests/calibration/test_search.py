@@ -177,3 +177,42 @@ def test_older_reports_read_in_the_current_format(both_plans):
     verdict = model_verdict(auto)
     assert verdict.accuracy == 0.8 and verdict.n_candidates == 2
     assert "bandpower/car" in auto.summary()
+
+
+# the weakly penalised waveform point stops at max_iter, in the engine and the Pipeline alike
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("features", ["waveform", "bandpower"])
+def test_the_engine_scores_what_the_pipeline_predicts_out_of_fold(features):
+    """A cold point's out-of-fold probabilities equal the scikit-learn Pipeline's.
+
+    The engine computes the preprocessing's fixed steps once and fits the one learnt step,
+    the scaling, per fold (:class:`~sblr_rt.preprocessing.FeatureScaler`): the same as the
+    whole Pipeline fitted on each fold's raw epochs.
+    """
+    from sklearn.model_selection import cross_val_predict
+    from sklearn.pipeline import Pipeline
+
+    from sblr_rt.model import SparseBilinearLogisticRegression
+    from sblr_rt.preprocessing import Preprocessor, make_steps
+    from tests.models import simulated_epochs
+
+    ch = ["C3", "Cz", "C4", "CP3", "CP4", "Pz"]
+    pre = Preprocessor(ch_names=ch, sfreq=100.0, tmin=0.0, tmax=1.0, features=features)
+    raw, y = simulated_epochs(
+        pre, n_epochs=36, n_classes=2, informative=["C3", "C4"], effect=1.5,
+        signal="waveform", rng=np.random.default_rng(0),
+    )  # fmt: skip
+    splits = make_splits(y, 3, 0)
+    params = {"max_iter": 200, "tol": 1e-4}
+    stages = [Stage(1, (((0.01, 0.01), ((0.0, 0.0),)),))]
+    fit = FoldSettings(LogLoss(), params, pre.scaling)
+    Z = pre.features_from_filtered(pre.filter_epochs(raw))  # the fixed steps, once
+    seen = cross_validate([Candidate("c", "c", Z, not pre.is_linear)], y, splits, stages, fit)
+    engine = np.empty((len(y), 2))
+    for (_, test), point in zip(splits, seen["c"], strict=True):
+        engine[test] = point[0][0]
+    est = SparseBilinearLogisticRegression(rank=1, mu2=0.01, nu2=0.01, solver="paper", **params)
+    pipe = Pipeline([*make_steps(pre), ("sblr", est)])
+    want = cross_val_predict(pipe, raw, y, cv=splits, method="predict_proba")
+    np.testing.assert_allclose(engine, want, rtol=1e-6, atol=1e-9)
+    assert np.mean(np.argmax(want, axis=1) == y) > 0.7  # a model that learnt, not a constant
