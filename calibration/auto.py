@@ -36,12 +36,13 @@ The final model
     path point refitted on all epochs (the computation that was cross-validated); the
     model's score is the mean of theirs (an :class:`~sblr_rt.bci_model.EnsembleModel`). A
     member must beat chance in its own CV (:func:`sblr_rt.verdict.above_chance`): one that
-    does not is left out and named in ``report["auto"]["dropped"]``; when none does, the
+    does not is left out and named in ``report["dropped"]``; when none does, the
     first is kept alone and the verdict says the model is not clearly above chance. Thirty
     trials cannot tell ten candidates apart, and the winner is often lucky: averaging the
     best few spreads that luck (measured: docs/benchmarks.md, "Accuracy across runs").
 
-Every candidate's scores are kept in the report (``report["auto"]``), which the model
+Every candidate's scores at every grid point are kept in the report (``report["candidates"]``,
+:func:`~.search.search_report`), which the model
 file stores and ``sblr-rt inspect`` prints.
 """
 
@@ -309,7 +310,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     epochs : EpochSet
         The chosen candidate's unscaled features and labels.
     report : dict
-        JSON-serialisable selection report with ``report["auto"]``: every candidate's
+        The search report (:func:`~.search.search_report`): every candidate's
         best point and scores, the criterion, the choice and the ensemble.
     members : list of tuple
         ``(Preprocessor, SparseBilinearLogisticRegression, reference, name, scores)``:

@@ -265,7 +265,7 @@ class SelectionSettings:
         ``search_tol`` is None); the final fit is at ``tol`` whatever this is.
     race_margin : float | None
         Racing in the fixed paths' penalty search: every ten iterations of a grid point
-        (:data:`~sblr_rt.calibration.selection.RACE_EVERY`), the point is ended where it is
+        (:data:`~sblr_rt.calibration.search.RACE_EVERY`), the point is ended where it is
         when its test accuracy on the fold is more than ``race_margin`` below the best
         point already finished on that fold (the path goes on from there; the report
         counts such points as ``"raced"``). The chosen point is refitted on all epochs at
