@@ -312,7 +312,7 @@ def step_times_during_refits(person, seconds, speed=1.0):
     during = [any(a <= d["published"] <= b for a, b in spans) for d in decisions]
     steps = np.array([d["step_time"] for d in decisions])
     print(f"\nStep time: {person} run {replayed[0]} replayed at {speed:g}x twice ({seconds:.0f} s "
-          f"of stream, chunks of {RT_CHUNK} samples, {snap.path} path, hop 50 ms + trials), "
+          f"of stream, chunks of {RT_CHUNK} samples, {snap.form} form, hop 50 ms + trials), "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")  # fmt: skip
     print(_stats_line("fixed model (no adaptation)", np.array([d["step_time"] for d in
                                                                  fixed.decisions])))  # fmt: skip

@@ -297,7 +297,7 @@ def main(argv=None) -> int:
         bad += sink.n_nonfinite
         d, r = snap.dropped, snap.refused_cues
         print(
-            f"\n{features} ({snap.path} path): {snap.n_decisions} decisions made "
+            f"\n{features} ({snap.form} form): {snap.n_decisions} decisions made "
             f"({snap.n_trial_decisions} at cues, of {snap.n_cues} markers), "
             f"{sink.n_pushed} published ({dict(sink.labels)}); non-finite decisions "
             f"published: {sink.n_nonfinite}\n"

@@ -9,10 +9,10 @@ members (``--no-ensemble`` skips it):
    - ``plain``: the offline pipeline (filter, resample / band power, scale) then
      ``tr(U^T X V) + b`` -- what a straightforward loop would do per window;
    - ``folded`` (waveform): ``tr(U_n^T X_raw V_n) + b`` on the raw window;
-   - ``stream``: the loop's own path (:meth:`OnlineClassifier.streaming`): projection
+   - ``stream``: the loop's own incremental form (:meth:`OnlineClassifier.streaming`): projection
      onto the r folded spatial factors as samples arrive, so a decision is r dot products
      (waveform); all bands filtered at once per sample by a partitioned-FFT bank, running
-     power sums, then log and one folded product (power paths). Wall and thread-CPU
+     power sums, then log and one folded product (power feature paths). Wall and thread-CPU
      percentiles; the ingest cost per 10 ms chunk (with the deferred filter work the loop
      runs after each decision) and the CPU share of one core at real time.
 2. *Live*: a float32 source in another process (a perfect amplifier clock, 10 ms chunks)
@@ -22,9 +22,9 @@ members (``--no-ensemble`` skips it):
    the consumer (p50, p99, max), the loop process's and worker thread's CPU share of one
    core, decisions/s and dropped windows.
 3. *Ensemble*: the default of :func:`~sblr_rt.calibration.calibrate` (``auto``) is an
-   ensemble of four members, each on its own fast path, members that pick and filter alike
-   sharing one filter bank. At 64 ch / 160 Hz it is calibrated on the shipped PhysioNet
-   S001 runs 9 + 10 (30 trials, as ``tests/online/test_replay_exact.py``: on run 10's 15
+   ensemble of four members, each on its own fast incremental form, members that pick and
+   filter alike sharing one filter bank. At 64 ch / 160 Hz it is calibrated on the shipped
+   PhysioNet S001 runs 9 + 10 (30 trials, as ``tests/online/test_replay_exact.py``: on run 10's 15
    alone most candidates are not above chance and ``auto`` keeps one); at another size the
    same members (feature path, spatial stage, rank) are
    fitted on random features, with the 118-channel simulator's labels (so that the surface
@@ -165,9 +165,9 @@ def _percentiles(times_s, scale=1e6):
 
 
 def bench_steps(model, n_reps: int, *, plain: bool = True) -> dict:
-    """Time the step paths on arrays (no LSL), BLAS limited to one thread.
+    """Time the forms of the step on arrays (no LSL), BLAS limited to one thread.
 
-    ``plain=False`` times the loop's streaming path only (the scaling table).
+    ``plain=False`` times the loop's incremental form only (the scaling table).
     """
     clf = OnlineClassifier(model)
     rng = np.random.default_rng(1)
@@ -182,21 +182,21 @@ def bench_steps(model, n_reps: int, *, plain: bool = True) -> dict:
     out = {}
     with threadpoolctl.threadpool_limits(1):
         window = data[: clf.n_times_raw].T.astype(np.float64)
-        paths = ("plain", "folded") if clf.features == "waveform" else ("plain",)
-        for path in paths if plain else ():
+        forms = ("plain", "folded") if clf.features == "waveform" else ("plain",)
+        for form in forms if plain else ():
             t0 = time.perf_counter()
-            clf.decision_function(window, path=path)
-            # The plain power paths take seconds at 256 x 2048 Hz: a few seconds in all.
+            clf.decision_function(window, form=form)
+            # The plain power feature paths take seconds at 256 x 2048 Hz: a few seconds in all.
             once = time.perf_counter() - t0
             reps = int(np.clip(3.0 / max(once, 1e-9), 3, max(20, n_reps // 10)))
             t = []
             for _ in range(reps):
                 t0 = time.perf_counter()
-                clf.decision_function(window, path=path)
+                clf.decision_function(window, form=form)
                 t.append(time.perf_counter() - t0)
-            out[path] = _percentiles(t)
+            out[form] = _percentiles(t)
         if plain and clf.features == "waveform":
-            # The textbook plain path without the filter: resample (a matrix product),
+            # The textbook plain form without the filter: resample (a matrix product),
             # scale, then tr(U^T X V) -- the issue's "resample, then tr(U^T X V)".
             S, T = model.preprocessor.linear_operators()
             t = []
@@ -229,11 +229,11 @@ def bench_steps(model, n_reps: int, *, plain: bool = True) -> dict:
         out["cpu_ingest"] = 1e6 * np.mean(cpu_push)
         out["stream"] = _percentiles(t_decide)
         out["push"] = _percentiles(t_push)
-        out["path"] = state.path
+        out["form"] = state.form
         if not plain:
             return out
-        # Check: the stream's decision equals the plain path on the same samples.
-        ref = clf.decision_function(data[pos - clf.n_times_raw : pos].T, path="plain")
+        # Check: the stream's decision equals the plain form on the same samples.
+        ref = clf.decision_function(data[pos - clf.n_times_raw : pos].T, form="plain")
         got = state.decide(pos)["score"]
         b = clf.intercept
         out["max_abs_diff"] = float(np.max(np.abs(np.atleast_1d(got) - ref)))
@@ -405,9 +405,9 @@ def bench_model(label: str, model: BCIModel, size: str, args, steps: list, lives
                 "plain": "plain step (BCIModel preprocessing, then tr(U^T X V))",
                 "resample": "plain without filter (resample, scale, tr(U^T X V))",
                 "folded": "folded step tr(U_n^T X_raw V_n) on the raw window",
-                "stream": f"loop step ({s['path']}: decision on buffered window)",
+                "stream": f"loop step ({s['form']}: decision on buffered window)",
                 "cpu_step": "loop step, CPU time of the thread (load-independent)",
-                "push": f"loop ingest of one 10 ms chunk ({s['path']})",
+                "push": f"loop ingest of one 10 ms chunk ({s['form']})",
             }[key]
             print(f"  {what:<62} p50 {p50:9.1f}  p99 {p99:9.1f}  max {mx:9.1f}")
     plain = s["plain"][0]
@@ -424,11 +424,11 @@ def bench_model(label: str, model: BCIModel, size: str, args, steps: list, lives
     wall99, cpu99, share = s["stream"][1], s["cpu_step"][1], s["cpu_share"]
     print(
         f"  ingest CPU {s['cpu_ingest']:.0f} us per 10 ms hop; at real time (no LSL) "
-        f"the path takes {100 * share:.1f} % of one core"
+        f"the incremental form takes {100 * share:.1f} % of one core"
     )
     print(
         f"  target step p99 < 200 us: wall {wall99:.0f} us {_ok(wall99 < 200)}, thread "
-        f"CPU {cpu99:.0f} us {_ok(cpu99 < 200)}; path < 25 % of a core: "
+        f"CPU {cpu99:.0f} us {_ok(cpu99 < 200)}; form < 25 % of a core: "
         f"{100 * share:.1f} % {_ok(share < 0.25)}"
     )
     steps.append(
@@ -591,7 +591,7 @@ def main(argv=None) -> int:
             reps=max(100, args.reps // 5),
         )
     if args.loops and not args.no_live:
-        # One model per loop, every path represented (four models on one stream).
+        # One model per loop, every feature path represented (four models on one stream).
         kinds = [("waveform", 1), ("spectral", 1), ("bandpower", 1), ("waveform", 3)]
         models = [
             (
@@ -632,8 +632,8 @@ def _report(args, steps, lives, costs, default) -> None:
             caption=(
                 f"Steps without LSL ({args.reps} repetitions): the loop's decision on the "
                 "buffered window, the ingest of one 10 ms chunk, the share of one core the "
-                "path takes at real time, and the plain pipeline (BCIModel preprocessing, "
-                "then tr(U^T X V)) it replaces."
+                "incremental form takes at real time, and the plain pipeline (BCIModel "
+                "preprocessing, then tr(U^T X V)) it replaces."
             ),
         )
     ]

@@ -2,7 +2,7 @@
 
 Used by ``benchmarks/online.py`` (``--scaling``, ``--loops``); not run on its own.
 
-- :func:`print_scaling`: the streaming path of every feature kind on arrays (no LSL) at
+- :func:`print_scaling`: the incremental form of every feature kind on arrays (no LSL) at
   several channel counts and rates: decision CPU time, ingest CPU per 10 ms hop and the
   CPU share of one core at real time.
 - :func:`bench_loops`: several :class:`~sblr_rt.online.OnlineLoop` in this process on one
@@ -31,7 +31,7 @@ def _ok(passed: bool) -> str:
 
 
 def print_scaling(make_model, bench_steps, features, channels, rates, base, reps) -> None:
-    """Print the streaming paths' cost against channels (at ``base`` rate) and rate.
+    """Print the incremental forms' cost against channels (at ``base`` rate) and rate.
 
     Parameters
     ----------
@@ -47,7 +47,7 @@ def print_scaling(make_model, bench_steps, features, channels, rates, base, reps
         Decisions timed per configuration.
     """
     grid = [(c, base[1]) for c in channels] + [(base[0], r) for r in rates if r != base[1]]
-    print("Cost against channels and rate (streaming path, no LSL; CPU = thread CPU time):")
+    print("Cost against channels and rate (incremental form, no LSL; CPU = thread CPU time):")
     print(
         f"  {'features':<10} {'channels':>8} {'Hz':>6} {'step p50':>9} {'step p99':>9} "
         f"{'ingest/hop':>10} {'core %':>7}"

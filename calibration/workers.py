@@ -125,5 +125,15 @@ def parallel(n_jobs, *, return_as: str) -> Parallel:
     return Parallel(n_jobs=n_jobs, return_as=return_as)
 
 
+def _takes_initializer() -> bool:
+    """Whether this joblib's Parallel hands a worker ``initializer`` to loky (1.5 and newer).
+
+    joblib 1.5 added ``**backend_kwargs`` to :class:`joblib.Parallel` (``initializer`` is
+    one of them, not a named parameter); 1.4 has neither.
+    """
+    params = inspect.signature(Parallel).parameters.values()
+    return any(p.name == "initializer" or p.kind is p.VAR_KEYWORD for p in params)
+
+
 #: Whether this joblib's Parallel takes a worker initializer (joblib 1.5 and newer).
-_TAKES_INITIALIZER = "initializer" in inspect.signature(Parallel).parameters
+_TAKES_INITIALIZER = _takes_initializer()

@@ -114,7 +114,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--plain",
         action="store_true",
-        help="use the plain pipeline instead of the folded/projected fast path (checking)",
+        help="use the plain pipeline instead of the folded/projected fast form (checking)",
     )
     parser.add_argument(
         "--unit-mismatch",
@@ -378,7 +378,7 @@ def run(args: argparse.Namespace) -> int:
         stream = snap.stream
         print(
             f"classifying {stream.name!r} ({stream.n_channels} channels at "
-            f"{stream.sfreq:g} Hz) with the {snap.path} path, {args.mode} mode, hop "
+            f"{stream.sfreq:g} Hz) with the {snap.form} incremental form, {args.mode} mode, hop "
             f"{args.hop:g} s, {smoothing.describe()}; decisions on {args.outlet_name!r} "
             f"(JSON) and {args.outlet_name + '-Numeric'!r} (numbers); Ctrl-C to stop",
             flush=True,

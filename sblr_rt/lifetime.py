@@ -7,14 +7,18 @@ parent ends cleanly (Ctrl-C, or SIGTERM through :func:`sigterm_as_interrupt`), i
 workers itself. When it dies without a chance to (SIGKILL, the OOM killer, a crash), nobody
 would: a busy worker keeps computing for minutes and holds the parent's stdout, so a
 supervisor reading it hangs. So each child watches its parent (:func:`watch_parent`): a
-daemon thread compares ``os.getppid()`` with the parent's pid every ``POLL`` seconds and
-ends the process once it differs (the child was re-parented: its parent is gone). The
-resource trackers end by themselves once every process holding their pipe is gone.
+daemon thread compares ``os.getppid()`` with the parent's pid every ``POLL`` seconds and,
+once it differs (the child was re-parented: its parent is gone), sends its own main thread
+SIGTERM. A worker that keeps SIGTERM's default action ends at once; a process that stops
+on SIGTERM (:func:`sigterm_as_interrupt`: the demo's source process runs the command line)
+stops as on Ctrl-C, and is killed (SIGKILL) if it has not ended ``GRACE`` seconds later.
+The resource trackers end by themselves once every process holding their pipe is gone.
 
 Importing :mod:`sblr_rt` in a multiprocessing child (a joblib worker running a calibration
-task, a spawned process) starts the watch; the refit worker starts it in its initializer
-(it imports the package before multiprocessing names its parent), the demo's source
-process from ``SBLR_RT_PARENT_PID`` (:data:`PARENT_ENV`).
+task, a spawned process) starts the watch; joblib's workers of a calibration (joblib 1.5
+and newer) and the refit worker start it in their initializer, before any task (a worker
+that has run no task yet imports nothing of the package), the demo's source process from
+``SBLR_RT_PARENT_PID`` (:data:`PARENT_ENV`).
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ import time
 
 __all__ = [
     "EXIT_ORPHANED",
+    "GRACE",
     "PARENT_ENV",
     "POLL",
     "Terminated",
+    "end_orphan",
     "sigterm_as_interrupt",
     "watch_parent",
     "watch_parent_from_env",
@@ -36,8 +42,13 @@ __all__ = [
 
 #: Seconds between two looks at the parent.
 POLL = 0.5
-#: Exit status of a child whose parent died (128 + SIGHUP, as a shell's orphaned job).
-EXIT_ORPHANED = 129
+#: Seconds an orphan that handles SIGTERM has to end before the watch kills it (SIGKILL).
+GRACE = 5.0
+#: Exit status of a child whose parent died, as a shell reports it: 128 + SIGTERM, the
+#: signal the watch ends it with (``returncode == -SIGTERM`` to :mod:`subprocess` when the
+#: signal's default action ended it). One that did not end within :data:`GRACE` seconds
+#: of SIGTERM ends with 128 + SIGKILL.
+EXIT_ORPHANED = 128 + signal.SIGTERM
 #: Environment variable naming the pid a command-line process watches (``sblr-rt demo``
 #: starts its source process with it).
 PARENT_ENV = "SBLR_RT_PARENT_PID"
@@ -46,7 +57,7 @@ _lock = threading.Lock()
 _watched: int | None = None  # the parent pid this process watches
 
 
-def watch_parent(pid: int | None = None, *, poll: float = POLL) -> bool:
+def watch_parent(pid: int | None = None, *, poll: float = POLL, grace: float = GRACE) -> bool:
     """End this process when its parent ends (a daemon thread; idempotent).
 
     Parameters
@@ -56,6 +67,8 @@ def watch_parent(pid: int | None = None, *, poll: float = POLL) -> bool:
         (:func:`multiprocessing.parent_process`).
     poll : float
         Seconds between two looks.
+    grace : float
+        Seconds a process that handles SIGTERM has to end before it is killed.
 
     Returns
     -------
@@ -64,9 +77,13 @@ def watch_parent(pid: int | None = None, *, poll: float = POLL) -> bool:
 
     Notes
     -----
-    The process ends with :func:`os._exit` (status :data:`EXIT_ORPHANED`): no clean-up runs,
-    which is what a worker whose results nobody will read needs. A pid that is not this
-    process's parent when the watch starts means the parent is already gone.
+    The process ends by SIGTERM sent to its main thread (status :data:`EXIT_ORPHANED`).
+    With SIGTERM's default action (joblib's and the refit workers) no clean-up runs, which
+    is what a worker whose results nobody will read needs. A process with a SIGTERM handler
+    (:func:`sigterm_as_interrupt`) runs it, and SIGKILL follows after ``grace`` seconds if
+    it still runs (a handler that returns, a main thread stuck in compiled code); one that
+    ignores SIGTERM is killed at once. A pid that is not this process's parent when the
+    watch starts means the parent is already gone.
     """
     global _watched
     if pid is None:
@@ -78,7 +95,10 @@ def watch_parent(pid: int | None = None, *, poll: float = POLL) -> bool:
             return True
         _watched = int(pid)
     threading.Thread(
-        target=_watch, args=(int(pid), float(poll)), name="sblr-rt parent watch", daemon=True
+        target=_watch,
+        args=(int(pid), float(poll), float(grace)),
+        name="sblr-rt parent watch",
+        daemon=True,
     ).start()
     return True
 
@@ -102,10 +122,33 @@ def watch_parent_from_env() -> bool:
     return watch_parent(int(text)) if text.isdigit() else False
 
 
-def _watch(pid: int, poll: float) -> None:
+def _watch(pid: int, poll: float, grace: float) -> None:
     while os.getppid() == pid:
         time.sleep(poll)
-    os._exit(EXIT_ORPHANED)
+    end_orphan(grace)
+
+
+def end_orphan(grace: float = GRACE) -> None:
+    """End this process, whose parent is gone: SIGTERM, then SIGKILL if it still runs.
+
+    Called by the watch thread. SIGTERM goes to the main thread (so that a blocking call
+    there is interrupted and a Python handler runs at once); with SIGTERM's default action
+    the process ends there. Otherwise (a handler, or SIGTERM ignored) the process is given
+    ``grace`` seconds (none when SIGTERM is ignored), then SIGKILL.
+
+    Parameters
+    ----------
+    grace : float
+        Seconds a process that handles SIGTERM has to end.
+    """
+    handler = signal.getsignal(signal.SIGTERM)
+    if handler is not signal.SIG_IGN:
+        try:
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
+        except OSError:  # no main thread to interrupt any more: the process as a whole
+            os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(grace)  # with the default action the process has ended by now
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Terminated(KeyboardInterrupt):

@@ -72,7 +72,7 @@ SCRIPT = textwrap.dedent(
     decision = state.decide(n)
     assert decision["label"] in model.classes
     window = raw[n - online.n_times_raw :].T.astype(np.float64)
-    ref = online.decision_function(window, path="plain")
+    ref = online.decision_function(window, form="plain")
     np.testing.assert_allclose(decision["score"], ref, rtol=1e-6, atol=1e-9)
     qt = sorted(m for m in sys.modules if m.split(".")[0] in ("PyQt5", "pyqtgraph"))
     assert not qt, qt

@@ -185,7 +185,7 @@ class BCIModel(abc.ABC):
         Parameters
         ----------
         scores : ndarray, shape (n_epochs,) or (n_epochs, n_classes)
-            Scores, e.g. computed by a streaming path.
+            Scores, e.g. computed by an incremental form (:mod:`sblr_rt.online.incremental`).
 
         Returns
         -------

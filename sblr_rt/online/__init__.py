@@ -4,10 +4,10 @@
   :class:`~sblr_rt.bci_model.BCIModel`; ``step(window) -> decision`` is a pure function of
   a raw window; :meth:`~OnlineClassifier.streaming` gives a :class:`StreamingState`.
 - ``streaming.py``: :class:`StreamingState`, samples in and decisions on any recent window
-  out (indices, timestamps, non-finite samples, breaks), driving one feature path.
-- ``paths/``: the streaming paths, one :class:`StreamingPath` subclass each (projected
+  out (indices, timestamps, non-finite samples, breaks), driving one incremental form.
+- ``incremental/``: the incremental forms, one :class:`IncrementalForm` subclass each (projected
   waveform, filtered band power, filtered spectral, filtered covariance, the ensemble's
-  weighted members, plain), registered in :data:`PATHS`.
+  weighted members, plain), registered in :data:`FORMS`.
 - ``scheduler.py``: one scheduling step (ingest, gaps, sliding hops, trial windows).
 - ``loop.py``: :class:`OnlineLoop`, the collaborators (source, markers, sink, clock), the
   worker thread and the model swaps of a session that adapts; :meth:`OnlineLoop.from_lsl`
@@ -39,9 +39,9 @@ from sblr_rt.online.classifier import (
 from sblr_rt.online.decision import Decision
 from sblr_rt.online.evidence import Evidence, Smoothing
 from sblr_rt.online.heap import freeze_heap
+from sblr_rt.online.incremental import FORMS, IncrementalForm
 from sblr_rt.online.loop import OnlineLoop
 from sblr_rt.online.lsl import LSLStreams
-from sblr_rt.online.paths import PATHS, StreamingPath
 from sblr_rt.online.run_info import RunInfo
 from sblr_rt.online.settings import DisplaySettings, OnlineSettings
 from sblr_rt.online.streaming import StreamingState
@@ -49,17 +49,17 @@ from sblr_rt.online.telemetry import Telemetry
 from sblr_rt.online.units import check_stream_units, normalize_unit, unit_factor
 
 __all__ = [
-    "PATHS",
+    "FORMS",
     "Decision",
     "DisplaySettings",
     "Evidence",
+    "IncrementalForm",
     "LSLStreams",
     "OnlineClassifier",
     "OnlineLoop",
     "OnlineSettings",
     "RunInfo",
     "Smoothing",
-    "StreamingPath",
     "StreamingState",
     "Telemetry",
     "check_stream_info",

@@ -1,26 +1,26 @@
-"""Classify raw EEG windows: a pure ``step(window)`` and a streaming fast path (no LSL).
+"""Classify raw EEG windows: a pure ``step(window)`` and a fast incremental form (no LSL).
 
 :class:`OnlineClassifier` wraps a :class:`~sblr_rt.bci_model.BCIModel` for the online loop.
 Its :meth:`~OnlineClassifier.step` is a pure function of a raw window (the model's raw
 epoch: ``n_pad`` samples of filter warm-up, then the window ``[tmin, tmax)``), in the
 spirit of timeflux's ``update()`` nodes: no I/O, no hidden state, testable on arrays.
 
-Three computation paths give the same scores (to floating-point rounding):
+Three forms of the computation give the same scores (to floating-point rounding):
 
 ``plain``
     The offline pipeline: filter, baseline, resample, scale (``BCIModel.transform``), then
     ``tr(U^T X V) + b``. The reference.
-``folded`` (waveform path)
+``folded`` (waveform feature path)
     Every waveform step is linear, so the whole chain folds into native-rate factors
     ``score = tr(U_n^T X_raw V_n) + b`` (:meth:`BCIModel.native_factors`): one pass over
     the raw window, no filtering or resampling at decision time.
-``projected`` (waveform path, streaming)
+``projected`` (waveform feature path, incremental)
     Better still, each sample is projected onto the ``r`` folded spatial factors as it
     arrives (:meth:`OnlineClassifier.streaming`), so only ``r`` virtual channels (per class
     for three or more classes) are buffered; a decision is ``r`` dot products of length
     ``n_times_raw``. Filtering needs no state: the FIR filter is folded into ``V_n``.
 
-The band-power path cannot fold the squaring; its streaming state filters each sample
+The band-power feature path cannot fold the squaring; its incremental form filters each sample
 once as it arrives (a block Toeplitz product, so BLAS does the work), buffers the squared
 band signals and, per decision, only bins, logs, scales and applies the factors.
 
@@ -50,11 +50,12 @@ import math
 import numpy as np
 
 from sblr_rt._docs import fill_doc
+from sblr_rt._renamed import renamed_attribute, renamed_keyword, warn_renamed
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
 from sblr_rt.online.decision import Decision
-from sblr_rt.online.paths import Scoring, fast_path_for, path_class
+from sblr_rt.online.incremental import Scoring, form_class, form_for
 from sblr_rt.online.run_info import RunInfo
 from sblr_rt.online.streaming import StreamingState
 
@@ -68,7 +69,7 @@ __all__ = [
     "public_decision",
 ]
 
-_PATHS = ("auto", "plain", "folded")
+_STEP_FORMS = ("auto", "plain", "folded")
 
 
 def public_decision(decision) -> dict:
@@ -116,14 +117,14 @@ def _as_decision(decision) -> Decision:
 
 
 class OnlineClassifier:
-    """A trained model ready for online use: a pure ``step`` and streaming fast paths.
+    """A trained model ready for online use: a pure ``step`` and fast incremental forms.
 
     Parameters
     ----------
     model : BCIModel
         The trained model (:func:`sblr_rt.load_model`).
     fast : bool
-        Use the folded (pure step) and projected (streaming) paths on the waveform path.
+        Use the folded (pure step) and projected (incremental) forms on the waveform path.
         False uses the plain pipeline everywhere (for checking and benchmarks).
     recentre : bool
         For a run-centred model (:attr:`BCIModel.run_centring
@@ -152,14 +153,15 @@ class OnlineClassifier:
     features : str
         The model's feature path (``"waveform"``, ``"bandpower"``, ``"spectral"``,
         ``"covariance"``), or ``"ensemble"``.
-    path : str
-        The path :meth:`step` uses: ``"folded"`` (a single waveform model) or ``"plain"``.
+    form : str
+        The form of the computation :meth:`step` uses: ``"folded"`` (a single waveform
+        model) or ``"plain"``.
     run_info : RunInfo
         What the online loop reads from the model file: unit, calibration markers,
         smoothing, rejection settings, version (:class:`~sblr_rt.online.run_info.RunInfo`).
     scoring : Scoring
         How the scores are computed (factors, folded factors, intercept, window sizes):
-        what the streaming paths are given (:class:`~sblr_rt.online.paths.base.Scoring`).
+        what the incremental forms are given (:class:`~sblr_rt.online.incremental.base.Scoring`).
     """
 
     def __init__(
@@ -197,10 +199,10 @@ class OnlineClassifier:
         self.members = [
             OnlineClassifier(m, fast=fast, recentre=False) for m in model.members
         ] if model.is_ensemble else []  # fmt: skip
-        #: Scoring: how the scores are computed, for this class and its streaming paths.
+        #: Scoring: how the scores are computed, for this class and its incremental forms.
         self.scoring = self._ensemble_scoring() if model.is_ensemble else self._single_scoring()
         self.rank = self.scoring.rank
-        self.path = "folded" if (self.fast and self.scoring.native is not None) else "plain"
+        self.form = "folded" if (self.fast and self.scoring.native is not None) else "plain"
 
     def _single_scoring(self) -> Scoring:
         """Return a single model's scoring: its factors, folded onto the raw window if linear."""
@@ -248,7 +250,7 @@ class OnlineClassifier:
             ),
             rank=max(m.rank for m in self.members),
             native=None,
-            members=tuple((m.path_class(), m.scoring) for m in self.members),
+            members=tuple((m.auto_form(), m.scoring) for m in self.members),
             member_weights=self.model.member_weights,
         )
 
@@ -256,7 +258,7 @@ class OnlineClassifier:
         return (
             f"<OnlineClassifier | {self.features}, {len(self.ch_names)} channels at "
             f"{self.sfreq:g} Hz, {self.n_times_raw} samples per window, rank {self.rank}, "
-            f"{self.path} step>"
+            f"{self.form} step>"
         )
 
     # ------------------------------------------------------------------ pure step
@@ -285,7 +287,7 @@ class OnlineClassifier:
             raise TypeError(f"'window' must be numeric, got dtype {window.dtype}")
         return window
 
-    def decision_function(self, window, *, path: str = "auto") -> np.ndarray:
+    def decision_function(self, window, *, form: str = "auto", path=None) -> np.ndarray:
         """Return the model's scores for one raw window.
 
         Parameters
@@ -293,19 +295,22 @@ class OnlineClassifier:
         window : array, shape (n_channels, n_times_raw)
             Raw samples in the model's channel order (:attr:`ch_names`), ``n_times =
             n_pad + n_window``.
-        path : {"auto", "plain", "folded"}
-            ``"auto"`` uses :attr:`path`.
+        form : {"auto", "plain", "folded"}
+            The form of the computation; ``"auto"`` uses :attr:`form`.
+        path : str | None
+            Deprecated alias of ``form``.
 
         Returns
         -------
         scores : ndarray, shape (n_outputs,)
             One score for two classes (positive means ``classes[1]``), else one per class.
         """
-        if path not in _PATHS:
-            raise ValueError(f"'path' must be one of {_PATHS}, got {path!r}")
+        form = renamed_keyword("path", "form", path, form, default="auto")
+        if form not in _STEP_FORMS:
+            raise ValueError(f"'form' must be one of {_STEP_FORMS}, got {form!r}")
         window = self.check_window(window)
-        path = self.path if path == "auto" else path
-        if path == "folded":
+        form = self.form if form == "auto" else form
+        if form == "folded":
             # (n_ch, n_times) @ (n_times, K r), then the spatial factor, per column.
             cols = np.einsum(
                 "ct,tj,cj->j", window, self.native_temporal, self.native_spatial, optimize=True
@@ -343,7 +348,7 @@ class OnlineClassifier:
     def scores_from_columns(self, cols: np.ndarray) -> np.ndarray:
         """Return the scores from the products ``u_j^T X v_j``, shape (n_outputs * rank,).
 
-        :meth:`Scoring.scores_from_columns <sblr_rt.online.paths.base.Scoring.
+        :meth:`Scoring.scores_from_columns <sblr_rt.online.incremental.base.Scoring.
         scores_from_columns>`.
         """
         return self.scoring.scores_from_columns(cols)
@@ -352,7 +357,7 @@ class OnlineClassifier:
         """Return ``tr(U^T X V) + b`` per output, shape (..., n_outputs).
 
         ``X`` is one model input (n_rows, n_times) or a stack of them (..., n_rows, n_times)
-        (:meth:`Scoring.scores_from_features <sblr_rt.online.paths.base.Scoring.
+        (:meth:`Scoring.scores_from_features <sblr_rt.online.incremental.base.Scoring.
         scores_from_features>`).
         """
         return self.scoring.scores_from_features(X)
@@ -384,7 +389,8 @@ class OnlineClassifier:
         window_end: float | None = None,
         trial: bool = False,
         cue: str | None = None,
-        path: str = "auto",
+        form: str = "auto",
+        path=None,
     ) -> dict:
         """Classify one raw window: a pure function, no state is read or changed.
 
@@ -396,8 +402,10 @@ class OnlineClassifier:
         %(window_end)s
         %(trial)s
         %(cue)s
-        path : {"auto", "plain", "folded"}
-            Computation path (same numbers to rounding).
+        form : {"auto", "plain", "folded"}
+            The form of the computation (same numbers to rounding).
+        path : str | None
+            Deprecated alias of ``form``.
 
         Returns
         -------
@@ -408,7 +416,8 @@ class OnlineClassifier:
             holding NaN give NaN scores and ``label`` None: check with
             :func:`numpy.isfinite` before calling, as the loop does.
         """
-        scores = self.decision_function(window, path=path)
+        form = renamed_keyword("path", "form", path, form, default="auto")
+        scores = self.decision_function(window, form=form)
         return self.decision(scores, window_end, trial, cue)
 
     @fill_doc
@@ -444,36 +453,48 @@ class OnlineClassifier:
         )
 
     # ------------------------------------------------------------------ streaming
-    def streaming(self, *, capacity: int | None = None, path: str = "auto") -> StreamingState:
-        """Return a fresh streaming state fed sample by sample (the loop's fast path).
+    def streaming(
+        self, *, capacity: int | None = None, form: str = "auto", path=None
+    ) -> StreamingState:
+        """Return a fresh streaming state fed sample by sample (the loop's fast step).
 
         Parameters
         ----------
         capacity : int | None
             Samples of history kept (at least one window); default two windows.
-        path : str
-            A registered path (:data:`sblr_rt.online.paths.PATHS`): ``"projected"``
-            (waveform), ``"filtered"`` (band power) or ``"plain"`` (raw samples
-            buffered, :meth:`step` on each window). ``"auto"``: the fast path of the
-            model's ``features`` (:func:`~sblr_rt.online.paths.fast_path_for`), or plain
-            when ``fast=False``.
+        form : str
+            A registered incremental form (:data:`sblr_rt.online.incremental.FORMS`):
+            ``"projected"`` (waveform), ``"filtered"`` (band power) or ``"plain"`` (raw
+            samples buffered, :meth:`step` on each window). ``"auto"``: the fast form of
+            the model's ``features`` (:func:`~sblr_rt.online.incremental.form_for`), or
+            plain when ``fast=False``.
+        path : str | None
+            Deprecated alias of ``form``.
 
         Returns
         -------
         state : StreamingState
             See :class:`StreamingState`.
         """
-        if path == "auto":
-            path = self.path_class().name
-        return StreamingState(self, capacity=capacity, path=path)
+        form = renamed_keyword("path", "form", path, form, default="auto")
+        if form == "auto":
+            form = self.auto_form().name
+        return StreamingState(self, capacity=capacity, form=form)
 
-    def path_class(self):
-        """Return the streaming path class ``path="auto"`` takes for this model.
+    def auto_form(self):
+        """Return the incremental form class ``form="auto"`` takes for this model.
 
-        The fast path of the model's ``features`` (:func:`~sblr_rt.online.paths.
-        fast_path_for`; an ensemble's members each on theirs), or the plain path when
+        The fast form of the model's ``features`` (:func:`~sblr_rt.online.incremental.
+        form_for`; an ensemble's members each on theirs), or the plain form when
         ``fast=False``.
         """
         if not self.fast:
-            return path_class("plain")
-        return fast_path_for(self.features)
+            return form_class("plain")
+        return form_for(self.features)
+
+    path = renamed_attribute("path", "form")
+
+    def path_class(self):
+        """Return :meth:`auto_form` (deprecated name, with a ``DeprecationWarning``)."""
+        warn_renamed("path_class", "auto_form")
+        return self.auto_form()

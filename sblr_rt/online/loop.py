@@ -279,7 +279,7 @@ class OnlineLoop:
             self._thread.start()
         logger.info(
             "Online loop started on %s (%d channels, %g Hz; %s): %s mode, hop %g s, window "
-            "%d samples, %s path, %s.",
+            "%d samples, %s form, %s.",
             self._label,
             self.source.n_channels,
             self.source.sfreq,
@@ -287,7 +287,7 @@ class OnlineLoop:
             self.mode,
             self.hop,
             self.classifier.n_times_raw,
-            self._scheduler.state.path,
+            self._scheduler.state.form,
             self.smoothing.describe(),
         )
         return self
@@ -485,7 +485,7 @@ class OnlineLoop:
             running=self.running,
             mode=self.mode,
             hop=self.hop,
-            path=None if scheduler is None else scheduler.state.path,
+            form=None if scheduler is None else scheduler.state.form,
             stream=stream,
             raw=raw,
             worker_cpu=cpu / wall if wall > 0 else 0.0,

@@ -201,7 +201,7 @@ class Scheduler:
                 break
         if self.hop_samples and n_new:
             self.slide()
-        self.state.settle()  # the path's deferred work, now that the decisions are out
+        self.state.settle()  # the form's deferred work, now that the decisions are out
         return n_new
 
     def _admit(self, cues) -> list[tuple[float, str]]:

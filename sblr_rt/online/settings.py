@@ -1,7 +1,7 @@
 """The online loop's settings: what it decides and when, and what its snapshot keeps.
 
 Two small frozen dataclasses, checked when built: :class:`OnlineSettings` (mode, hop, cues,
-path, unit rule, smoothing, trial tap, model version) and :class:`DisplaySettings` (the
+form, unit rule, smoothing, trial tap, model version) and :class:`DisplaySettings` (the
 raw traces and statistics :meth:`OnlineLoop.snapshot <sblr_rt.online.OnlineLoop.snapshot>`
 returns). The LSL streams of :meth:`OnlineLoop.from_lsl
 <sblr_rt.online.OnlineLoop.from_lsl>` are a third, :class:`~sblr_rt.online.lsl.LSLStreams`.
@@ -47,7 +47,7 @@ class OnlineSettings:
         model's class labels and the marker values of its calibration
         (:attr:`RunInfo.cue_classes <sblr_rt.online.run_info.RunInfo.cue_classes>`).
     fast : bool
-        Use the fast streaming path of the model's features (default) rather than the
+        Use the fast incremental form of the model's features (default) rather than the
         plain pipeline; both give the same numbers to rounding.
     %(unit_mismatch)s
     smoothing : Smoothing | None

@@ -1,8 +1,8 @@
 """Samples in, decisions on any recent window out: the streaming state of the online loop.
 
-:class:`StreamingState` keeps what every streaming path shares (absolute sample indices,
+:class:`StreamingState` keeps what every incremental form shares (absolute sample indices,
 timestamps, non-finite samples, breaks, which windows may be classified) and drives one
-:class:`~sblr_rt.online.paths.StreamingPath` that computes the scores.
+:class:`~sblr_rt.online.incremental.IncrementalForm` that computes the scores.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from sblr_rt._docs import fill_doc
+from sblr_rt._renamed import renamed_attribute, renamed_keyword
 from sblr_rt.io.gaps import gap_threshold
-from sblr_rt.online.paths import StreamingPath, path_class
+from sblr_rt.online.incremental import IncrementalForm, form_class
 from sblr_rt.stream.ring_buffer import RingBuffer
 
 __all__ = ["StreamFeed", "StreamingState", "count_nonfinite"]
@@ -57,7 +58,7 @@ class StreamFeed:
 
 
 class StreamingState:
-    """Samples in, decisions on any recent window out: the fast path of the online loop.
+    """Samples in, decisions on any recent window out: the fast step of the online loop.
 
     Obtained from :meth:`OnlineClassifier.streaming`. Feed raw chunks with :meth:`push`
     (model channel order); samples get absolute indices from 0. Then
@@ -76,8 +77,10 @@ class StreamingState:
         The classifier.
     capacity : int | None
         Samples of history kept; default two windows.
+    form : str
+        A registered incremental form's name (:data:`sblr_rt.online.incremental.FORMS`).
     path : str
-        A registered path name (:data:`sblr_rt.online.paths.PATHS`).
+        Deprecated alias of ``form``.
 
     Attributes
     ----------
@@ -85,11 +88,12 @@ class StreamingState:
         Samples pushed (or skipped) so far; the next sample's index.
     n_times_raw : int
         Samples per raw window.
-    path : str
-        The computation path's name.
+    form : str
+        The incremental form's name.
     """
 
-    def __init__(self, classifier, *, capacity=None, path="projected"):
+    def __init__(self, classifier, *, capacity=None, form="projected", path=None):
+        form = renamed_keyword("path", "form", path, form, default="projected")
         clf = classifier
         self.classifier = clf
         self.n_times_raw = clf.n_times_raw
@@ -100,10 +104,10 @@ class StreamingState:
                 f"{capacity}"
             )
         self.capacity = capacity
-        cls = path_class(path)
+        cls = form_class(form)
         cls.check_model(clf.scoring)
-        self.path = cls.name
-        self._path: StreamingPath = cls(clf.scoring, capacity)
+        self.form = cls.name
+        self._form: IncrementalForm = cls(clf.scoring, capacity)
         self._n_ch = len(clf.ch_names)
         self._times = RingBuffer(1, capacity)
         # Recent runs of non-finite samples and of lost samples, [first, last] absolute;
@@ -121,9 +125,12 @@ class StreamingState:
         self.run_centring = None if centring is None else centring.start()
 
     @property
-    def feature_path(self) -> StreamingPath:
-        """The path object computing the scores."""
-        return self._path
+    def incremental_form(self) -> IncrementalForm:
+        """The incremental form computing the scores."""
+        return self._form
+
+    path = renamed_attribute("path", "form")
+    feature_path = renamed_attribute("feature_path", "incremental_form")
 
     # ------------------------------------------------------------------ feeding
     @property
@@ -152,7 +159,7 @@ class StreamingState:
         if bad.any():
             self._note_bad(self.n_pushed + np.flatnonzero(bad))
             chunk = np.where(bad[:, None], 0.0, chunk)
-        self._path.push(chunk)
+        self._form.push(chunk)
         timestamps = np.asarray(timestamps, dtype=np.float64)
         self._note_timeline(timestamps)
         # The ring's one data column holds the timestamps too (a view, no allocation).
@@ -212,7 +219,7 @@ class StreamingState:
             return
         self.mark_break()
         self._skipped.append([self.n_pushed, self.n_pushed + n - 1])
-        self._path.skip(n)
+        self._form.skip(n)
         # Lost samples repeat the last time held, so the held times stay sorted.
         last = self.timestamp(self.n_pushed - 1) if self.n_pushed else -np.inf
         held = np.full(n, last)
@@ -223,15 +230,15 @@ class StreamingState:
         """Declare a discontinuity before the next sample (a gap in the stream)."""
         if not self._breaks or self._breaks[-1] != self.n_pushed:
             self._breaks.append(self.n_pushed)
-            self._path.mark_break()
+            self._form.mark_break()
         self._prune()
 
     def settle(self) -> None:
-        """Run the path's deferred work now (call when no decision waits, e.g. after one).
+        """Run the form's deferred work now (call when no decision waits, e.g. after one).
 
         Optional: :meth:`push` runs whatever is still due. Results do not depend on it.
         """
-        self._path.settle()
+        self._form.settle()
 
     # ------------------------------------------------------------------ deciding
     def timestamp(self, index: int) -> float:
@@ -318,7 +325,7 @@ class StreamingState:
         """
         if self.run_centring is None or self.why_not(stop) is not None:
             return False
-        self.run_centring.update(self._path.scores(stop))
+        self.run_centring.update(self._form.scores(stop))
         return True
 
     @fill_doc
@@ -349,7 +356,7 @@ class StreamingState:
                 f"the window ending before sample {stop} cannot be classified: {reason} "
                 f"(check StreamingState.why_not first); got 'stop'={stop}"
             )
-        scores = self._path.scores(stop)
+        scores = self._form.scores(stop)
         if self.run_centring is not None:  # trials move the run's mean, then are scored
             scores = self.run_centring.step(scores) if trial else self.run_centring.adjust(scores)
         return self.classifier.decision(scores, self.timestamp(stop - 1), trial, cue)

@@ -1,6 +1,6 @@
 """Switching the online loop to a new model between two decisions, without a gap.
 
-A model's streaming state is model-specific (the waveform path buffers the samples
+A model's streaming state is model-specific (the projected form buffers the samples
 projected on *its* spatial factors), so a new model cannot take over the old state. Instead
 :func:`prepare_swap` builds the new model's state **off the decision thread**: it reads the
 last ``capacity`` raw samples the scheduler has already ingested from the source's ring

@@ -13,6 +13,7 @@ from collections import deque
 
 import numpy as np
 
+from sblr_rt._renamed import renamed_attribute
 from sblr_rt.io.labels import ChannelMatch
 
 __all__ = [
@@ -212,8 +213,9 @@ class Telemetry:
         LSL clock time of the snapshot.
     running : bool
         Whether the worker runs.
-    mode, path : str | None
-        ``"sliding"``/``"trial"``; the streaming path's name.
+    mode, form : str | None
+        ``"sliding"``/``"trial"``; the incremental form's name
+        (:data:`sblr_rt.online.incremental.FORMS`). ``path`` is its deprecated alias.
     hop : float
         Seconds between sliding decisions.
     stream : StreamTelemetry
@@ -271,7 +273,7 @@ class Telemetry:
     running: bool = False
     mode: str | None = None
     hop: float = float("nan")
-    path: str | None = None
+    form: str | None = None
     stream: StreamTelemetry = StreamTelemetry()
     raw: RawTraces = dataclasses.field(default_factory=RawTraces)
     decisions: tuple = ()
@@ -296,6 +298,8 @@ class Telemetry:
     prior_share: float | None = None
     adaptation: dict | None = None
     run_centring: dict | None = None
+
+    path = renamed_attribute("path", "form")
 
 
 class RecentValues:

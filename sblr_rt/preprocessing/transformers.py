@@ -17,7 +17,7 @@ Only the scaler learns from data, so a pipeline refits the scaling on each train
 :class:`~sklearn.model_selection.GridSearchCV` work on raw epochs with the scaling inside
 the folds. The pipeline's output equals :meth:`Preprocessor.transform
 <sblr_rt.preprocessing.Preprocessor.transform>` after :meth:`Preprocessor.fit` on the same
-epochs (both call the same code), and the online streaming paths are held equal to that.
+epochs (both call the same code), and the online incremental forms are held equal to that.
 
 Examples
 --------

@@ -125,7 +125,7 @@ class RingBuffer:
             chunk (``n_samples == 0``) is accepted and does nothing.
         timestamps : array-like, shape (n_samples,) | None
             One timestamp per sample, in seconds; None for a buffer whose timestamps are
-            not read (the online paths' derived signals): they are left as they were.
+            not read (the incremental forms' derived signals): they are left as they were.
 
         Notes
         -----

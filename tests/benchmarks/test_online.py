@@ -16,7 +16,7 @@ def test_online_benchmark_smoke(capsys, tmp_path):
     assert module.main(argv) == 0
     out = capsys.readouterr().out
     assert "== 8 ch / 128 Hz, waveform r=1" in out and "threadpool_limits(1)" in out
-    # Every path and the default ensemble printed its targets and the ensemble its cost
+    # Every feature path and the default ensemble printed its targets, the ensemble its cost
     # against one model; the cost table has a row per configuration.
     assert out.count("target step p99 < 200 us") == 5
     assert "against one model (waveform r=1): 8 ch / 128 Hz" in out

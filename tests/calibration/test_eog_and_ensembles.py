@@ -40,14 +40,14 @@ def test_a_model_with_eog_regression_reads_no_eye_channel_and_decides_online_ali
     assert weight_regions(plain).shares["eye"] > 0.3  # the eyes carry the class
     assert weight_regions(cleaned).shares["eye"] < 1e-6  # Fp1/Fp2 are zero rows
     assert cleaned.preprocessor.spatial == "eog"
-    # the regression is part of the saved spatial operator: the folded online path agrees
+    # the regression is part of the saved spatial operator: the folded online form agrees
     from sblr_rt.online import OnlineClassifier
 
     clf = OnlineClassifier(cleaned)
     window = runs[0].data[:, 50 : 50 + clf.n_times_raw]
     np.testing.assert_allclose(
-        clf.decision_function(window, path="folded"),
-        clf.decision_function(window, path="plain"),
+        clf.decision_function(window, form="folded"),
+        clf.decision_function(window, form="plain"),
         rtol=1e-9,
         atol=1e-9,
     )

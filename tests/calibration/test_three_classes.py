@@ -77,10 +77,10 @@ def test_three_class_round_trip(run, features, tmp_path, capsys):
         assert decision["label"] in loaded.classes
         assert np.isclose(sum(decision["proba"].values()), 1.0)
 
-    # The streaming fast path (projected, filtered) gives the same scores as the step.
+    # The fast incremental form (projected, filtered) gives the same scores as the step.
     fixed = OnlineClassifier(loaded, recentre=False)
     state = fixed.streaming(capacity=starts[-1] + clf.n_times_raw + 1)
-    assert state.path != "plain"
+    assert state.form != "plain"
     n = starts[-1] + clf.n_times_raw
     state.push(np.ascontiguousarray(run.data[raw_ch, :n].T), np.arange(n) / sfreq)
     for s, window in zip(starts, windows, strict=True):

@@ -79,18 +79,30 @@ def _env():
     return dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1")
 
 
-def _end_and_check(proc, sig, n_children):
-    """Wait for ``n_children`` descendants, send ``sig``, check that none survives."""
+def _is_tracker(pid: int) -> bool:
+    """Whether ``pid`` is a resource tracker (multiprocessing's or loky's)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"resource_tracker" in f.read()
+    except OSError:
+        return False
+
+
+def _end_and_check(proc, sig, n_workers):
+    """Wait for ``n_workers`` worker processes, send ``sig``, check that none survives.
+
+    A resource tracker is started before the workers that use it, so once the workers
+    run, every descendant is there to be seen.
+    """
     seen: set[int] = set()
 
     def enough():
         seen.update(_descendants(proc.pid))
         assert proc.poll() is None, proc.communicate()
-        return len(_alive(seen)) >= n_children
+        return sum(not _is_tracker(pid) for pid in _alive(seen)) >= n_workers
 
-    _wait_until(enough, f"{n_children} child processes")
-    time.sleep(0.5)
-    seen.update(_descendants(proc.pid))  # the resource tracker, a late worker
+    _wait_until(enough, f"{n_workers} worker processes")
+    seen.update(_descendants(proc.pid))
     os.kill(proc.pid, sig)
     try:
         proc.communicate(timeout=DEADLINE)  # the output pipes close: nobody holds them
@@ -99,6 +111,18 @@ def _end_and_check(proc, sig, n_children):
         pytest.fail(f"the parent or a child still holds its output after {sig!r}")
     _wait_until(lambda: not _alive(seen), f"the children {sorted(_alive(seen))} to end")
     return proc.returncode
+
+
+def _kill_script(script: str, n_workers: int) -> None:
+    """Run ``script`` in Python, SIGKILL it once ``n_workers`` run; none must survive."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        text=True,
+    )
+    _end_and_check(proc, signal.SIGKILL, n_workers=n_workers)
 
 
 @pytest.mark.slow
@@ -111,10 +135,96 @@ def test_calibrate_workers_end_with_the_command(bcicomp2003_path, tmp_path, sig)
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), text=True
     )
-    code = _end_and_check(proc, sig, n_children=2)
+    code = _end_and_check(proc, sig, n_workers=2)  # --n-jobs 2
     if sig == signal.SIGTERM:
         assert code == 128 + signal.SIGTERM
     assert not out.exists()
+
+
+_IDLE_POOL = textwrap.dedent(
+    """
+    import time
+    from joblib import delayed
+    from sblr_rt.calibration.workers import parallel
+    # time.sleep imports nothing of sblr_rt in the workers: only the pool's initializer
+    # can have started their watch
+    parallel(2, return_as="list")(delayed(time.sleep)(300) for _ in range(4))
+    """
+)
+
+
+@pytest.mark.slow
+def test_calibration_workers_watch_their_parent_before_any_task():
+    """A worker that has imported nothing of sblr_rt still ends with its killed parent.
+
+    The regression: the initializer was silently not passed on joblib 1.5+ (it is one of
+    Parallel's ``**backend_kwargs`` there, not a named parameter), so a worker watched its
+    parent from its first task only. One killed while loky still spawned the pool (holding
+    loky's process-management lock forever) could never time out: it and the resource
+    trackers it holds outlived the command.
+    """
+    from sblr_rt.calibration import workers
+
+    if not workers._TAKES_INITIALIZER:
+        pytest.skip("joblib < 1.5 has no worker initializer")
+    _kill_script(_IDLE_POOL, n_workers=2)
+
+
+_ORPHAN = textwrap.dedent(
+    """
+    import os, signal, subprocess, sys, time
+    from sblr_rt.lifetime import PARENT_ENV
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", sys.argv[1], sys.argv[2], sys.argv[3]],
+        stdout=subprocess.PIPE,
+        env=dict(os.environ, **{PARENT_ENV: str(os.getpid())}),
+    )
+    child.stdout.readline()  # its handler and its watch are in place
+    print(child.pid, flush=True)  # then this parent ends: the child is an orphan
+    """
+)
+
+_CHILD = textwrap.dedent(
+    """
+    import signal, sys, time
+    from sblr_rt import lifetime
+
+    how, marker = sys.argv[1], sys.argv[2]
+    if how == "interrupt":
+        lifetime.sigterm_as_interrupt()
+    elif how == "swallow":
+        signal.signal(signal.SIGTERM, lambda *args: None)
+    elif how == "ignore":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    assert lifetime.watch_parent_from_env()
+    print("ready", flush=True)
+    try:
+        time.sleep(300)
+    except lifetime.Terminated:
+        open(marker, "w").close()  # stopped as on Ctrl-C: its clean-up ran
+        sys.exit(128 + signal.SIGTERM)
+    time.sleep(300)  # the handler returned: only SIGKILL ends this
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["default", "interrupt", "swallow", "ignore"])
+def test_an_orphan_ends_by_sigterm_or_after_a_grace_by_sigkill(tmp_path, how):
+    """The watch ends an orphan by SIGTERM; a handler runs, SIGKILL follows ``GRACE``."""
+    marker = tmp_path / "stopped"
+    out = subprocess.run(
+        [sys.executable, "-c", _ORPHAN, _CHILD, how, str(marker)],
+        capture_output=True,
+        env=_env(),
+        text=True,
+        timeout=DEADLINE,
+        check=True,
+    ).stdout
+    orphan = int(out.split()[-1])
+    _wait_until(lambda: not _alive([orphan]), f"the orphan {orphan} to end")
+    assert marker.exists() == (how == "interrupt")
 
 
 _SESSION = textwrap.dedent(
@@ -131,14 +241,7 @@ _SESSION = textwrap.dedent(
 
 @pytest.mark.slow
 def test_refit_worker_ends_when_the_session_is_killed():
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _SESSION],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=_env(),
-        text=True,
-    )
-    _end_and_check(proc, signal.SIGKILL, n_children=1)
+    _kill_script(_SESSION, n_workers=1)
 
 
 @pytest.mark.lsl
@@ -176,7 +279,7 @@ def test_run_adapt_refit_worker_ends_with_the_session(model_path, source_id, tmp
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), text=True
     )
     try:
-        code = _end_and_check(proc, sig, n_children=2)  # the refit worker, the tracker
+        code = _end_and_check(proc, sig, n_workers=1)  # the refit worker
     finally:
         stop.set()
         feeder.join(DEADLINE)

@@ -116,13 +116,13 @@ def test_an_ensemble_averages_its_members_and_their_run_centring(tmp_path):
     again = load_model(save_model(ens, tmp_path / "e.sblr.npz"))
     assert len(again.members) == 2
     np.testing.assert_allclose(again.decision_function_run(raw), ens.decision_function_run(raw))
-    # online: the plain path, and one window scores as offline
+    # online: the plain form, and one window scores as offline
     clf = OnlineClassifier(again)
-    assert clf.path == "plain" and clf.n_times_raw == again.n_times_raw
-    # streaming: each member on its own fast path, the same scores as the plain pipeline
+    assert clf.form == "plain" and clf.n_times_raw == again.n_times_raw
+    # streaming: each member on its own fast form, the same scores as the plain pipeline
     n = 3 * again.n_times_raw
-    fast, plain = clf.streaming(capacity=n), clf.streaming(capacity=n, path="plain")
-    assert fast.path == "ensemble"
+    fast, plain = clf.streaming(capacity=n), clf.streaming(capacity=n, form="plain")
+    assert fast.form == "ensemble"
     stream = np.concatenate(list(raw[:3]), axis=1).T  # three epochs end to end
     times = np.arange(len(stream)) / again.sfreq
     for state in (fast, plain):

@@ -22,12 +22,12 @@ def test_step_equals_offline_model(case_model):
     expected_scores = model.decision_function(windows)
     expected_proba = model.predict_proba(windows)
     expected_labels = model.predict(windows)
-    for path in ("auto", "plain"):
+    for form in ("auto", "plain"):
         for w, score, proba, label in zip(
             windows, expected_scores, expected_proba, expected_labels, strict=True
         ):
             copy = w.copy()
-            decision = clf.step(copy, window_end=12.5, path=path)
+            decision = clf.step(copy, window_end=12.5, form=form)
             np.testing.assert_array_equal(copy, w)  # pure: the input is untouched
             np.testing.assert_allclose(decision["score"], score, rtol=1e-10, atol=1e-10)
             np.testing.assert_allclose(
@@ -37,7 +37,7 @@ def test_step_equals_offline_model(case_model):
             assert decision["label"] == label
             assert decision["window_end"] == 12.5
             assert decision["trial"] is False and decision["cue"] is None
-    assert clf.path == ("folded" if model.features == "waveform" else "plain")
+    assert clf.form == ("folded" if model.features == "waveform" else "plain")
 
 
 def test_step_is_pure_and_repeatable(make_model):
@@ -55,13 +55,13 @@ def test_step_checks_the_window(make_model):
     clf = OnlineClassifier(make_model())
     with pytest.raises(ValueError, match=r"'window' must have shape"):
         clf.step(np.zeros((len(clf.ch_names), clf.n_times_raw - 1)))
-    with pytest.raises(ValueError, match="'path' must be one of"):
-        clf.step(np.zeros((len(clf.ch_names), clf.n_times_raw)), path="fast")
+    with pytest.raises(ValueError, match="'form' must be one of"):
+        clf.step(np.zeros((len(clf.ch_names), clf.n_times_raw)), form="fast")
     with pytest.raises(TypeError, match="must be a BCIModel"):
         OnlineClassifier(object())
     bp = OnlineClassifier(make_model(features="bandpower"))
     with pytest.raises(ValueError, match="waveform"):
-        bp.decision_function(np.zeros((len(bp.ch_names), bp.n_times_raw)), path="folded")
+        bp.decision_function(np.zeros((len(bp.ch_names), bp.n_times_raw)), form="folded")
 
 
 def test_nan_window_gives_no_label(make_model):

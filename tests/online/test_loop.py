@@ -166,7 +166,7 @@ def test_loop_decisions_equal_the_offline_model(make_model, source_id):
     assert [p["window_end"] for p in public] == [d["window_end"] for d in decisions]
     assert sum(p["trial"] for p in public) == 3
     assert snap.n_cues == 4 and {c[1] for c in snap.cues} == {*model.classes, "other"}
-    assert snap.path == "projected" and snap.stream.n_channels == len(stream_names)
+    assert snap.form == "projected" and snap.stream.n_channels == len(stream_names)
     assert snap.dropped.total >= 0 and snap.n_gaps == 0
 
 

@@ -71,7 +71,7 @@ def test_sliding_decisions_every_hop_equal_the_offline_model(make_model, fakes, 
     _check_offline(model, source, decisions)
     snap = loop.snapshot()
     assert snap.n_decisions == len(decisions) and snap.dropped.total == 0
-    assert snap.path == ("projected" if features == "waveform" else "filtered")
+    assert snap.form == ("projected" if features == "waveform" else "filtered")
     assert snap.stream.n_samples == n_total and snap.latency.n == len(decisions)
 
 

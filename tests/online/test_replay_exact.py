@@ -2,11 +2,11 @@
 
 PhysioNet S001 run 6 (imagined both fists / both feet, 64 channels at 160 Hz) is played by
 :mod:`sblr_rt.playback.replay` at 8 x real time into three loops at once, one per feature
-path, each with a spatial stage (so every path and every stage is covered), in trial
+path, each with a spatial stage (so every feature path and every stage is covered), in trial
 mode. Each trial decision must sit where the offline epoching puts the cue's window and
 equal the offline :class:`~sblr_rt.bci_model.BCIModel` on the same samples. A fourth loop
 runs a covariance model calibrated on run 10 with run centring, a fifth the default
-calibration on run 10 (an ensemble of four candidates, each member on its own fast path),
+calibration on run 10 (an ensemble of four candidates, each member on its own fast form),
 a sixth a prior built from runs 5 and 9 (as if two people), a seventh that prior refined
 with run 10 as the weighted member of an ensemble: their trial decisions adapt to run 6 as
 they come, and must equal :meth:`BCIModel.decision_function_run` offline.
@@ -53,7 +53,7 @@ def _epochs(rec, pre):
 
 
 #: (feature path, spatial stage) of the three loops.
-PATHS = {"waveform": "car", "bandpower": "csd", "spectral": "car"}
+FORMS = {"waveform": "car", "bandpower": "csd", "spectral": "car"}
 
 
 def _train(rec, features):
@@ -64,7 +64,7 @@ def _train(rec, features):
         tmin=0.5,
         tmax=2.5,
         features=features,
-        spatial=PATHS[features],
+        spatial=FORMS[features],
         **kwargs,
     )
     epochs, _, y = _epochs(rec, pre)
@@ -80,7 +80,7 @@ def _train(rec, features):
 @pytest.mark.slow
 def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, source_id):
     rec = read_recording(physionet_dir / "S001R06.edf")
-    models = {f: _train(rec, f) for f in PATHS}
+    models = {f: _train(rec, f) for f in FORMS}
     models["covariance"] = calibrate(
         physionet_dir / "S001R10.edf",
         classes=CLASSES,
@@ -90,7 +90,7 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
         n_jobs=1,
     )
     assert models["covariance"].run_centring is not None
-    # the default: an ensemble, each member on its fast path (30 trials: on run 10's 15
+    # the default: an ensemble, each member on its fast incremental form (30 trials: on run 10's 15
     # alone three of the four are not above chance in their own CV and are left out)
     models["auto"] = calibrate(
         [physionet_dir / "S001R09.edf", physionet_dir / "S001R10.edf"],

@@ -28,14 +28,14 @@ def test_streaming_equals_step_on_the_same_samples(case_model, fast):
     data = rng.standard_normal((n_total, len(clf.ch_names)))
     times = 100.0 + np.arange(n_total) / clf.sfreq
     state = clf.streaming(capacity=clf.n_times_raw + 150)
-    fast_paths = {
+    fast_forms = {
         "waveform": "projected",
         "bandpower": "filtered",
         "covariance": "filtered-covariance",
         "ensemble": "ensemble",
     }
-    expected_path = fast_paths[model.features] if fast else "plain"
-    assert state.path == expected_path
+    expected_form = fast_forms[model.features] if fast else "plain"
+    assert state.form == expected_form
     stops = sorted(rng.choice(np.arange(clf.n_times_raw, n_total + 1), 12, replace=False))
     stops[-1] = n_total
     pushed = 0
@@ -62,7 +62,7 @@ def test_streaming_equals_step_on_the_same_samples(case_model, fast):
 def test_projected_state_buffers_only_r_virtual_channels(make_model):
     clf = OnlineClassifier(make_model(rank=3, n_classes=3))
     state = clf.streaming()
-    assert state.feature_path.n_columns == 3 * 3  # rank x classes, not 6 raw channels
+    assert state.incremental_form.n_columns == 3 * 3  # rank x classes, not 6 raw channels
 
 
 def test_streaming_nan_and_breaks(make_model):
@@ -121,10 +121,10 @@ def test_streaming_state_rejects_bad_configuration(make_model):
     clf = OnlineClassifier(make_model())
     with pytest.raises(ValueError, match="'capacity' must hold at least one window"):
         clf.streaming(capacity=clf.n_times_raw - 1)
-    with pytest.raises(ValueError, match="'path'='filtered' needs the bandpower"):
-        StreamingState(clf, path="filtered")
-    with pytest.raises(ValueError, match="'path' must be one of"):
-        StreamingState(clf, path="magic")
+    with pytest.raises(ValueError, match="'form'='filtered' needs the bandpower"):
+        StreamingState(clf, form="filtered")
+    with pytest.raises(ValueError, match="'form' must be one of"):
+        StreamingState(clf, form="magic")
     state = clf.streaming()
     with pytest.raises(ValueError, match="'chunk' must have shape"):
         state.push(np.zeros((3, 2)), np.zeros(3))

@@ -1,19 +1,19 @@
-"""The plain streaming path: raw samples buffered, the offline pipeline on each window."""
+"""The plain incremental form: raw samples buffered, the offline pipeline on each window."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from sblr_rt.online.paths.base import Scoring, StreamingPath, skip_rows
+from sblr_rt.online.incremental.base import IncrementalForm, Scoring, skip_rows
 from sblr_rt.stream.ring_buffer import RingBuffer
 
-__all__ = ["PlainPath"]
+__all__ = ["PlainForm"]
 
 
-class PlainPath(StreamingPath):
+class PlainForm(IncrementalForm):
     """Buffer raw samples; a decision runs the offline pipeline (:meth:`Scoring.plain_scores`).
 
-    The reference against which the fast paths are checked; any model.
+    The reference against which the fast forms are checked; any model.
     """
 
     name = "plain"

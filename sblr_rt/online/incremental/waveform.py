@@ -1,16 +1,16 @@
-"""The projected waveform path: each sample projected onto the folded spatial factors."""
+"""The projected waveform form: each sample projected onto the folded spatial factors."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from sblr_rt.online.paths.base import Scoring, StreamingPath, skip_rows
+from sblr_rt.online.incremental.base import IncrementalForm, Scoring, skip_rows
 from sblr_rt.stream.ring_buffer import RingBuffer
 
-__all__ = ["ProjectedPath"]
+__all__ = ["ProjectedForm"]
 
 
-class ProjectedPath(StreamingPath):
+class ProjectedForm(IncrementalForm):
     """Waveform features: buffer ``r`` virtual channels per output, not the raw channels.
 
     Every waveform step is linear, so the model folds into native-rate factors

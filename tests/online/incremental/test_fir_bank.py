@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from sblr_rt.online.paths._fir_bank import PartitionedFirBank, block_size_for
+from sblr_rt.online.incremental._fir_bank import PartitionedFirBank, block_size_for
 
 
 def _direct(taps, x):

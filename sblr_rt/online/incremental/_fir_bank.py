@@ -1,7 +1,7 @@
 """A bank of long causal FIR filters applied sample-exactly to a stream, at FFT cost.
 
 Direct convolution costs ``numtaps`` multiply-adds per sample, filter and channel: for
-the narrow bands of the power paths (3380 taps at 2048 Hz) that is tens of GFLOP/s at
+the narrow bands of the power forms (3380 taps at 2048 Hz) that is tens of GFLOP/s at
 256 channels, more than a core. The bank uses uniformly partitioned overlap-save
 instead (blocks of ``B`` samples, the filters cut into ``K`` partitions of ``B`` taps, a
 frequency-domain delay line of the blocks' spectra), split so that no output waits for
@@ -218,7 +218,7 @@ class PartitionedFirBank:
 class PickedFilterBank:
     """A preprocessor's input stage, sample by sample: picks, spatial stage, filter bank.
 
-    What the filtered streaming paths share: the model's channels picked from each raw
+    What the filtered incremental forms share: the model's channels picked from each raw
     sample, the spatial stage applied (a common average as a mean subtracted, O(n) per
     sample), then every filter of the preprocessor by one :class:`PartitionedFirBank`.
 

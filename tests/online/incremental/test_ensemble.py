@@ -9,7 +9,7 @@ import numpy as np
 from sblr_rt.bci_model import EnsembleModel, SingleModel
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.online import OnlineClassifier
-from sblr_rt.online.paths.ensemble import EnsemblePath
+from sblr_rt.online.incremental.ensemble import EnsembleForm
 from sblr_rt.preprocessing import Preprocessor
 
 CH_NAMES = ["C3", "Cz", "C4", "FC3", "FC4", "CP3", "CP4", "Pz"]
@@ -48,8 +48,8 @@ def test_members_filtering_alike_share_a_bank_and_score_as_unshared():
     model = EnsembleModel(members, weights=[0.3, 0.1, 0.2, 0.2, 0.2])
     clf = OnlineClassifier(model)
     n, capacity = clf.n_times_raw, 3 * clf.n_times_raw
-    shared = EnsemblePath(clf.scoring, capacity)
-    alone = EnsemblePath(clf.scoring, capacity, share=False)
+    shared = EnsembleForm(clf.scoring, capacity)
+    alone = EnsembleForm(clf.scoring, capacity, share=False)
     assert len(shared.shared_banks) == 1 and not alone.shared_banks
     rng = np.random.default_rng(5)
     data = rng.standard_normal((6 * n, len(CH_NAMES)))
@@ -60,12 +60,12 @@ def test_members_filtering_alike_share_a_bank_and_score_as_unshared():
             break
         if lost is None and pos >= 3 * n:
             lost = index  # 10 lost samples: the shared bank restarts too
-            for path in (shared, alone):
-                path.skip(10)
+            for form in (shared, alone):
+                form.skip(10)
             index += 10
-        for path in (shared, alone):
-            path.push(chunk)
-            path.settle()
+        for form in (shared, alone):
+            form.push(chunk)
+            form.settle()
         pos, index = pos + len(chunk), index + len(chunk)
         if index >= n and (lost is None or index - n >= lost + 10):
             got, want = shared.scores(index), alone.scores(index)

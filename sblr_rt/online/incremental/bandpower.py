@@ -1,4 +1,4 @@
-"""The filtered band-power path: each sample band-pass filtered once, running power sums."""
+"""The filtered band-power form: each sample band-pass filtered once, running power sums."""
 
 from __future__ import annotations
 
@@ -6,20 +6,20 @@ from collections import deque
 
 import numpy as np
 
-from sblr_rt.online.paths._fir_bank import PickedFilterBank
-from sblr_rt.online.paths.base import Scoring, StreamingPath, skip_rows
+from sblr_rt.online.incremental._fir_bank import PickedFilterBank
+from sblr_rt.online.incremental.base import IncrementalForm, Scoring, skip_rows
 from sblr_rt.preprocessing import apply_scaling
 from sblr_rt.stream.ring_buffer import RingBuffer
 
-__all__ = ["FilteredBandPowerPath"]
+__all__ = ["FilteredBandPowerForm"]
 
 
-class FilteredBandPowerPath(StreamingPath):
+class FilteredBandPowerForm(IncrementalForm):
     """Band-power features: filter once per sample, keep running sums of the squared bands.
 
     The squaring cannot be folded into the factors, so each sample is filtered as it
     arrives (all bands at once by a partitioned-FFT filter bank,
-    :class:`~sblr_rt.online.paths._fir_bank.PartitionedFirBank`: FFT cost per sample,
+    :class:`~sblr_rt.online.incremental._fir_bank.PartitionedFirBank`: FFT cost per sample,
     no added latency) and the running sums of the squared band signals are buffered
     (band-major columns): a bin's power is the difference of two rows, so a decision
     reads ``n_bins + 1`` rows, then logs, scales (:meth:`Preprocessor.scale`) and applies
@@ -31,10 +31,10 @@ class FilteredBandPowerPath(StreamingPath):
     Parameters
     ----------
     scoring, capacity
-        As for :class:`~sblr_rt.online.paths.base.StreamingPath`.
+        As for :class:`~sblr_rt.online.incremental.base.IncrementalForm`.
     filtered_input : SharedFilterBank.Reader | None
-        Where the filtered samples come from: None, the path's own
-        :class:`~sblr_rt.online.paths._fir_bank.PickedFilterBank`; an ensemble passes a
+        Where the filtered samples come from: None, the form's own
+        :class:`~sblr_rt.online.incremental._fir_bank.PickedFilterBank`; an ensemble passes a
         reader of a bank its members share.
     """
 
@@ -135,7 +135,7 @@ class FilteredBandPowerPath(StreamingPath):
         self._rebase()
 
     def settle(self) -> None:
-        """Run the filter bank's deferred work (off the decision's latency path)."""
+        """Run the filter bank's deferred work (while no decision waits)."""
         self._bank.settle()
 
     def mark_break(self) -> None:

@@ -1,4 +1,4 @@
-"""The filtered band-power path: running sums that survive bursts, breaks and rebases."""
+"""The filtered band-power form: running sums that survive bursts, breaks and rebases."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ def test_a_burst_does_not_poison_the_running_sums(make_model, bad):
     times = np.arange(5 * n) / clf.sfreq
     data[n : n + 30, 1:3] = bad
     fast = clf.streaming(capacity=2 * n)
-    plain = clf.streaming(capacity=2 * n, path="plain")
-    assert fast.path == "filtered"
+    plain = clf.streaming(capacity=2 * n, form="plain")
+    assert fast.form == "filtered"
     for state in (fast, plain):
         for i in range(0, 5 * n, 50):
             if i == n + 50 and bad == 1e300:
@@ -83,4 +83,4 @@ def test_settling_changes_when_work_is_done_not_the_scores(make_model, features)
 def test_decisions_use_the_folded_weights(make_model, features):
     """Everything after the log is one affine map, checked at construction, so folded."""
     clf = OnlineClassifier(make_model(features=features))
-    assert clf.streaming().feature_path._fold is not None
+    assert clf.streaming().incremental_form._fold is not None

@@ -1,13 +1,13 @@
-"""The spectral path: the band-power machinery with one bin spanning the window."""
+"""The spectral form: the band-power machinery with one bin spanning the window."""
 
 from __future__ import annotations
 
-from sblr_rt.online.paths.bandpower import FilteredBandPowerPath
+from sblr_rt.online.incremental.bandpower import FilteredBandPowerForm
 
-__all__ = ["FilteredSpectralPath"]
+__all__ = ["FilteredSpectralForm"]
 
 
-class FilteredSpectralPath(FilteredBandPowerPath):
+class FilteredSpectralForm(FilteredBandPowerForm):
     """Spectral features: every sample filtered once per band, running power sums.
 
     The spectral input is the log mean power of each narrow band over the whole window:

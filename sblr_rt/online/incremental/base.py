@@ -1,19 +1,19 @@
 """The interface of a streaming feature path: samples in, scores of any recent window out.
 
-A path owns the per-sample state of one way of computing the model's scores as samples
+A form owns the per-sample state of one way of computing the model's scores as samples
 arrive (projected virtual channels, filtered band power, raw samples, ...). Everything
-that is the same for every path (absolute sample indices, timestamps, non-finite samples,
+that is the same for every form (absolute sample indices, timestamps, non-finite samples,
 breaks, which windows may be classified) lives in
-:class:`~sblr_rt.online.streaming.StreamingState`, which drives the path.
+:class:`~sblr_rt.online.streaming.StreamingState`, which drives the form.
 
-A path computes from a :class:`Scoring`: what the
+A form computes from a :class:`Scoring`: what the
 :class:`~sblr_rt.online.classifier.OnlineClassifier` knows of its model's scores (factors,
-folded factors, intercept, window sizes, the offline pipeline), taken once. A path never
+folded factors, intercept, window sizes, the offline pipeline), taken once. A form never
 calls back into the classifier.
 
-To add a path: write a subclass in a module of this package, give it a ``name`` (and, for
-a model's default fast path, the preprocessor ``features`` it serves), and register it in
-:mod:`sblr_rt.online.paths` (``PATHS``). Nothing else changes.
+To add a form: write a subclass in a module of this package, give it a ``name`` (and, for
+a model's default fast form, the preprocessor ``features`` it serves), and register it in
+:mod:`sblr_rt.online.incremental` (``FORMS``). Nothing else changes.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import numpy as np
 
 from sblr_rt.stream.ring_buffer import RingBuffer
 
-__all__ = ["Scoring", "StreamingPath", "skip_rows"]
+__all__ = ["IncrementalForm", "Scoring", "skip_rows"]
 
 
 @dataclass(frozen=True, eq=False)
 class Scoring:
-    """How a model's scores are computed: what a streaming path needs, and nothing else.
+    """How a model's scores are computed: what an incremental form needs, and nothing else.
 
     Built once by :class:`~sblr_rt.online.classifier.OnlineClassifier`; its scores equal
     the classifier's (the classifier computes with the same object).
@@ -57,8 +57,8 @@ class Scoring:
         The folded factors on the raw window, ``(n_channels, n_outputs * rank)`` and
         ``(n_times_raw, n_outputs * rank)``, column ``k * rank + j`` output ``k``, component
         ``j`` (read-only); None unless the preprocessing is linear (waveform, no ensemble).
-    members : tuple of (type of StreamingPath, Scoring)
-        An ensemble's members, each with the streaming path it takes alone (empty
+    members : tuple of (type of IncrementalForm, Scoring)
+        An ensemble's members, each with the incremental form it takes alone (empty
         otherwise).
     member_weights : ndarray, shape (n_members,)
         An ensemble's member weights, summing to 1 (empty otherwise).
@@ -126,7 +126,7 @@ def skip_rows(ring: RingBuffer, n: int) -> None:
         ring.push(rows, None)
 
 
-class StreamingPath(abc.ABC):
+class IncrementalForm(abc.ABC):
     """One streaming computation of the model's scores.
 
     Parameters
@@ -135,21 +135,21 @@ class StreamingPath(abc.ABC):
         How the model's scores are computed (:attr:`OnlineClassifier.scoring
         <sblr_rt.online.classifier.OnlineClassifier.scoring>`).
     capacity : int
-        Samples of history the path must keep (at least one raw window).
+        Samples of history the form must keep (at least one raw window).
 
     Notes
     -----
     Samples are addressed by absolute index from 0, as in the driving state: the ``k``-th
-    sample pushed (or skipped) has index ``k``. The state hands the path finite samples
-    only (non-finite ones are zeroed and remembered by the state), so a path never sees
+    sample pushed (or skipped) has index ``k``. The state hands the form finite samples
+    only (non-finite ones are zeroed and remembered by the state), so a form never sees
     NaN or inf.
     """
 
-    #: Name of the path (``StreamingState.path``).
+    #: Name of the form (``StreamingState.form``).
     name: ClassVar[str] = ""
-    #: The preprocessor ``features`` whose fast path this is (None: any model).
+    #: The preprocessor ``features`` whose fast form this is (None: any model).
     features: ClassVar[str | None] = None
-    #: Whether the path reads its preprocessor's filtered samples (a ``filtered_input``
+    #: Whether the form reads its preprocessor's filtered samples (a ``filtered_input``
     #: keyword then lets an ensemble hand it a shared filter bank's reader).
     reads_filters: ClassVar[bool] = False
 
@@ -159,10 +159,10 @@ class StreamingPath(abc.ABC):
 
     @classmethod
     def check_model(cls, scoring: Scoring) -> None:
-        """Raise ValueError if this path cannot compute the model's scores."""
+        """Raise ValueError if this form cannot compute the model's scores."""
         if cls.features is not None and scoring.features != cls.features:
             raise ValueError(
-                f"'path'={cls.name!r} needs the {cls.features} feature path, got "
+                f"'form'={cls.name!r} needs the {cls.features} feature path, got "
                 f"features={scoring.features!r}"
             )
 
@@ -174,10 +174,10 @@ class StreamingPath(abc.ABC):
     def skip(self, n: int) -> None:
         """Advance by ``n`` lost samples (no window will span them)."""
 
-    def mark_break(self) -> None:  # noqa: B027 - most paths keep no state across samples
-        """Note a discontinuity before the next sample (a path with running state resets)."""
+    def mark_break(self) -> None:  # noqa: B027 - most forms keep no state across samples
+        """Note a discontinuity before the next sample (a form with running state resets)."""
 
-    def settle(self) -> None:  # noqa: B027 - most paths defer no work
+    def settle(self) -> None:  # noqa: B027 - most forms defer no work
         """Run work deferred to a moment when no decision waits (the loop calls it)."""
 
     @abc.abstractmethod

@@ -1,21 +1,21 @@
-"""The filtered covariance path: each sample band-pass filtered once, covariance on demand."""
+"""The filtered covariance form: each sample band-pass filtered once, covariance on demand."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from sblr_rt.online.paths._fir_bank import PickedFilterBank
-from sblr_rt.online.paths.base import Scoring, StreamingPath, skip_rows
+from sblr_rt.online.incremental._fir_bank import PickedFilterBank
+from sblr_rt.online.incremental.base import IncrementalForm, Scoring, skip_rows
 from sblr_rt.stream.ring_buffer import RingBuffer
 
-__all__ = ["FilteredCovariancePath"]
+__all__ = ["FilteredCovarianceForm"]
 
 
-class FilteredCovariancePath(StreamingPath):
+class FilteredCovarianceForm(IncrementalForm):
     """Covariance features: filter once per sample, the window's covariance at a decision.
 
     Each picked sample goes through the spatial stage and the band-pass as it arrives (a
-    partitioned-FFT filter bank, as the band-power path), and the filtered samples are
+    partitioned-FFT filter bank, as the band-power form), and the filtered samples are
     buffered. A decision reads the last ``n_window`` filtered rows and applies the
     preprocessor's own rules (shrunk covariance, matrix log, scaling) and the factors, so
     the scores equal the offline pipeline's; the window is never filtered twice.
@@ -23,7 +23,7 @@ class FilteredCovariancePath(StreamingPath):
     Parameters
     ----------
     scoring, capacity, filtered_input
-        As for :class:`~sblr_rt.online.paths.bandpower.FilteredBandPowerPath`.
+        As for :class:`~sblr_rt.online.incremental.bandpower.FilteredBandPowerForm`.
     """
 
     name = "filtered-covariance"
@@ -49,7 +49,7 @@ class FilteredCovariancePath(StreamingPath):
         self._bank.reset()
 
     def settle(self) -> None:
-        """Run the filter bank's deferred work (off the decision's latency path)."""
+        """Run the filter bank's deferred work (while no decision waits)."""
         self._bank.settle()
 
     def scores(self, stop: int) -> np.ndarray:
