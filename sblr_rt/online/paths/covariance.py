@@ -42,8 +42,8 @@ class FilteredCovariancePath(StreamingPath):
     :meth:`Preprocessor.scale <sblr_rt.preprocessing.Preprocessor.scale>`) and the
     factors, so the scores equal the offline pipeline's to rounding.
 
-    A window older than the block sums kept (they span about four windows) is computed
-    from its buffered samples, as a whole.
+    The block sums span two windows back from the newest sample (``n_picks^2`` floats a
+    block); a window older than that is computed from its buffered samples, as a whole.
 
     Parameters
     ----------
@@ -74,9 +74,9 @@ class FilteredCovariancePath(StreamingPath):
             raise ValueError(f"'block' must be a positive number of samples, got {block}")
         #: Samples per block.
         self.block = B
-        # Slot of block k: k % n_slots. Enough slots for any held window's blocks (and the
-        # block being filled), up to four windows back.
-        self._n_slots = -(-min(self.capacity, 4 * n) // B) + 2
+        # Slot of block k: k % n_slots. Enough slots for the blocks of the windows ending
+        # up to one window before the newest sample, and the block being filled.
+        self._n_slots = -(-min(self.capacity, 2 * n) // B) + 2
         self._gram = np.zeros((self._n_slots, p, p))
         self._sum = np.zeros((self._n_slots, p))
         self._tmp = np.empty((p, p))

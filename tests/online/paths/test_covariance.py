@@ -147,7 +147,7 @@ def test_no_error_accumulates_over_a_long_run(model):
 
 
 def test_a_window_older_than_the_blocks_is_computed_whole(model):
-    """The blocks span about four windows: an older one is summed from its samples."""
+    """The blocks span two windows: an older one is summed from its samples."""
     path, data, n_raw = _path_and_data(model, capacity=8, n_samples=8, seed=8)
     path.push(data)
     for stop in (n_raw, 2 * n_raw + 3, 8 * n_raw - 1):
