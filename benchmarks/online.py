@@ -693,6 +693,11 @@ def _report(args, steps, lives, costs, default) -> None:
         + "; at other sizes the same members are fitted on random features. Members that "
         "pick and filter alike share one filter bank. "
     )
+    if args.members:
+        notes += (
+            "The ensemble whose members are listed in its row (`--members`) is fitted on "
+            "random features at every size. "
+        )
     if costs:
         notes += "The ensemble against one model (waveform r=1): " + "; ".join(costs) + ". "
     notes += (
