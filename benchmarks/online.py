@@ -351,15 +351,16 @@ def calibrated_default() -> BCIModel:
         return calibrate(PHYSIONET_RUNS, classes=["T1", "T2"], tmin=0.5, tmax=2.5, n_jobs=1)
 
 
-def ensemble_like(default: BCIModel | None, *, n_channels: int, sfreq: float) -> BCIModel:
-    """An ensemble with the members of ``default`` (or :data:`DEFAULT_MEMBERS`), random data.
+def ensemble_like(
+    default: BCIModel | None, *, n_channels: int, sfreq: float, kinds=DEFAULT_MEMBERS
+) -> BCIModel:
+    """An ensemble with the members of ``default`` (or ``kinds``), random data.
 
     Channels are the simulator's (:func:`~sblr_rt.playback.simulator.simulator_channels`),
     so that every member's spatial stage, the surface Laplacian included, applies.
     """
     from sblr_rt.playback.simulator import simulator_channels
 
-    kinds = DEFAULT_MEMBERS
     if default is not None and default.is_ensemble:
         kinds = [(m.features, m.preprocessor.spatial, m.estimator.rank) for m in default.members]
     names = simulator_channels(n_channels)
@@ -375,6 +376,20 @@ def _member_list(model: BCIModel) -> str:
         f"{m.features}/{m.preprocessor.spatial or 'none'} r={m.estimator.rank}"
         for m in model.members
     )
+
+
+def _member(text: str) -> tuple[str, str | None, int]:
+    """Parse ``FEATURES/SPATIAL/RANK`` (``covariance/none/1``)."""
+    try:
+        features, spatial, rank = text.split("/")
+        if features not in FEATURES:
+            raise ValueError
+        return features, None if spatial == "none" else spatial, int(rank)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a member is FEATURES/SPATIAL/RANK with FEATURES in {FEATURES} "
+            f"(e.g. covariance/none/1), got {text!r}"
+        ) from None
 
 
 def _size(text: str) -> tuple[int, float]:
@@ -523,6 +538,15 @@ def main(argv=None) -> int:
         "--no-ensemble", action="store_true", help="skip the default model (an ensemble)"
     )
     parser.add_argument(
+        "--members",
+        type=_member,
+        nargs="+",
+        default=None,
+        metavar="FEATURES/SPATIAL/RANK",
+        help="also time an ensemble of these members on random data at every size "
+        "(e.g. bandpower/csd/1 covariance/none/1)",
+    )
+    parser.add_argument(
         "--loops",
         type=int,
         nargs="*",
@@ -564,6 +588,10 @@ def main(argv=None) -> int:
                 s = bench_model(f"{features} r={rank}", model, size, args, steps, lives)
                 if (features, rank) == ("waveform", 1):
                     single = s
+        if args.members:
+            model = ensemble_like(None, n_channels=n_channels, sfreq=sfreq, kinds=args.members)
+            label = f"ensemble ({_member_list(model)}; random data)"
+            bench_model(label, model, size, args, steps, lives)
         if args.no_ensemble:
             continue
         if (n_channels, sfreq) == (64, 160.0) and all(p.exists() for p in PHYSIONET_RUNS):
@@ -665,6 +693,11 @@ def _report(args, steps, lives, costs, default) -> None:
         + "; at other sizes the same members are fitted on random features. Members that "
         "pick and filter alike share one filter bank. "
     )
+    if args.members:
+        notes += (
+            "The ensemble whose members are listed in its row (`--members`) is fitted on "
+            "random features at every size. "
+        )
     if costs:
         notes += "The ensemble against one model (waveform r=1): " + "; ".join(costs) + ". "
     notes += (

@@ -487,8 +487,31 @@ def log_covariance(windows: np.ndarray) -> np.ndarray:
         the smallest normal float on the diagonal: finite, and far from any real window.
     """
     X = windows - windows.mean(axis=-1, keepdims=True)
-    _, p, n = X.shape
-    S = X @ X.transpose(0, 2, 1) / n
+    n = X.shape[-1]
+    return log_shrunk_covariance(X @ X.transpose(0, 2, 1) / n, n)
+
+
+def log_shrunk_covariance(S: np.ndarray, n_times: int) -> np.ndarray:
+    """Return the matrix log of OAS-shrunk window covariances.
+
+    What :func:`log_covariance` does once it has the covariances: the online covariance
+    path computes them from running block sums and ends here too.
+
+    Parameters
+    ----------
+    S : ndarray, shape (n_epochs, n_channels, n_channels)
+        Each window's covariance ``X X^T / n_times``, channels centred over the window.
+        Overwritten.
+    n_times : int
+        Samples per window.
+
+    Returns
+    -------
+    L : ndarray, shape (n_epochs, n_channels, n_channels)
+        As :func:`log_covariance`.
+    """
+    _, p, _ = S.shape
+    n = n_times
     mu = np.trace(S, axis1=1, axis2=2) / p
     alpha = np.mean(S**2, axis=(1, 2))
     num = alpha + mu**2
