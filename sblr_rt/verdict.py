@@ -262,7 +262,7 @@ class MemberVerdict:
     Attributes
     ----------
     name : str
-        ``"path/spatial"`` (``"waveform/car"``).
+        ``"features/spatial"`` (``"waveform/car"``).
     rank : int
         The estimator's rank.
     rank_used : int

@@ -122,7 +122,7 @@ class SingleModel(BCIModel):
 
     @property
     def name(self) -> str:
-        """How reports name this model: its calibration candidate, else ``path/spatial``."""
+        """How reports name this model: its calibration candidate, else ``features/spatial``."""
         stored = self.metadata.get("name")
         if stored:
             return str(stored)
