@@ -47,10 +47,10 @@ from sblr_rt.calibration.assembly import (
     run_of_each,
 )
 from sblr_rt.calibration.config import load_config
+from sblr_rt.calibration.criteria import pooled_scores
 from sblr_rt.calibration.epochs import extract_epochs
-from sblr_rt.calibration.search import run_path
+from sblr_rt.calibration.search import make_splits, run_path
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import StratifiedKFold
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
 from sblr_rt.model import ZeroTrapWarning
@@ -685,14 +685,14 @@ def _cv_prior_weights(recs, config, prior, person) -> dict:
             int(np.bincount(y).min()),
         ),
     )
-    splits = StratifiedKFold(n_splits, shuffle=True, random_state=config.selection.random_state)
+    splits = make_splits(y, n_splits, config.selection.random_state)
     s_person = np.zeros((len(y),) + ((len(prior.classes),) if len(prior.classes) > 2 else ()))
     s_prior = np.zeros_like(s_person)
     pool = prior.pool
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", ZeroTrapWarning)
-        for train, test in splits.split(np.zeros(len(y)), y):
+        for train, test in splits:
             for m, w, (_, Z, _, _), r in zip(members, mweights, feats, rows, strict=False):
                 Z = Z[r]
                 pre = copy.deepcopy(m.preprocessor)
@@ -709,12 +709,10 @@ def _cv_prior_weights(recs, config, prior, person) -> dict:
             )
             s_prior[test] = est.decision_function(prior.preprocessor.scale(Zp[test]))
     multi = prior.estimator.multi_class
-    losses = {}
-    for a in PRIOR_WEIGHTS:
-        proba = proba_from_scores(a * s_prior + (1 - a) * s_person, multi)
-        p_true = np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0)
-        losses[a] = float(-np.mean(np.log(p_true)))
-    return losses
+    return {
+        a: pooled_scores(proba_from_scores(a * s_prior + (1 - a) * s_person, multi), y)["log_loss"]
+        for a in PRIOR_WEIGHTS
+    }
 
 
 def _features(recs, pre, config):
