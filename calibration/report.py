@@ -389,17 +389,18 @@ def _plot_auto_table(ax, model) -> None:
     cells = [
         [
             ("* " if r["chosen"] else "+ " if r["member"] else "") + r["name"],
-            f"{r['log_loss']:.3f}",
-            f"{r['accuracy']:.3f}",
-            f"{r['auc']:.3f}",
+            _cell(r.get("log_loss")),
+            _cell(r.get("accuracy")),
+            _cell(r.get("auc")),
             f"{r['rank']}",
+            f"{r.get('repeats', '?')}",
         ]
         for r in rows
     ]
     table = ax.table(
         cellText=cells,
-        colLabels=["candidate", "CV log-loss", "accuracy", "AUC", "rank"],
-        colWidths=[0.34, 0.18, 0.16, 0.14, 0.1],
+        colLabels=["candidate", "CV log-loss", "accuracy", "AUC", "rank", "CV repeats"],
+        colWidths=[0.3, 0.16, 0.14, 0.12, 0.08, 0.14],
         loc="upper center",
         cellLoc="center",
     )
@@ -411,6 +412,11 @@ def _plot_auto_table(ax, model) -> None:
             for j in range(len(cells[0])):
                 table[i, j].set_facecolor("#fde9a9" if r["chosen"] else "#fdf4d7")
                 table[i, j].get_text().set_fontweight("bold")
+
+
+def _cell(value) -> str:
+    """Return a score as a table cell (``n/a`` where the criterion did not compute it)."""
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _plot_component(fig, gs, row: int, pre, u, v, title: str, k: int) -> None:

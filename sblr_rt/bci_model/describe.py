@@ -206,14 +206,20 @@ def _candidate_lines(sel: dict) -> list[str]:
             + ", ".join(f"{d['name']} ({_number(d.get('accuracy'))})" for d in dropped)
             + ("; none beats it, so the first is kept alone" if alone else "")
         )
-    lines.append("  features/spatial      log-loss  accuracy   AUC   rank")
+    repeats = {c.get("repeats") for c in candidates} - {None}
+    if len(repeats) > 1:  # the leaders after one repetition ran the others
+        lines.append(
+            f"  the {sum(c.get('repeats') == max(repeats) for c in candidates)} leaders after "
+            f"the first CV repetition ran all {max(repeats)}; the members are chosen among them"
+        )
+    lines.append("  features/spatial      log-loss  accuracy   AUC   rank  repeats")
     for c in candidates:
         name = candidate_name(c)
         mark = "*" if name == sel.get("chosen") else "+" if name in ensemble else " "
         lines.append(
             f" {mark}{name:21} {_number(c.get('log_loss')):>8} "
             f"{_number(c.get('accuracy')):>9} {_number(c.get('auc')):>5} "
-            f"{c.get('rank', '?'):>5}"
+            f"{c.get('rank', '?'):>5} {c.get('repeats', '?'):>8}"
         )
     return lines
 
