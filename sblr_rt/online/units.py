@@ -5,7 +5,10 @@ gives every window to one class with probability 1. :func:`normalize_unit` reads
 spellings of LSL metadata and data files (``V``/``volts``, ``mV``/``millivolts``,
 ``uV``/``µV``/``microvolts``, ``nV``/``nanovolts``); :func:`check_stream_units` compares
 the stream's units with ``model.metadata["unit"]`` and returns the factor the loop applies
-to the samples as they enter (one multiplication at ingest).
+to the samples as they enter (one multiplication at ingest). :func:`max_abs_sample` gives,
+in a unit, the magnitude beyond which a sample cannot be a measurement
+(:data:`MAX_ABS_VOLTS`), and :func:`invalid_samples` marks the samples that are not one:
+online and in calibration, such a sample is a gap, exactly as NaN and ±inf are.
 
 Examples
 --------
@@ -13,6 +16,8 @@ Examples
 ('uV', 'uV', None)
 >>> unit_factor("uV", "V")
 1e-06
+>>> max_abs_sample("uV"), max_abs_sample("V"), max_abs_sample(None)
+(1000000.0, 1.0, 1000000000.0)
 """
 
 from __future__ import annotations
@@ -26,7 +31,15 @@ from sblr_rt._docs import fill_doc
 
 logger = logging.getLogger("sblr_rt.online")
 
-__all__ = ["UNIT_MISMATCH", "check_stream_units", "normalize_unit", "unit_factor"]
+__all__ = [
+    "MAX_ABS_VOLTS",
+    "UNIT_MISMATCH",
+    "check_stream_units",
+    "invalid_samples",
+    "max_abs_sample",
+    "normalize_unit",
+    "unit_factor",
+]
 
 #: What the loop does when the stream's unit differs from the model's.
 UNIT_MISMATCH = ("rescale", "refuse")
@@ -40,6 +53,13 @@ _SPELLINGS = {
     "nV": ("nv", "nanovolt", "nanovolts"),
 }
 _CANONICAL = {spelling: unit for unit, names in _SPELLINGS.items() for spelling in names}
+
+#: Largest magnitude (volts) a sample can have and be a measurement. EEG amplifiers' input
+#: ranges end well below it (about ±0.4 V for DC-coupled ones, a few to a few hundred mV
+#: for the others), so a larger sample is a glitch of the amplifier or the transmission.
+#: Such a sample is a gap (no filter sees it); up to the bound, a sample is filtered and
+#: the float64 rounding it leaves in later windows is that of any large artefact.
+MAX_ABS_VOLTS = 1.0
 
 
 def normalize_unit(unit) -> str | None:
@@ -85,6 +105,44 @@ def unit_factor(unit_from: str, unit_to: str) -> float:
     if a == b:
         return 1.0
     return _VOLTS[a] / _VOLTS[b]
+
+
+def max_abs_sample(unit) -> float:
+    """Return, in ``unit``, the magnitude beyond which a sample is not a measurement.
+
+    Parameters
+    ----------
+    unit : str | None
+        The unit of the samples, in any spelling :func:`normalize_unit` knows.
+
+    Returns
+    -------
+    max_abs : float
+        :data:`MAX_ABS_VOLTS` in ``unit``; for a unit that is not a known voltage unit,
+        1e9: beyond 1 V in every unit known (1 V is 1e9 nV).
+    """
+    canonical = normalize_unit(unit)
+    # Rounded: 1 / 1e-9 is 999999999.9999999, not the power of ten meant.
+    return float(round(MAX_ABS_VOLTS / _VOLTS[canonical or "nV"], 3))
+
+
+def invalid_samples(data: np.ndarray, max_abs: float) -> np.ndarray:
+    """Return where ``data`` holds a value that is not a measurement.
+
+    Parameters
+    ----------
+    data : ndarray
+        Samples, any shape.
+    max_abs : float
+        The bound in their unit (:func:`max_abs_sample`).
+
+    Returns
+    -------
+    invalid : ndarray of bool, the shape of ``data``
+        True for NaN, ±inf and every value beyond ``max_abs`` in magnitude.
+    """
+    # NaN compares False; so does inf with a finite bound, even when max_abs is inf.
+    return ~(np.abs(data) <= min(float(max_abs), np.finfo(np.float64).max))
 
 
 @fill_doc

@@ -52,7 +52,7 @@ def _recording(n_trials=18, seed=0):
     data, onsets, values = _signal(n_trials, seed=seed)
     return Recording(
         data=data.T, sfreq=SFREQ, ch_names=CH, marker_times=np.array(onsets) / SFREQ,
-        marker_values=values, source="synthetic",
+        marker_values=values, source="synthetic", unit="uV",
     )  # fmt: skip
 
 
