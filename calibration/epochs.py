@@ -11,7 +11,7 @@ Rejection reasons, counted (never silently used): ``"edge"`` (the raw epoch woul
 before the recording, or the trial of an epoched file, or end after it), ``"gap"`` (the
 raw epoch spans one of the recording's :attr:`~sblr_rt.io.Recording.gaps`), ``"nan"`` (NaN,
 infinite samples, or samples beyond 1 V in the recording's unit: not measurements, see
-:func:`~sblr_rt.online.units.max_abs_sample`; the online loop refuses the same windows),
+:func:`~sblr_rt.units.max_abs_sample`; the online loop refuses the same windows),
 ``"flat"`` (a used channel's peak-to-peak at most ``flat``),
 ``"clipped"`` (a used channel stuck at its recording-wide extreme for ``clip_run``
 samples), ``"amplitude"`` (peak-to-peak beyond ``reject``).
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sblr_rt.model.run_centring import centre_runs
-from sblr_rt.online.units import invalid_samples, max_abs_sample
 from sblr_rt.preprocessing import Preprocessor
+from sblr_rt.units import invalid_samples, max_abs_sample
 
 logger = logging.getLogger("sblr_rt.calibration")
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sblr_rt.online.units import invalid_samples, max_abs_sample
 from sblr_rt.stream.ring_buffer import RingBuffer
+from sblr_rt.units import invalid_samples, max_abs_sample
 
 __all__ = ["QUALITY_REASONS", "WindowQuality"]
 

@@ -16,8 +16,8 @@ from sblr_rt._docs import fill_doc
 from sblr_rt._renamed import renamed_attribute, renamed_keyword
 from sblr_rt.io.gaps import gap_threshold
 from sblr_rt.online.incremental import IncrementalForm, form_class
-from sblr_rt.online.units import invalid_samples, max_abs_sample
 from sblr_rt.stream.ring_buffer import RingBuffer
+from sblr_rt.units import invalid_samples, max_abs_sample
 
 __all__ = ["StreamFeed", "StreamingState", "count_nonfinite"]
 
@@ -25,7 +25,7 @@ __all__ = ["StreamFeed", "StreamingState", "count_nonfinite"]
 def count_nonfinite(chunk: np.ndarray, *, max_abs: float = np.inf) -> int:
     """Return the number of samples (rows) of ``chunk`` holding NaN, ±inf or beyond ``max_abs``.
 
-    ``max_abs`` is the bound of :func:`~sblr_rt.online.units.max_abs_sample` in the
+    ``max_abs`` is the bound of :func:`~sblr_rt.units.max_abs_sample` in the
     chunk's unit (``StreamingState.max_abs``); the default counts NaN and ±inf only.
     """
     if chunk.size == 0:
@@ -99,7 +99,7 @@ class StreamingState:
         The incremental form's name.
     max_abs : float
         Magnitude beyond which a sample is invalid, in the model's unit
-        (:func:`~sblr_rt.online.units.max_abs_sample` of ``classifier.run_info.unit``).
+        (:func:`~sblr_rt.units.max_abs_sample` of ``classifier.run_info.unit``).
     """
 
     def __init__(self, classifier, *, capacity=None, form="projected", path=None):

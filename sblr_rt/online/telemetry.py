@@ -244,7 +244,7 @@ class Telemetry:
         Cues given no trial decision, by reason.
     n_nonfinite_samples : int
         Samples received with NaN, inf or a value beyond 1 V (in the model's unit:
-        :func:`~sblr_rt.online.units.max_abs_sample`) in one of the model's channels.
+        :func:`~sblr_rt.units.max_abs_sample`) in one of the model's channels.
     n_overruns : int
         Times the raw buffer overwrote samples the loop had not read.
     halted : str | None

@@ -3,7 +3,7 @@
 A finite burst too large for float64 to filter exactly (1e100, 1e30) used to reach the
 filter bank, whose FFT rounding then spoilt windows past the filter's taps: finite wrong
 scores, published. Now the streaming state zeroes every sample beyond the bound of the
-model's unit (:func:`~sblr_rt.online.units.max_abs_sample`) before any filter sees it and
+model's unit (:func:`~sblr_rt.units.max_abs_sample`) before any filter sees it and
 refuses every window holding it; every other window equals the offline pipeline.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from sblr_rt.online import OnlineClassifier
-from sblr_rt.online.units import MAX_ABS_VOLTS, invalid_samples, max_abs_sample
+from sblr_rt.units import MAX_ABS_VOLTS, invalid_samples, max_abs_sample
 from tests.models import fit_model
 
 #: Feature paths and the fast form each runs on.
@@ -118,3 +118,32 @@ def test_a_sample_within_the_bound_is_processed(models, features, value):
         assert decision["label"] == model.predict(data[stop - n : stop].T[None])[0]
         decided += 1
     assert decided >= 3 * n // 7
+
+
+@pytest.mark.parametrize("burst", [1e30, np.nan])
+def test_a_refused_trial_leaves_the_run_mean_alone_online_and_offline(burst):
+    """Run centring: the trial holding the burst gets no decision online and NaN offline;
+    the later trials' run-centred scores are :meth:`BCIModel.decision_function_run`'s."""
+    ch_names = [f"EEG{i:03d}" for i in range(6)]
+    model, _, _ = fit_model(
+        ch_names, sfreq=100.0, tmin=0.0, tmax=1.0, informative=ch_names, n_epochs=20,
+        run_offsets=[0.0, 2.0], warmup=1.0, metadata={"unit": "uV"},
+        estimator={"rank": 1, "max_iter": 50},
+    )  # fmt: skip
+    n = model.n_times_raw
+    data = SCALE * np.random.default_rng(6).standard_normal((10 * n, 6)) + 3.0
+    stops = [k * n for k in range(1, 10)]
+    data[stops[3] - 40, 2] = burst  # inside the fourth trial's window
+    clf = OnlineClassifier(model)
+    state = clf.streaming(capacity=10 * n)
+    state.push(data, np.arange(len(data)) / clf.sfreq)
+    online = [
+        state.decide(stop, trial=True)["score"] if state.why_not(stop) is None else None
+        for stop in stops
+    ]
+    offline = model.decision_function_run(np.stack([data[s - n : s].T for s in stops]))
+    assert online[3] is None and np.isnan(offline[3]).all()
+    for k in (0, 1, 2, 4, 5, 6, 7, 8):
+        np.testing.assert_allclose(online[k], offline[k], rtol=1e-9, atol=1e-9)
+    shifted = model.decision_function(np.stack([data[s - n : s].T for s in stops[4:]]))
+    assert not np.allclose(offline[4:], shifted)  # the run's mean moved the scores
