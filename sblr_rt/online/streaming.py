@@ -155,7 +155,8 @@ class StreamingState:
         Parameters
         ----------
         chunk : ndarray, shape (n_samples, n_channels)
-            Raw samples in the model's channel order (LSL's layout).
+            Raw samples in the model's channel order (LSL's layout) and unit (the bound
+            :attr:`max_abs` is in it).
         timestamps : ndarray, shape (n_samples,)
             Their timestamps.
         """
