@@ -213,7 +213,9 @@ class Adapter:
         self.seconds_before, self.poll = float(seconds_before), float(poll)
         self.job = refit_model if job is None else job
         self.version = run_info.version
-        self._unit = run_info.unit or "V"
+        # A model of unknown unit: so are its trials, and a refit rejects what the loop
+        # refused, no more (the bound of a measurement depends on the unit).
+        self._unit = run_info.unit or "unknown"
         self._since_reselect = 0
         self._attempted = 0  # session trials in the last refit submitted
         self._pending = None  # (future, version, n_trials, reselect, t_submit)

@@ -9,8 +9,10 @@ later, on training folds only.
 
 Rejection reasons, counted (never silently used): ``"edge"`` (the raw epoch would start
 before the recording, or the trial of an epoched file, or end after it), ``"gap"`` (the
-raw epoch spans one of the recording's :attr:`~sblr_rt.io.Recording.gaps`), ``"nan"`` (NaN
-or infinite samples), ``"flat"`` (a used channel's peak-to-peak at most ``flat``),
+raw epoch spans one of the recording's :attr:`~sblr_rt.io.Recording.gaps`), ``"nan"`` (NaN,
+infinite samples, or samples beyond 1 V in the recording's unit: not measurements, see
+:func:`~sblr_rt.units.max_abs_sample`; the online loop refuses the same windows),
+``"flat"`` (a used channel's peak-to-peak at most ``flat``),
 ``"clipped"`` (a used channel stuck at its recording-wide extreme for ``clip_run``
 samples), ``"amplitude"`` (peak-to-peak beyond ``reject``).
 """
@@ -25,6 +27,7 @@ import numpy as np
 
 from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.preprocessing import Preprocessor
+from sblr_rt.units import invalid_samples, max_abs_sample
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -293,20 +296,21 @@ def _rows(data: np.ndarray, picks) -> np.ndarray:
     return data[picks]
 
 
-def _finite_range(used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return each row's smallest and largest finite value (+inf, -inf: none is finite).
+def _finite_range(used: np.ndarray, max_abs: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+    """Return each row's smallest and largest valid value (+inf, -inf: none is valid).
 
-    A row without NaN or inf takes the plain minimum and maximum (the same values); only
+    Valid: finite and at most ``max_abs`` in magnitude. A row of valid values only takes
+    the plain minimum and maximum (the same values); only
     the other rows pay for the masked reduction (at 118 x 52,650 samples the masked one
     over every row took 0.1 s).
     """
     gmin, gmax = used.min(axis=1), used.max(axis=1)
-    odd = np.flatnonzero(~(np.isfinite(gmin) & np.isfinite(gmax)))
+    odd = np.flatnonzero(invalid_samples(gmin, max_abs) | invalid_samples(gmax, max_abs))
     if odd.size:
         rows = used[odd]
-        finite = np.isfinite(rows)
-        gmin[odd] = rows.min(axis=1, initial=np.inf, where=finite)
-        gmax[odd] = rows.max(axis=1, initial=-np.inf, where=finite)
+        valid = ~invalid_samples(rows, max_abs)
+        gmin[odd] = rows.min(axis=1, initial=np.inf, where=valid)
+        gmax[odd] = rows.max(axis=1, initial=-np.inf, where=valid)
     return gmin, gmax
 
 
@@ -316,11 +320,13 @@ def _keep_epochs(recordings, pre, class_map, *, reject, flat, clip_run) -> _Kept
     code = {m: classes.index(c) for m, c in class_map.items()}
     kept = _Kept([], [], classes, [], dict.fromkeys(REJECT_REASONS, 0), 0, dict(class_map))
     off_start = round(pre.tmin * pre.sfreq) - pre.n_pad
+    beyond = set()  # recordings with epochs rejected for finite samples beyond 1 V
     for r_idx, rec in enumerate(recordings):
         data = _model_order(rec, pre)
         n_samples = data.shape[1]
         used = _rows(data, pre.pick_indices)
-        gmin, gmax = _finite_range(used)
+        max_abs = max_abs_sample(rec.unit)
+        gmin, gmax = _finite_range(used, max_abs)
         starts = []
         for t, value in zip(rec.marker_times, rec.marker_values, strict=True):
             if value not in code:
@@ -337,23 +343,34 @@ def _keep_epochs(recordings, pre, class_map, *, reject, flat, clip_run) -> _Kept
             if any(lo < g < hi for g, _ in rec.gaps):  # samples lo..hi-1 not contiguous
                 kept.rejected["gap"] += 1
                 continue
-            reason = _reject_reason(used[:, lo:hi], gmin, gmax, reject, flat, clip_run)
+            reason = _reject_reason(
+                used[:, lo:hi], gmin, gmax, reject, flat, clip_run, max_abs=max_abs
+            )
             if reason is not None:
                 kept.rejected[reason] += 1
+                if reason == "nan" and np.isfinite(used[:, lo:hi]).all():
+                    beyond.add(f"{rec.source or f'recording {r_idx}'} ({max_abs:g} {rec.unit})")
                 continue
             starts.append(lo)
             kept.y.append(code[value])
             kept.onsets.append((r_idx, onset))
         kept.runs.append((data, starts))
+    hint = (
+        f"; 'nan' counts samples beyond 1 V too (beyond {', '.join(sorted(beyond))}): "
+        "check the recording's unit"
+        if beyond
+        else ""
+    )
     if not kept.y:
         raise ValueError(
             f"no usable epoch: {kept.n_found} cues of classes {classes} found, all rejected "
             f"({kept.rejected}); the raw epoch spans samples [{off_start}, "
-            f"{off_start + pre.n_times_raw}) around each cue ({pre.n_pad} of filter warm-up)"
+            f"{off_start + pre.n_times_raw}) around each cue ({pre.n_pad} of filter "
+            f"warm-up){hint}"
         )
     n_rej = sum(kept.rejected.values())
     if n_rej:
-        logger.info("rejected %d of %d epochs: %s", n_rej, kept.n_found, kept.rejected)
+        logger.info("rejected %d of %d epochs: %s%s", n_rej, kept.n_found, kept.rejected, hint)
     return kept
 
 
@@ -378,9 +395,9 @@ def _model_order(rec, pre) -> np.ndarray:
     return rec.data[order]
 
 
-def _reject_reason(seg, gmin, gmax, reject, flat, clip_run) -> str | None:
+def _reject_reason(seg, gmin, gmax, reject, flat, clip_run, *, max_abs=np.inf) -> str | None:
     """Return why a raw epoch of the used channels is rejected, or None."""
-    if not np.all(np.isfinite(seg)):
+    if invalid_samples(seg, max_abs).any():  # NaN, inf, or no measurement (> 1 V)
         return "nan"
     ptp = np.ptp(seg, axis=1)
     if np.any(ptp <= flat):

@@ -10,6 +10,7 @@ import numpy as np
 from sblr_rt.bci_model.describe import summary_lines
 from sblr_rt.model.link import proba_from_scores
 from sblr_rt.regions import weight_regions
+from sblr_rt.units import invalid_samples, max_abs_sample
 from sblr_rt.verdict import model_verdict
 
 __all__ = ["BCIModel"]
@@ -161,7 +162,9 @@ class BCIModel(abc.ABC):
         Each trial is scored after the run's running mean has taken it in
         (:class:`~sblr_rt.model.run_centring.RunCentringState`), exactly as the online
         loop scores the trial windows of a stream. Without :attr:`run_centring` this is
-        :meth:`decision_function`.
+        :meth:`decision_function`. With it, a trial holding NaN, ±inf or a sample beyond
+        1 V in the model's unit (:func:`~sblr_rt.units.max_abs_sample`), which the online
+        loop refuses, scores NaN and leaves the run's mean alone.
 
         Parameters
         ----------
@@ -172,9 +175,14 @@ class BCIModel(abc.ABC):
         -------
         scores : ndarray, shape (n_epochs,) or (n_epochs, n_classes)
         """
-        scores = self.decision_function(epochs)
         if self.run_centring is None:
-            return scores
+            return self.decision_function(epochs)
+        epochs = np.asarray(epochs)
+        unit = (self.metadata or {}).get("unit")
+        bad = invalid_samples(epochs, max_abs_sample(unit)).any(axis=(1, 2))
+        # Scored as zeros (no overflow), then marked: NaN scores do not move the mean.
+        scores = np.array(self.decision_function(np.where(bad[:, None, None], 0.0, epochs)))
+        scores[bad] = np.nan
         state = self.run_centring.start()
         out = np.array([state.step(np.atleast_1d(s)) for s in scores])
         return out.reshape(scores.shape)

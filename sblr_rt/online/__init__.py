@@ -4,7 +4,7 @@
   :class:`~sblr_rt.bci_model.BCIModel`; ``step(window) -> decision`` is a pure function of
   a raw window; :meth:`~OnlineClassifier.streaming` gives a :class:`StreamingState`.
 - ``streaming.py``: :class:`StreamingState`, samples in and decisions on any recent window
-  out (indices, timestamps, non-finite samples, breaks), driving one incremental form.
+  out (indices, timestamps, invalid samples, breaks), driving one incremental form.
 - ``incremental/``: the incremental forms, one :class:`IncrementalForm` subclass each (projected
   waveform, filtered band power, filtered spectral, filtered covariance, the ensemble's
   weighted members, plain), registered in :data:`FORMS`.

@@ -11,10 +11,11 @@ window ending at each cue's ``tmax`` (or decides the trial early from the smooth
 evidence, :mod:`~sblr_rt.online.evidence`), and pushes each decision to the sink (JSON on
 ``SBLR-Predictions``, numbers on ``SBLR-Predictions-Numeric``).
 
-Windows holding a gap or non-finite samples give no decision (counted in
-:meth:`OnlineLoop.snapshot`), nor does a stream whose measured rate is far from the
-declared one. A vanished stream is logged and the loop resumes when it returns. An
-exception in the worker stops it and is raised again by the next public call.
+Windows holding a gap or non-finite samples (NaN, ±inf, or beyond 1 V: no measurement)
+give no decision (counted in :meth:`OnlineLoop.snapshot`), nor does a stream whose
+measured rate is far from the declared one. A vanished stream is logged and the loop
+resumes when it returns. An exception in the worker stops it and is raised again by the
+next public call.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from sblr_rt.stream.ring_buffer import RingBuffer
+from sblr_rt.units import invalid_samples, max_abs_sample
 
 __all__ = ["QUALITY_REASONS", "WindowQuality"]
 
@@ -50,6 +51,7 @@ class WindowQuality:
         self.used = np.asarray(classifier.model.pick_indices, dtype=int)
         run_info = classifier.run_info
         self.flat, self.clip_run, self.reject = run_info.flat, run_info.clip_run, run_info.reject
+        self.max_abs = max_abs_sample(run_info.unit)
         self.n_times_raw = int(classifier.n_times_raw)
         capacity = int(capacity)
         n_used = len(self.used)
@@ -79,7 +81,7 @@ class WindowQuality:
         Parameters
         ----------
         picked : ndarray, shape (n_samples, n_model_channels)
-            The chunk, as it enters the streaming state (non-finite samples as they are:
+            The chunk, as it enters the streaming state (invalid samples as they are:
             windows holding them are refused anyway).
         """
         n = len(picked)
@@ -95,7 +97,8 @@ class WindowQuality:
         self._changed.push(last_change.min(axis=1, initial=n + self._n)[:, None], None)
         self._last_change = last_change[-1]
         if self.clip_run is not None:
-            finite = np.where(np.isfinite(x), x, np.nan)  # an inf is a gap, not an extreme
+            # An inf or a sample beyond max_abs is a gap, not an extreme (as in calibration).
+            finite = np.where(invalid_samples(x, self.max_abs), np.nan, x)
             high = np.fmax.accumulate(np.vstack([self._high[None], finite]), axis=0)[1:]
             low = np.fmin.accumulate(np.vstack([self._low[None], finite]), axis=0)[1:]
             edge = (x == high) | (x == low)

@@ -26,6 +26,8 @@ import math
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from sblr_rt.io.gaps import find_gaps, gap_threshold
 from sblr_rt.online.decision import Decision
 from sblr_rt.online.quality import QUALITY_REASONS, WindowQuality
@@ -158,6 +160,24 @@ class Scheduler:
         self.quality_base = self.n_in  # raw index of the quality ring's sample 0
         self._stretch: tuple[str, int] | None = None  # (reason, windows) of refusals
         self._n_cue_refusals = 0
+        self._impossible_burst = False  # the last chunk held a sample beyond max_abs
+
+    def _note_impossible(self, picked, n_impossible: int) -> None:
+        """Warn once per burst of finite samples beyond the bound (counted as non-finite)."""
+        if n_impossible and not self._impossible_burst:
+            finite = np.where(np.isfinite(picked), np.abs(picked), 0.0)
+            _, channel = np.unravel_index(np.argmax(finite), finite.shape)
+            logger.warning(
+                "%s: %d samples beyond ±%g in the model's unit (1 V: no EEG amplifier's range), "
+                "up to %.3g on %s: not measurements; no decision from a window holding one, "
+                "as for NaN (counted as nonfinite); one message per burst.",
+                self.label,
+                n_impossible,
+                self.state.max_abs,
+                float(finite.max()),
+                self.state.classifier.ch_names[channel],
+            )
+        self._impossible_burst = bool(n_impossible)
 
     def gaps_in(self, start: int, stop: int, timestamps, last: float | None):
         """Return the rows of raw samples ``[start, stop)`` that follow a gap.
@@ -359,9 +379,12 @@ class Scheduler:
         prev, self.last_ts = self.last_ts, float(ts[-1])
         gap_at = self.gaps_in(first_index, n_pushed, ts, prev)
         picked = self.feed.apply(data)
-        n_bad = count_nonfinite(picked)
+        n_bad = count_nonfinite(picked, max_abs=state.max_abs)
         if n_bad:
             self.telemetry.count("nonfinite_samples", n_bad)
+            self._note_impossible(picked, n_bad - count_nonfinite(picked))
+        else:
+            self._impossible_burst = False
         self.quality.push(picked)
         for g in gap_at:
             t_before = ts[g - 1] if g > 0 else prev

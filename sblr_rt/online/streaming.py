@@ -1,7 +1,7 @@
 """Samples in, decisions on any recent window out: the streaming state of the online loop.
 
 :class:`StreamingState` keeps what every incremental form shares (absolute sample indices,
-timestamps, non-finite samples, breaks, which windows may be classified) and drives one
+timestamps, invalid samples, breaks, which windows may be classified) and drives one
 :class:`~sblr_rt.online.incremental.IncrementalForm` that computes the scores.
 """
 
@@ -17,15 +17,20 @@ from sblr_rt._renamed import renamed_attribute, renamed_keyword
 from sblr_rt.io.gaps import gap_threshold
 from sblr_rt.online.incremental import IncrementalForm, form_class
 from sblr_rt.stream.ring_buffer import RingBuffer
+from sblr_rt.units import invalid_samples, max_abs_sample
 
 __all__ = ["StreamFeed", "StreamingState", "count_nonfinite"]
 
 
-def count_nonfinite(chunk: np.ndarray) -> int:
-    """Return the number of samples (rows) of ``chunk`` holding NaN or ±inf."""
+def count_nonfinite(chunk: np.ndarray, *, max_abs: float = np.inf) -> int:
+    """Return the number of samples (rows) of ``chunk`` holding NaN, ±inf or beyond ``max_abs``.
+
+    ``max_abs`` is the bound of :func:`~sblr_rt.units.max_abs_sample` in the
+    chunk's unit (``StreamingState.max_abs``); the default counts NaN and ±inf only.
+    """
     if chunk.size == 0:
         return 0
-    return int(np.count_nonzero(~np.isfinite(chunk).all(axis=1)))
+    return int(np.count_nonzero(invalid_samples(chunk, max_abs).any(axis=1)))
 
 
 @dataclass(frozen=True)
@@ -66,10 +71,12 @@ class StreamingState:
     up to ``stop - 1``, with the same result (to rounding) as :meth:`OnlineClassifier.step`
     on those samples. Not thread-safe: one thread feeds and decides.
 
-    Non-finite samples (NaN, ±inf) are stored as zeros and remembered; a window that holds
-    one, or that straddles a break (:meth:`mark_break`, :meth:`skip`), is refused by
+    Invalid samples (NaN, ±inf, or beyond :attr:`max_abs` in magnitude: an amplifier
+    glitch, no measurement) are stored as zeros and remembered; a window that holds one,
+    or that straddles a break (:meth:`mark_break`, :meth:`skip`), is refused by
     :meth:`why_not`. No filter state needs resetting: the FIR filter forgets everything
-    older than ``n_pad`` samples, and that warm-up is part of every window.
+    older than ``n_pad`` samples, and that warm-up is part of every window. The filters
+    never see an invalid sample, so none of its rounding reaches a later window.
 
     Parameters
     ----------
@@ -90,6 +97,9 @@ class StreamingState:
         Samples per raw window.
     form : str
         The incremental form's name.
+    max_abs : float
+        Magnitude beyond which a sample is invalid, in the model's unit
+        (:func:`~sblr_rt.units.max_abs_sample` of ``classifier.run_info.unit``).
     """
 
     def __init__(self, classifier, *, capacity=None, form="projected", path=None):
@@ -109,8 +119,9 @@ class StreamingState:
         self.form = cls.name
         self._form: IncrementalForm = cls(clf.scoring, capacity)
         self._n_ch = len(clf.ch_names)
+        self.max_abs = max_abs_sample(clf.run_info.unit)
         self._times = RingBuffer(1, capacity)
-        # Recent runs of non-finite samples and of lost samples, [first, last] absolute;
+        # Recent runs of invalid samples and of lost samples, [first, last] absolute;
         # recent breaks (index of the first sample after a discontinuity). Pruned once
         # older than the history.
         self._bad_runs: deque[list[int]] = deque()
@@ -144,7 +155,8 @@ class StreamingState:
         Parameters
         ----------
         chunk : ndarray, shape (n_samples, n_channels)
-            Raw samples in the model's channel order (LSL's layout).
+            Raw samples in the model's channel order (LSL's layout) and unit (the bound
+            :attr:`max_abs` is in it).
         timestamps : ndarray, shape (n_samples,)
             Their timestamps.
         """
@@ -155,7 +167,7 @@ class StreamingState:
             raise ValueError(
                 f"'chunk' must have shape (n_samples, {self._n_ch}), got {chunk.shape}"
             )
-        bad = ~np.isfinite(chunk).all(axis=1)
+        bad = invalid_samples(chunk, self.max_abs).any(axis=1)
         if bad.any():
             self._note_bad(self.n_pushed + np.flatnonzero(bad))
             chunk = np.where(bad[:, None], 0.0, chunk)
@@ -293,7 +305,8 @@ class StreamingState:
         reason : str | None
             ``"future"`` (not all samples arrived), ``"unavailable"`` (before the first
             sample, or overwritten), ``"gap"`` (straddles a break), ``"nonfinite"`` (holds
-            NaN or inf), or None when the window can be classified.
+            NaN, inf or a sample beyond :attr:`max_abs`), or None when the window can be
+            classified.
         """
         start = stop - self.n_times_raw
         n = self.n_pushed

@@ -53,9 +53,10 @@ class Dropped:
 
     ``gap`` (the window's samples are no longer held: overwritten, or before the first),
     ``refilling`` (sliding hops while the window refills after a gap: it still straddles
-    the gap, whether the hop was classified or skipped), ``nonfinite`` (it held NaN or inf
-    samples, or gave non-finite scores), ``behind`` (hops skipped: the samples of several
-    hops arrived at once, only the latest window is classified), ``trials`` (trial windows
+    the gap, whether the hop was classified or skipped), ``nonfinite`` (it held NaN, inf
+    or samples beyond 1 V, which no amplifier measures, or gave non-finite scores),
+    ``behind`` (hops skipped: the samples of several hops arrived at once, only the latest
+    window is classified), ``trials`` (trial windows
     that could not be classified), ``halted`` (hops skipped while deciding was halted, see
     :attr:`Telemetry.halted`); then the signal checks of calibration's epoch rejection
     (:mod:`sblr_rt.online.quality`), sliding and trial windows alike: ``flat`` (a used
@@ -242,7 +243,8 @@ class Telemetry:
     refused_cues : RefusedCues
         Cues given no trial decision, by reason.
     n_nonfinite_samples : int
-        Samples received with NaN or inf in one of the model's channels.
+        Samples received with NaN, inf or a value beyond 1 V (in the model's unit:
+        :func:`~sblr_rt.units.max_abs_sample`) in one of the model's channels.
     n_overruns : int
         Times the raw buffer overwrote samples the loop had not read.
     halted : str | None

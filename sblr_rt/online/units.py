@@ -1,17 +1,14 @@
 """The unit of the stream's samples against the unit the model was calibrated in.
 
 A model calibrated in volts and fed microvolts sees signals a million times too large and
-gives every window to one class with probability 1. :func:`normalize_unit` reads the
-spellings of LSL metadata and data files (``V``/``volts``, ``mV``/``millivolts``,
-``uV``/``µV``/``microvolts``, ``nV``/``nanovolts``); :func:`check_stream_units` compares
-the stream's units with ``model.metadata["unit"]`` and returns the factor the loop applies
-to the samples as they enter (one multiplication at ingest).
+gives every window to one class with probability 1. :func:`check_stream_units` compares
+the stream's units (spelled as :func:`~sblr_rt.units.normalize_unit` reads them) with
+``model.metadata["unit"]`` and returns the factor the loop applies to the samples as they
+enter (one multiplication at ingest).
 
 Examples
 --------
->>> normalize_unit("microvolts"), normalize_unit("µV"), normalize_unit("unknown")
-('uV', 'uV', None)
->>> unit_factor("uV", "V")
+>>> check_stream_units("V", ["microvolts", "µV"])
 1e-06
 """
 
@@ -23,68 +20,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from sblr_rt._docs import fill_doc
+from sblr_rt.units import normalize_unit, unit_factor
 
 logger = logging.getLogger("sblr_rt.online")
 
+# normalize_unit and unit_factor live in sblr_rt.units; named here too, as before.
 __all__ = ["UNIT_MISMATCH", "check_stream_units", "normalize_unit", "unit_factor"]
 
 #: What the loop does when the stream's unit differs from the model's.
 UNIT_MISMATCH = ("rescale", "refuse")
-
-#: Volts per canonical unit.
-_VOLTS = {"V": 1.0, "mV": 1e-3, "uV": 1e-6, "nV": 1e-9}
-_SPELLINGS = {
-    "V": ("v", "volt", "volts"),
-    "mV": ("mv", "millivolt", "millivolts"),
-    "uV": ("uv", "µv", "μv", "microvolt", "microvolts"),  # micro sign and Greek mu
-    "nV": ("nv", "nanovolt", "nanovolts"),
-}
-_CANONICAL = {spelling: unit for unit, names in _SPELLINGS.items() for spelling in names}
-
-
-def normalize_unit(unit) -> str | None:
-    """Return the canonical voltage unit of a spelling, or None when it is not one.
-
-    Parameters
-    ----------
-    unit : str | None
-        A unit as a file or an LSL stream declares it (``"microvolts"``, ``"µV"``,
-        ``"V"``, ``""``, ``"unknown"``, ...). Case and surrounding blanks are ignored.
-
-    Returns
-    -------
-    canonical : {"V", "mV", "uV", "nV"} | None
-        None for an empty or unknown unit, or one that is not a voltage.
-    """
-    if unit is None:
-        return None
-    if not isinstance(unit, str):
-        raise TypeError(f"'unit' must be a str or None, got {type(unit).__name__}")
-    return _CANONICAL.get(unit.strip().lower())
-
-
-def unit_factor(unit_from: str, unit_to: str) -> float:
-    """Return the factor that converts samples in ``unit_from`` to ``unit_to``.
-
-    Parameters
-    ----------
-    unit_from, unit_to : str
-        Voltage units in any spelling :func:`normalize_unit` knows.
-
-    Returns
-    -------
-    factor : float
-        ``x_to = factor * x_from`` (1.0 for the same unit).
-    """
-    a, b = normalize_unit(unit_from), normalize_unit(unit_to)
-    for name, value, canonical in (("unit_from", unit_from, a), ("unit_to", unit_to, b)):
-        if canonical is None:
-            raise ValueError(
-                f"'{name}' must be a voltage unit (one of {sorted(_CANONICAL)}), got {value!r}"
-            )
-    if a == b:
-        return 1.0
-    return _VOLTS[a] / _VOLTS[b]
 
 
 @fill_doc
@@ -144,7 +88,7 @@ def check_stream_units(
             model,
         )
         return None
-    factors = np.array([_VOLTS[c] / _VOLTS[model] for c in canonical])
+    factors = np.array([unit_factor(c, model) for c in canonical])
     if np.all(factors == 1.0):
         return None
     if unit_mismatch == "refuse":

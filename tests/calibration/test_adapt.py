@@ -52,7 +52,7 @@ def _recording(n_trials=18, seed=0):
     data, onsets, values = _signal(n_trials, seed=seed)
     return Recording(
         data=data.T, sfreq=SFREQ, ch_names=CH, marker_times=np.array(onsets) / SFREQ,
-        marker_values=values, source="synthetic",
+        marker_values=values, source="synthetic", unit="uV",
     )  # fmt: skip
 
 
@@ -76,7 +76,7 @@ def test_warm_refit_is_a_saved_version_naming_its_trials(calibration, tmp_path):
     rec, model = calibration
     more = _recording(seed=1)
     trials = [
-        trial_recording(_trial(more, k, "left" if k % 2 == 0 else "right")) for k in range(6)
+        trial_recording(_trial(more, k, "left" if k % 2 == 0 else "right"), "uV") for k in range(6)
     ]
     recs = [labelled_recording(rec, {"A": "left", "B": "right"}), *trials]
     new = refit_model(model, recs, version=1, folder=tmp_path, info={"trials": [0, 1]})
@@ -109,11 +109,11 @@ def test_a_warm_refit_starts_from_the_current_factors(calibration):
 
 def test_refit_failures_raise_refit_error(calibration):
     rec, model = calibration
-    only_left = [trial_recording(_trial(rec, k, "left")) for k in (0, 2, 4, 6)]
+    only_left = [trial_recording(_trial(rec, k, "left"), "uV") for k in (0, 2, 4, 6)]
     with pytest.raises(RefitError, match="too few trials of a class"):
         refit_model(model, only_left, version=1)
     with pytest.raises(RefitError, match="at least 3 per class"):  # re-selection: the CV's
-        refit_model(model, [*only_left[:1], trial_recording(_trial(rec, 1, "right"))],
+        refit_model(model, [*only_left[:1], trial_recording(_trial(rec, 1, "right"), "uV")],
                     version=1, reselect=True, min_per_class=1)  # fmt: skip
     heavy = load_model_copy(model)
     heavy.estimator.set_params(mu1=1e6, nu1=1e6)  # penalties that zero every factor

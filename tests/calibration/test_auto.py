@@ -281,6 +281,7 @@ def _noise_recording(seed=0, n=40, n_times=50):
         data=rng.standard_normal((len(ch), n * n_times)), sfreq=100.0, ch_names=ch,
         marker_times=np.arange(n) * n_times / 100.0,
         marker_values=[str(v) for v in rng.permutation(np.arange(n) % 2)], epoch_length=n_times,
+        unit="uV",
     )  # fmt: skip
 
 

@@ -112,6 +112,34 @@ def test_rejection_is_counted():
     assert extract_epochs([rec], late, None).rejected["edge"] >= 1
 
 
+@pytest.mark.parametrize(("unit", "bound"), [("uV", 1e6), ("V", 1.0)])
+def test_a_sample_beyond_one_volt_rejects_its_epoch_as_the_online_loop_refuses_it(unit, bound):
+    """Not a measurement: rejected as NaN is (reason "nan"), and no channel's extreme."""
+    rec = _synthetic_recording()
+    rec.data *= bound / 1e6
+    rec.unit = unit
+    s = [int(t * rec.sfreq) for t in rec.marker_times]
+    rec.data[0, s[0] + 10] = 1e100
+    rec.data[1, s[1] + 10] = -1e30
+    rec.data[2, s[2] + 10] = np.nextafter(bound, np.inf)
+    rec.data[3, s[3] + 10 : s[3] + 12] = bound  # a measurement, if a large one: kept
+    rec.data[0, s[4] + 20 : s[4] + 30] = rec.data[0, np.abs(rec.data[0]) <= bound].max()
+    pre = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=1.0)
+    ep = extract_epochs([rec], pre, None, flat=0.0, clip_run=5)
+    # The run at channel 0's largest measured value is clipped: 1e100 is not its extreme.
+    assert ep.rejected == {"edge": 0, "gap": 0, "nan": 3, "flat": 0, "clipped": 1, "amplitude": 0}
+    assert [o for _, o in ep.onsets][:2] == [s[3], s[5]]
+
+
+def test_a_recording_in_the_wrong_unit_names_the_bound():
+    rec = _synthetic_recording()
+    rec.data *= 20.0
+    rec.unit = "V"  # microvolts declared as volts: every epoch holds "samples" beyond 1 V
+    pre = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=1.0)
+    with pytest.raises(ValueError, match=r"beyond 1 V too \(beyond synthetic \(1 V\)\)"):
+        extract_epochs([rec], pre, None)
+
+
 def test_bad_input_messages(physionet_dir):
     rec = _synthetic_recording()
     with pytest.raises(ValueError, match=r"do not match the class map.*'left'"):
@@ -243,6 +271,9 @@ def test_the_epoch_checks_range_of_each_channel_ignores_nan_and_inf():
     gmin, gmax = _finite_range(data)
     np.testing.assert_array_equal(gmin, [-2.0, -1.0, 1.0, np.inf])
     np.testing.assert_array_equal(gmax, [3.0, 4.0, 5.0, -np.inf])
+    gmin, gmax = _finite_range(data, 4.5)  # beyond it: no measurement, as NaN
+    np.testing.assert_array_equal(gmin, [-2.0, -1.0, 1.0, np.inf])
+    np.testing.assert_array_equal(gmax, [3.0, 4.0, 1.0, -np.inf])
     assert _rows(data, [0, 1, 2, 3]) is data  # every row in order: no copy
     np.testing.assert_array_equal(_rows(data, [2, 0]), data[[2, 0]])
 

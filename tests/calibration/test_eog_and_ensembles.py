@@ -27,7 +27,12 @@ def _run(rng, n_trials=30, sfreq=100.0):
         times.append(onset / sfreq)
         values.append("T1" if side == 0 else "T2")
     return Recording(
-        data=data, sfreq=sfreq, ch_names=CHANNELS, marker_times=times, marker_values=values
+        data=data,
+        sfreq=sfreq,
+        ch_names=CHANNELS,
+        marker_times=times,
+        marker_values=values,
+        unit="uV",
     )
 
 

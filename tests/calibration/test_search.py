@@ -88,7 +88,7 @@ def _recording(n_trials=24, seed=0):
         data[3 + c, k * n_times + 10 : k * n_times + 30] += 1.5  # C3 or Cz rises
     return Recording(
         data=data, sfreq=100.0, ch_names=ch, marker_times=np.arange(n_trials) * n_times / 100,
-        marker_values=[str(v) for v in labels], epoch_length=n_times,
+        marker_values=[str(v) for v in labels], epoch_length=n_times, unit="uV",
     )  # fmt: skip
 
 

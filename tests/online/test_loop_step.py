@@ -174,8 +174,14 @@ def test_trials_on_cues_named_by_the_calibration_markers(make_model, fakes, capl
     assert loop.snapshot().n_cues == 4
 
 
-def test_windows_scoring_non_finite_are_dropped_not_published(make_model, fakes):
-    """A finite burst that overflows the band power gives no decision, not a NaN one."""
+def test_windows_scoring_non_finite_are_dropped_not_published(make_model, fakes, monkeypatch):
+    """A finite burst that overflows the band power gives no decision, not a NaN one.
+
+    Such a burst is beyond the bound of a measurement and never reaches the filters
+    (:func:`test_samples_beyond_the_bound_are_counted_and_named`): the bound is lifted here
+    to reach the net behind it, the scores' own check.
+    """
+    monkeypatch.setattr("sblr_rt.online.streaming.max_abs_sample", lambda unit: np.inf)
     model = make_model(features="bandpower")
     n = model.n_times_raw
     loop, source, _, sink, clock = _setup(fakes, model, 4 * n)
@@ -188,3 +194,23 @@ def test_windows_scoring_non_finite_are_dropped_not_published(make_model, fakes)
         decision = json.loads(text)
         assert decision["label"] is not None
         assert all(np.isfinite(p) for p in decision["proba"].values())
+
+
+@pytest.mark.parametrize("burst", [1e300, -1e30, 1.5e9])
+def test_samples_beyond_the_bound_are_counted_and_named(make_model, fakes, caplog, burst):
+    """An impossible sample counts as non-finite, with one warning naming its channel."""
+    model = make_model(features="bandpower")  # no unit: the bound is 1e9 (1 V in nV)
+    n = model.n_times_raw
+    loop, source, _, _, clock = _setup(fakes, model, 4 * n)
+    source.data[n + 5 : n + 8, 4] = burst
+    with caplog.at_level(logging.WARNING, logger="sblr_rt.online"):
+        _run(loop, source, clock)
+    decisions = loop.pop_decisions()
+    snap = loop.snapshot()
+    assert snap.n_nonfinite_samples == 3 and snap.dropped.nonfinite >= 1
+    for d in decisions:
+        assert not (d["window_start_index"] <= n + 7 and d["window_stop_index"] > n + 5)
+    assert any(d["window_start_index"] > n + 7 for d in decisions)
+    _check_offline(model, source, decisions)
+    warned = [r.getMessage() for r in caplog.records if "beyond ±1e+09" in r.getMessage()]
+    assert len(warned) == 1 and "EEG004" in warned[0] and f"{abs(burst):.3g}" in warned[0]

@@ -120,7 +120,7 @@ def test_a_microvolt_stream_gives_a_volt_model_the_decisions_of_volts(make_model
     model = _model_in(make_model, "V")
     n = model.n_times_raw
     rng = np.random.default_rng(1)
-    volts = rng.standard_normal((3 * n, len(model.preprocessor.ch_names)))
+    volts = 1e-5 * rng.standard_normal((3 * n, len(model.preprocessor.ch_names)))  # 10 µV
     ts = 10.0 + np.arange(3 * n) / SFREQ
     caplog.set_level(logging.INFO, logger="sblr_rt.online")
     scores = {}
@@ -275,7 +275,7 @@ def test_over_lsl_microvolts_to_a_volt_model_equal_volts(make_model, source_id, 
     model = _model_in(make_model, "V")
     n = model.n_times_raw
     rng = np.random.default_rng(3)
-    volts = rng.standard_normal((4 * n, len(model.preprocessor.ch_names)))
+    volts = 1e-5 * rng.standard_normal((4 * n, len(model.preprocessor.ch_names)))  # 10 µV
     onsets = [n + 3, 2 * n + 17, 3 * n - 40]
     caplog.set_level(logging.INFO, logger="sblr_rt.online")
     in_volts = _trial_scores_over_lsl(model, volts, "volts", f"{source_id}-v", onsets)

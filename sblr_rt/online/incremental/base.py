@@ -140,9 +140,9 @@ class IncrementalForm(abc.ABC):
     Notes
     -----
     Samples are addressed by absolute index from 0, as in the driving state: the ``k``-th
-    sample pushed (or skipped) has index ``k``. The state hands the form finite samples
-    only (non-finite ones are zeroed and remembered by the state), so a form never sees
-    NaN or inf.
+    sample pushed (or skipped) has index ``k``. The state hands the form valid samples
+    only (NaN, inf and samples beyond the bound of a measurement are zeroed and
+    remembered by the state), so a form never sees NaN, inf or a glitch like 1e30.
     """
 
     #: Name of the form (``StreamingState.form``).
