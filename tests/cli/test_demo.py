@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
+
+from tests.commands import run_diagnosed
 
 
 @pytest.mark.lsl
@@ -17,13 +18,10 @@ def test_demo_headless_reports_accuracy_above_chance(tmp_path):
     out = tmp_path / "demo"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env.pop("DISPLAY", None)
-    done = subprocess.run(
+    done = run_diagnosed(
         [sys.executable, "-m", "sblr_rt.cli", "demo", "--no-gui", "--speed", "8", "--out", out],
-        capture_output=True,
-        text=True,
         env=env,
         timeout=400,
-        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     summary = json.loads((out / "summary.json").read_text())
@@ -48,14 +46,11 @@ def test_demo_from_the_shipped_prior_decides_from_the_first_trial(tmp_path):
     out = tmp_path / "prior"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env.pop("DISPLAY", None)
-    done = subprocess.run(
+    done = run_diagnosed(
         [sys.executable, "-m", "sblr_rt.cli", "demo", "--prior", "--no-gui", "--speed", "8",
          "--out", out],
-        capture_output=True,
-        text=True,
         env=env,
         timeout=400,
-        stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     summary = json.loads((out / "summary.json").read_text())
