@@ -264,6 +264,7 @@ def breakdown(args):
     calls them) and their multiply-add rate, and the rest (the runs' block updates and
     bookkeeping in numpy) per lockstep iteration and per run iteration.
     """
+    from sblr_rt.calibration import search as E
     from sblr_rt.calibration import selection as S
     from sblr_rt.calibration.config import CalibrationConfig
     from threadpoolctl import threadpool_limits
@@ -275,8 +276,8 @@ def breakdown(args):
     groups = S.penalty_grid(
         "fast", cfg.selection.l1_fractions, cfg.selection.l2_values, skip_unbounded=True
     )
-    train, test = S.make_splits(y, args.cv, cfg.selection.random_state)[0]
-    Xtr, _ = S.scaled_fold(
+    train, test = E.make_splits(y, args.cv, cfg.selection.random_state)[0]
+    Xtr, _ = E.scaled_fold(
         X, train, test, cfg.preprocessing.scaling, False, np.dtype(cfg.selection.search_dtype)
     )
     tol = cfg.cv_tol_for(Xtr.shape)  # the search's rule on this fold (large_search_tol)
@@ -300,7 +301,9 @@ def breakdown(args):
     try:
         with threadpool_limits(1):
             t0 = time.perf_counter()
-            iters = S.fold_paths(Xtr, y[train], 1, groups, est_params, lambda e: e.n_iter_)
+            iters = E.folds_paths(
+                [(Xtr, y[train])], 1, groups, est_params, lambda _f, _g, e: e.n_iter_
+            )[0]
             total = time.perf_counter() - t0
     finally:
         for name, product in originals.items():

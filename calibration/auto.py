@@ -235,7 +235,7 @@ def _cross_validate(candidates: list[Candidate], y, config, progress):
     }
     keys = [c.key for c in candidates]
     if repeats == 1:
-        return _with_auc(table, seen, y, splits, stages, first, 1, fit), keys, 1, stages
+        return _with_auc(table, seen, y, splits, first, 1, fit), keys, 1, stages
     ranked = sorted(
         (c for c in candidates if table[c.key]), key=lambda c: chosen(table[c.key])["loss"]
     )
@@ -250,11 +250,11 @@ def _cross_validate(candidates: list[Candidate], y, config, progress):
         table[c.key] = summarise(
             seen[c.key], y, splits, stages, fit.criterion, split_ids=every, n_repeats=repeats
         )
-    table = _with_auc(table, seen, y, splits, stages, every, repeats, fit, {c.key for c in kept})
+    table = _with_auc(table, seen, y, splits, every, repeats, fit, {c.key for c in kept})
     return table, [c.key for c in kept], repeats, stages
 
 
-def _with_auc(table, seen, y, splits, stages, split_ids, repeats, fit, kept=None) -> dict:
+def _with_auc(table, seen, y, splits, split_ids, repeats, fit, kept=None) -> dict:
     """Add the AUC (mean over repetitions) to each candidate's best row.
 
     Candidates not in ``kept`` (None: all) ran the first repetition only. A criterion that
@@ -268,18 +268,11 @@ def _with_auc(table, seen, y, splits, stages, split_ids, repeats, fit, kept=None
             continue
         best = chosen(rows)
         ids = list(split_ids) if kept is None or key in kept else list(range(n_folds))
-        j = _point_index(stages, best)
+        j = best["index"]
         observed = [seen[key][i][j][0] for i in ids]
         pooled = pool(observed, [splits[i] for i in ids], len(y), len(ids) // n_folds)
         best["auc"] = float(np.mean([pooled_scores(P, y, auc=True)["auc"] for P in pooled]))
     return table
-
-
-def _point_index(stages, row) -> int:
-    """Return the index in the grid of the point of ``row``."""
-    start = sum(len(s.points()) for s in stages[: row["stage"]])
-    stage = stages[row["stage"]]
-    return start + sum(len(path) for _, path in stage.groups[: row["group"]]) + row["step"]
 
 
 def _name(candidate) -> str:

@@ -462,12 +462,13 @@ def summarise(observed, y, splits, stages, criterion, *, split_ids=None, n_repea
     -------
     rows : list of dict
         The point (``rank``, ``mu1_fraction``, ``mu2``, ``nu1_fraction``, ``nu2``, and its
-        ``stage``, ``group`` and ``step``), the criterion's figures (``loss``,
-        ``accuracy``, ``accuracy_std``, ``log_loss``) and the folds where it
+        ``stage``, ``group``, ``step`` and ``index`` in the grid), the criterion's figures
+        (``loss``, ``accuracy``, ``accuracy_std``, ``log_loss``) and the folds where it
         ``collapsed`` or was ``raced``. Points that no split could fit are left out.
     """
     split_ids = list(range(len(splits))) if split_ids is None else list(split_ids)
     points = [p | {"stage": s} for s, stage in enumerate(stages) for p in stage.points()]
+    points = [p | {"index": j} for j, p in enumerate(points)]
     rows = []
     for j, point in enumerate(points):
         got = [observed[i][j] for i in split_ids]
