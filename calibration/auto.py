@@ -72,6 +72,7 @@ from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
 from sblr_rt.preprocessing.features import FEATURE_PATHS
 from sblr_rt.preprocessing.spatial import MIN_CSD_CHANNELS
+from sblr_rt.search_record import name_candidate
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -276,8 +277,7 @@ def _with_auc(table, seen, y, splits, split_ids, repeats, fit, kept=None) -> dic
 
 
 def _name(candidate) -> str:
-    features, spatial, grid = candidate
-    return f"{features}/{spatial or 'none'}" + ("" if grid is None else f"/{grid}t")
+    return name_candidate(*candidate)  # (features, spatial, grid)
 
 
 def select_auto(recordings, config, *, build_preprocessor, progress=None):

@@ -26,6 +26,7 @@ from sblr_rt.calibration.selection import select
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel
 from sblr_rt.model.solver import single_threaded_blas
+from sblr_rt.search_record import name_candidate
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -155,10 +156,9 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
         )
         if config.online.recentre:
             epochs = epochs.centred()
-        spatial = pre.spatial if isinstance(pre.spatial, str) else "none"
         est, report, scaling = select(
             epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress,
-            name=f"{pre.features}/{spatial}",
+            name=name_candidate(pre.features, pre.spatial),
         )  # fmt: skip
         pre.use_scaling(scaling)  # what select() scaled the final fit's input with
     logger.info(

@@ -191,7 +191,7 @@ def _fraction(sel: dict, name: str, index: int) -> str:
 def _grid_points(sel) -> list[dict]:
     """Return the penalty grid of a one-candidate search (the fixed paths), else nothing."""
     candidates = sel.get("candidates") or []
-    if len(candidates) != 1 or sel.get("criterion") != "accuracy":
+    if len(candidates) != 1:
         return []
     return [p for p in candidates[0].get("points") or [] if p.get("accuracy") is not None]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["candidate_name", "cv_text", "search_record"]
+__all__ = ["candidate_name", "cv_text", "name_candidate", "search_record"]
 
 
 def search_record(metadata) -> dict:
@@ -59,8 +59,25 @@ def candidate_name(candidate: Mapping) -> str:
     >>> candidate_name({"features": "spectral", "spatial": None})
     'spectral/none'
     """
-    name = candidate.get("name")
-    return name or f"{candidate.get('features')}/{candidate.get('spatial') or 'none'}"
+    return candidate.get("name") or name_candidate(
+        candidate.get("features"), candidate.get("spatial")
+    )
+
+
+def name_candidate(features, spatial, grid: int | None = None) -> str:
+    """Return the name reports give a way of computing features: ``features/spatial``.
+
+    The one naming rule of calibration's candidates, the models they become and the search
+    report: no spatial stage (None, or not a stage's name) is ``none``; a waveform
+    candidate on a coarse grid of ``grid`` points ends ``/<grid>t``.
+
+    Examples
+    --------
+    >>> name_candidate("waveform", "car", 10), name_candidate("spectral", None)
+    ('waveform/car/10t', 'spectral/none')
+    """
+    stage = spatial if isinstance(spatial, str) and spatial else "none"
+    return f"{features}/{stage}" + ("" if grid is None else f"/{grid}t")
 
 
 def _row(old: Mapping, rank) -> dict:

@@ -62,7 +62,7 @@ import numpy as np
 from scipy import stats
 
 from sblr_rt.regions import WeightRegions, weight_regions
-from sblr_rt.search_record import candidate_name, search_record
+from sblr_rt.search_record import candidate_name, name_candidate, search_record
 
 __all__ = [
     "ALPHA",
@@ -444,8 +444,7 @@ def _members(model, sel: dict, candidates: dict, n_trials: int, n_classes: int) 
 
 
 def _single_name(model) -> str:
-    spatial = model.preprocessor.spatial
-    return f"{model.preprocessor.features}/{spatial if isinstance(spatial, str) else 'none'}"
+    return name_candidate(model.preprocessor.features, model.preprocessor.spatial)
 
 
 def _advice(model, n_trials: int, n_classes: int, regions: WeightRegions) -> list[str]:
