@@ -53,6 +53,7 @@ import time
 
 import numpy as np
 from joblib import effective_n_jobs
+from sblr_rt.calibration.assembly import run_of_each
 from sblr_rt.calibration.criteria import CRITERIA, pool, pooled_scores
 from sblr_rt.calibration.epochs import RawEpochs, cut_raw_epochs
 from sblr_rt.calibration.search import (
@@ -151,12 +152,13 @@ def _preprocessors(config, keys, build) -> dict:
     }
 
 
-def _features(raw: RawEpochs, pres: dict, *, recentre: bool) -> tuple[dict, dict]:
+def _features(raw: RawEpochs, pres: dict, runs, *, recentre: bool) -> tuple[dict, dict]:
     """Return the unscaled features of every candidate from the same raw epochs.
 
     Each feature path filters once; the spatial stages are applied to the filtered
     windows (filtering acts per channel, so this equals filtering transformed samples).
-    A path's filtered windows are released once its candidates are computed.
+    A path's filtered windows are released once its candidates are computed. ``runs``
+    is the run of each recording (:func:`~sblr_rt.calibration.assembly.run_of_each`).
 
     Returns
     -------
@@ -177,7 +179,7 @@ def _features(raw: RawEpochs, pres: dict, *, recentre: bool) -> tuple[dict, dict
             pre = pres[key]
             Z = pre.features_from_filtered(pre.apply_spatial(filtered))
             if recentre:
-                Z, references[key] = centre_runs(Z, raw.runs)
+                Z, references[key] = centre_runs(Z, np.asarray(runs)[raw.runs])
             done[key] = Z
         del filtered
     return {key: done[key] for key in pres}, references
@@ -324,7 +326,8 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         flat=config.rejection.flat,
         clip_run=config.rejection.clip_run,
     )
-    feats, references = _features(raw, pres, recentre=config.online.recentre)
+    runs = run_of_each(recordings)
+    feats, references = _features(raw, pres, runs, recentre=config.online.recentre)
     t_features = time.perf_counter() - t0
     candidates = [
         Candidate(key, _name(key), Z, not FEATURE_PATHS[key[0]].linear) for key, Z in feats.items()

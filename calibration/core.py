@@ -17,6 +17,7 @@ from sblr_rt.calibration.assembly import (
     fitted_model,
     member_metadata,
     objective_traces,
+    run_of_each,
     train_accuracy,
 )
 from sblr_rt.calibration.auto import select_auto
@@ -155,7 +156,7 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
             clip_run=config.rejection.clip_run,
         )
         if config.online.recentre:
-            epochs = epochs.centred()
+            epochs = epochs.centred(run_of_each(recs))
         est, report, scaling = select(
             epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress,
             name=name_candidate(pre.features, pre.spatial),

@@ -14,15 +14,15 @@ join them, each with a weight, and the model be refitted toward that person.
   <sblr_rt.calibration.calibrate>` does with few trials).
 - :func:`calibrate_with_prior` is :func:`~sblr_rt.calibration.calibrate` with a prior:
   with fewer than ``PriorSettings.auto_min_trials`` trials, the adapted prior is the
-  model; with more, the person's own ``auto`` model is calibrated too, and the weight of
-  the adapted prior in the final ensemble is chosen by cross-validation on the person's
-  trials (0 drops it).
+  model; with more, the person's own ``auto`` model is calibrated too, and
+  :func:`combine_with_prior` weighs the two by the evidence of each on trials it did not
+  train on (:mod:`sblr_rt.calibration.evidence`).
 
 Examples
 --------
 >>> from sblr_rt.calibration.prior import PriorSettings
->>> PriorSettings().features, PriorSettings().trial_weight
-('covariance', 5.0)
+>>> PriorSettings().features, PriorSettings().trial_weight, PriorSettings().half_trials
+('covariance', 20.0, 20.0)
 """
 
 from __future__ import annotations
@@ -47,9 +47,14 @@ from sblr_rt.calibration.assembly import (
     run_of_each,
 )
 from sblr_rt.calibration.config import load_config
-from sblr_rt.calibration.criteria import pooled_scores
 from sblr_rt.calibration.epochs import extract_epochs
-from sblr_rt.calibration.search import make_splits, run_path
+from sblr_rt.calibration.evidence import (
+    Evidence,
+    blocked_evidence,
+    causal_evidence,
+    weigh_prior,
+)
+from sblr_rt.calibration.search import run_path
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
@@ -65,12 +70,13 @@ __all__ = [
     "adapt_prior",
     "build_prior",
     "calibrate_with_prior",
+    "combine_with_prior",
     "first_trials",
     "person_of",
+    "person_part",
+    "prior_settings",
 ]
 
-#: The weights of the adapted prior tried against the person's own model (30 trials).
-PRIOR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Fewest channels a prior is built on.
 MIN_CHANNELS = 8
 
@@ -88,10 +94,14 @@ class PriorSettings:
     l2 : float
         ``mu2 = nu2`` of the prior's fit (no l1 penalty: many people's epochs).
     trial_weight : float
-        Weight of one of the person's trials against one pooled epoch.
+        Weight of one of the person's trials against one pooled epoch when the prior is
+        adapted to the person.
     auto_min_trials : int
         Fewest trials of the person for which the person's own ``auto`` model is
         calibrated beside the adapted prior.
+    half_trials : float
+        The person's trials at which the prior and the person's own model weigh the same
+        (:func:`~sblr_rt.calibration.evidence.weigh_prior`).
     sensorimotor : bool
         Use only the sensorimotor strip (FC, C and CP channels,
         :func:`sblr_rt.regions.region_of`) when no ``picks`` are given: what transfers
@@ -101,9 +111,10 @@ class PriorSettings:
     features: str = "covariance"
     rank: int = 8
     l2: float = 1e-1
-    trial_weight: float = 5.0
-    auto_min_trials: int = 20
+    trial_weight: float = 20.0
+    auto_min_trials: int = 10
     sensorimotor: bool = True
+    half_trials: float = 20.0
 
     def __post_init__(self):
         if self.features not in ("covariance", "bandpower", "spectral", "waveform"):
@@ -113,13 +124,14 @@ class PriorSettings:
             )
         if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1:
             raise ValueError(f"'rank' must be a positive integer, got {self.rank!r}")
-        for name in ("l2", "trial_weight"):
+        for name in ("l2", "trial_weight", "half_trials"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
                 raise ValueError(f"'{name}' must be a finite number, got {v!r}")
-        if self.l2 < 0 or self.trial_weight <= 0:
+        if self.l2 < 0 or self.trial_weight <= 0 or self.half_trials <= 0:
             raise ValueError(
-                f"'l2' must be >= 0 and 'trial_weight' > 0, got {self.l2} and {self.trial_weight}"
+                f"'l2' must be >= 0, 'trial_weight' and 'half_trials' > 0, got {self.l2}, "
+                f"{self.trial_weight} and {self.half_trials}"
             )
         if isinstance(self.auto_min_trials, bool) or not isinstance(self.auto_min_trials, int):
             raise ValueError(f"'auto_min_trials' must be an integer, got {self.auto_min_trials!r}")
@@ -583,59 +595,141 @@ def calibrate_with_prior(recs, config, prior: BCIModel, calibrate_person, *, max
     Returns
     -------
     model : BCIModel
-        The adapted prior alone, or a weighted ensemble of the person's own model's
-        members and the adapted prior; ``metadata["prior"]`` records the weight chosen
-        and the CV log-loss of every weight tried.
+        See :func:`combine_with_prior`.
     """
     prior = _prior_member(prior)
     recs = first_trials(recs, config.class_map, max_trials)
     if not recs:
         raise ValueError("'max_trials' left no class cue in the recordings")
     prior = prior.for_channels(recs[0].ch_names)
-    adapted = adapt_prior(prior, recs, config=config, classes=prior.classes)
+    settings = prior_settings(prior)
+    # The prior never saw these trials: its causal scores of them are clean evidence.
+    prior_evidence = causal_evidence(prior, recs, config, prior.classes)
+    adapted = adapt_prior(
+        prior, recs, config=config, classes=prior.classes, trial_weight=settings.trial_weight
+    )
     n = adapted.metadata["prior"]["n_trials"]
-    settings = PriorSettings(**(prior.metadata.get("prior", {}).get("settings") or {}))
-    if n < settings.auto_min_trials:
-        adapted.metadata["prior"]["weight"] = 1.0
-        adapted.metadata["prior"]["reason"] = (
-            f"{n} trials, fewer than {settings.auto_min_trials}: the adapted prior alone"
-        )
-        return adapted
-    try:
-        person = calibrate_person(recs)
-    except ValueError as err:  # e.g. too few trials of a class for the CV's folds
-        logger.warning(
-            "The person's own model could not be calibrated (%s): the adapted prior alone.", err
-        )
-        adapted.metadata["prior"]["weight"] = 1.0
-        adapted.metadata["prior"]["reason"] = f"the person's own model failed: {err}"
-        return adapted
-    if list(person.classes) != list(adapted.classes):
-        raise ValueError(
-            f"the prior's classes {adapted.classes} differ from the calibration's {person.classes}"
-        )
-    losses = _cv_prior_weights(recs, config, prior, person)
-    alpha = min(PRIOR_WEIGHTS, key=lambda a: (losses[a], abs(a - 0.5)))
+    person, why = None, None
+    if n >= settings.auto_min_trials:
+        try:
+            person = calibrate_person(recs)
+        except ValueError as err:  # e.g. too few trials of a class for the CV's folds
+            why = f"the person's own model could not be calibrated: {err}"
+            logger.info("%s; the adapted prior alone.", why)
+    return combine_with_prior(
+        adapted, person, recs, config, prior_evidence=prior_evidence, why_alone=why
+    )
+
+
+def prior_settings(model: BCIModel) -> PriorSettings:
+    """Return the :class:`PriorSettings` a prior (or a model adapted from one) was built with.
+
+    Settings the file does not name take today's defaults.
+    """
+    member = _prior_member(model)
+    return PriorSettings(**((member.metadata or {}).get("prior", {}).get("settings") or {}))
+
+
+def combine_with_prior(
+    adapted: SingleModel,
+    person: BCIModel | None,
+    recs,
+    config,
+    *,
+    prior_evidence: Evidence,
+    person_evidence: Evidence | None = None,
+    why_alone: str | None = None,
+    evidence_seen: int = 0,
+) -> BCIModel:
+    """Weigh the adapted prior against the person's own model: the one rule of both.
+
+    :func:`~sblr_rt.calibration.evidence.weigh_prior` gives the prior's weight from the
+    number of the person's trials and each member's evidence; the person's evidence is
+    :func:`~sblr_rt.calibration.evidence.blocked_evidence` unless given. Every member is
+    kept, a member of weight 0 included, so that a later refit can weigh it again.
+
+    Parameters
+    ----------
+    adapted : SingleModel
+        The prior adapted with the person's trials (:func:`adapt_prior`).
+    person : BCIModel | None
+        The person's own model, or None.
+    recs : list of Recording
+        The person's labelled trials, in time order.
+    config : CalibrationConfig
+        The class map and rejection thresholds.
+    prior_evidence : Evidence
+        The prior's scores of the person's trials before it trained on them.
+    person_evidence : Evidence | None
+        The person's model's evidence; None: computed here.
+    why_alone : str | None
+        Why there is no person's model (for the record).
+    evidence_seen : int
+        A session's trials already counted in the evidence (for the next refit).
+
+    Returns
+    -------
+    model : BCIModel
+        The adapted prior alone, or an ensemble of the person's members and the adapted
+        prior (last). ``metadata["prior"]`` records ``weight`` (the prior's share of the
+        score), ``reason``, ``evidence`` (each member's trials, right and log-loss),
+        ``weights`` (the person's members' own weights) and ``share``.
+    """
+    settings = prior_settings(adapted)
+    classes = list(adapted.classes)
+    n = int(adapted.metadata["prior"]["n_trials"])
+    if person is not None:
+        if list(person.classes) != classes:
+            raise ValueError(
+                f"the prior's classes {classes} differ from the calibration's {person.classes}"
+            )
+        if person_evidence is None:
+            person_evidence = blocked_evidence(person, recs, config, classes)
+    weighting = weigh_prior(n, settings.half_trials, prior_evidence, person_evidence)
+    evidence = {"prior": prior_evidence.to_dict()}
+    if person_evidence is not None:
+        evidence["person"] = person_evidence.to_dict()
     info = {
         **adapted.metadata["prior"],
-        "weight": alpha,
-        "cv_log_loss": {f"{a:g}": losses[a] for a in PRIOR_WEIGHTS},
+        "weight": weighting.weight,
+        "reason": why_alone or weighting.reason,
+        "evidence": evidence,
+        "evidence_seen": int(evidence_seen),
+    }
+    if person is None:
+        adapted.metadata["prior"] = info
+        return adapted
+    members = [_as_member(m) for m in person.members]
+    info["weights"] = {
+        m.name: float(w) for m, w in zip(members, person.member_weights, strict=True)
     }
     metadata = copy.deepcopy(person.metadata)
     metadata["prior"] = info
-    if alpha == 0.0:
-        person.metadata = metadata
-        return person
-    if alpha == 1.0:
-        adapted.metadata["prior"] = info
-        return adapted
-    members, weights = person.members, list(person.member_weights)
-    adapted = _as_member(adapted)
+    w = weighting.weight
     return EnsembleModel(
-        [_as_member(m) for m in members] + [adapted],
-        [(1 - alpha) * w for w in weights] + [alpha],
+        [*members, _as_member(adapted)],
+        [(1 - w) * v for v in person.member_weights] + [w],
         metadata,
     )
+
+
+def person_part(model: BCIModel) -> BCIModel | None:
+    """Return the person's own model inside a model with a prior, or None.
+
+    The members without a pool, with their own weights (``metadata["prior"]["weights"]``
+    when the prior's weight left them none).
+    """
+    members = [m for m in model.members if m.pool is None]
+    if not members:
+        return None
+    if len(members) == 1:
+        return members[0]
+    stored = ((model.metadata or {}).get("prior") or {}).get("weights") or {}
+    weights = [float(stored.get(m.name, 0.0)) for m in members]
+    if sum(weights) <= 0:
+        weights = [w for m, w in zip(model.members, model.member_weights, strict=True)
+                   if m.pool is None]  # fmt: skip
+    return EnsembleModel(members, weights if sum(weights) > 0 else None)
 
 
 def _prior_member(model: BCIModel) -> SingleModel:
@@ -659,70 +753,3 @@ def _as_member(model: SingleModel) -> SingleModel:
         run_centring=model.run_centring,
         pool=model.pool,
     )
-
-
-def _cv_prior_weights(recs, config, prior, person) -> dict:
-    """Out-of-fold log-loss of each weight of the adapted prior against the person's model.
-
-    The person's model's members are refitted at their chosen hyper-parameters on each
-    training fold (their selection saw every trial, which favours them); the prior is
-    adapted with the training fold's trials only. Test trials are centred on their run's
-    mean, as every candidate of ``auto`` is.
-    """
-    members, mweights = person.members, person.member_weights
-    feats = [_features(recs, m.preprocessor, config) for m in members]
-    pfeat = _features(recs, prior.preprocessor.for_channels(recs[0].ch_names), config)
-    keys = set.intersection(*(set(f[0]) for f in [*feats, pfeat]))
-    keys = sorted(keys)
-    rows = [[f[0].index(k) for k in keys] for f in [*feats, pfeat]]
-    y = pfeat[2][rows[-1]]
-    order = {c: k for k, c in enumerate(prior.classes)}
-    y = np.array([order[pfeat[3][k]] for k in y])
-    n_splits = max(
-        2,
-        min(
-            int(config.selection.cv) if str(config.selection.cv).isdigit() else 5,
-            int(np.bincount(y).min()),
-        ),
-    )
-    splits = make_splits(y, n_splits, config.selection.random_state)
-    s_person = np.zeros((len(y),) + ((len(prior.classes),) if len(prior.classes) > 2 else ()))
-    s_prior = np.zeros_like(s_person)
-    pool = prior.pool
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("ignore", ZeroTrapWarning)
-        for train, test in splits:
-            for m, w, (_, Z, _, _), r in zip(members, mweights, feats, rows, strict=False):
-                Z = Z[r]
-                pre = copy.deepcopy(m.preprocessor)
-                pre.fit_scaling(Z[train])
-                est = copy.deepcopy(m.estimator).set_params(warm_start=False)
-                est.fit(pre.scale(Z[train]), y[train])
-                s_person[test] += w * est.decision_function(pre.scale(Z[test]))
-            Zp = pfeat[1][rows[-1]]
-            Z = np.concatenate([pool.Z, Zp[train].astype(pool.Z.dtype)])
-            yy = np.concatenate([pool.y, y[train]])
-            sw = np.concatenate([np.ones(pool.n_epochs), np.full(len(train), pool.trial_weight)])
-            est = _fit_pool(
-                prior.preprocessor, Z, yy, None, sample_weight=sw, warm=prior.estimator
-            )
-            s_prior[test] = est.decision_function(prior.preprocessor.scale(Zp[test]))
-    multi = prior.estimator.multi_class
-    return {
-        a: pooled_scores(proba_from_scores(a * s_prior + (1 - a) * s_person, multi), y)["log_loss"]
-        for a in PRIOR_WEIGHTS
-    }
-
-
-def _features(recs, pre, config):
-    """Return (onsets, run-centred features, class indices, class names) of the runs."""
-    ep = extract_epochs(
-        recs,
-        pre,
-        config.class_map,
-        reject=config.rejection.reject,
-        flat=config.rejection.flat,
-        clip_run=config.rejection.clip_run,
-    ).centred()
-    return [tuple(o) for o in ep.onsets], ep.Z, ep.y, ep.classes

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from sblr_rt.calibration.assembly import (
     MEMBER_KEYS,
+    SESSION_TRIAL_SOURCE,
     objective_traces,
     run_of_each,
     train_accuracy,
@@ -37,6 +38,8 @@ from sblr_rt.calibration.assembly import (
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.core import calibrate, fitted_model
 from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
+from sblr_rt.calibration.evidence import CAUSAL, Evidence, causal_scores
+from sblr_rt.calibration.prior import adapt_prior, combine_with_prior, person_part, prior_settings
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel
@@ -143,7 +146,9 @@ def refit_model(
             # Warned at the start of a warm fit whenever a penalty exceeds the warm factors'
             # gradient, which is no failure; a collapse is checked on the result below.
             warnings.simplefilter("ignore", ZeroTrapWarning)
-            if reselect:
+            if model.prior_member is not None:
+                new = _with_prior(model, recordings, config, classes, min_per_class, reselect)
+            elif reselect:
                 new = _reselect(model, recordings, config, classes, min_per_class)
             else:
                 new = _warm(model, recordings, config, classes, min_per_class)
@@ -201,17 +206,7 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
 
 
 def _warm_single(model, recordings, config, classes, min_per_class) -> tuple:
-    """Refit one single model warm; return it with its training scores and labels.
-
-    A prior's trials join its pool (:func:`~sblr_rt.calibration.prior.adapt_prior`); its
-    training scores are not kept (None, None).
-    """
-    if model.pool is not None:  # a prior: the trials join its pool with their weight
-        from sblr_rt.calibration.prior import adapt_prior
-
-        new = adapt_prior(model, recordings, config=config, classes=classes,
-                          min_per_class=min_per_class)  # fmt: skip
-        return new, None, None
+    """Refit one single model warm; return it with its training scores and labels."""
     pre = copy.deepcopy(model.preprocessor)
     epochs = extract_epochs(
         recordings,
@@ -245,6 +240,62 @@ def _warm_single(model, recordings, config, classes, min_per_class) -> tuple:
     metadata["objective"] = objective_traces(est)
     warmup = None if model.run_centring is None else model.run_centring.warmup
     return fitted_model(pre, est, classes, epochs.reference, warmup, metadata), scores, y
+
+
+def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> BCIModel:
+    """Refit a model with a prior: each member tested on the new trials, then weighed.
+
+    The session's trials that arrived since the last refit are scored first by the
+    current members, none of which trained on them, and join each member's evidence. The
+    prior is then adapted with every trial, the person's own model refitted warm (or
+    calibrated anew: at a re-selection, or when the trials first reach
+    ``auto_min_trials``), and :func:`~sblr_rt.calibration.prior.combine_with_prior`
+    weighs the two, as :func:`~sblr_rt.calibration.calibrate` with a prior does.
+    """
+    prior = model.prior_member.for_channels(recordings[0].ch_names)
+    person = person_part(model)
+    info = (model.metadata or {}).get("prior") or {}
+    stored = info.get("evidence") or {}
+    n_classes = len(classes)
+    prior_ev = Evidence.from_dict(stored.get("prior") or {}, n_classes)
+    person_ev = Evidence.from_dict(stored["person"], n_classes) if "person" in stored else None
+    session = [r for r in recordings if str(r.source).startswith(SESSION_TRIAL_SOURCE)]
+    seen = int(info.get("evidence_seen", 0))
+    if len(session) > seen:  # score the new trials before any member trains on them
+        prior_ev = prior_ev + _new_evidence(prior, session, config, classes, seen)
+        if person is not None and person_ev is not None:
+            person_ev = person_ev + _new_evidence(person, session, config, classes, seen)
+    settings = prior_settings(prior)
+    adapted = adapt_prior(prior, recordings, config=config, classes=classes,
+                          min_per_class=min_per_class,
+                          trial_weight=settings.trial_weight)  # fmt: skip
+    n = adapted.metadata["prior"]["n_trials"]
+    why = None
+    if person is not None and not reselect:
+        person = _warm(person, recordings, config, classes, min_per_class)
+    elif n >= settings.auto_min_trials:
+        try:
+            person = calibrate(recordings, config=config)
+            person_ev = None  # a new model: its evidence from blocks of the trials
+        except ValueError as err:
+            why = f"the person's own model could not be calibrated: {err}"
+            person = person_ev = None
+    else:
+        person = person_ev = None
+    new = combine_with_prior(adapted, person, recordings, config, prior_evidence=prior_ev,
+                             person_evidence=person_ev, why_alone=why,
+                             evidence_seen=len(session))  # fmt: skip
+    for key in ("unit", "sources"):  # the session's, not the trial segments'
+        if key in (model.metadata or {}):
+            new.metadata[key] = model.metadata[key]
+    return new
+
+
+def _new_evidence(member, session, config, classes, seen) -> Evidence:
+    """Return the evidence of the session's trials after the first ``seen``, scored causally."""
+    scores, y = causal_scores(member, session, config, classes)
+    return Evidence.from_scores(scores[seen:], y[seen:], len(classes), member.multi_class,
+                                CAUSAL)  # fmt: skip
 
 
 def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:

@@ -121,20 +121,55 @@ def test_calibrate_with_a_prior_keeps_the_prior_for_few_trials_and_weighs_it_for
     runs = [_run(9, 1), _run(9, 2)]
     few = calibrate(runs, prior=prior, max_trials=8, n_jobs=1, classes=CLASSES)
     assert few.pool is not None and not few.is_ensemble
-    assert few.metadata["prior"]["weight"] == 1.0
-    assert few.metadata["prior"]["n_trials"] == 8
+    info = few.metadata["prior"]
+    assert info["weight"] == 1.0 and info["n_trials"] == 8
+    # the prior never saw these 8 trials: its causal scores of them are its evidence
+    assert info["evidence"]["prior"]["n_trials"] == 8
+    assert info["evidence"]["prior"]["correct"] >= 6
     assert (few.tmin, few.tmax) == (prior.tmin, prior.tmax)  # the prior's window
     many = calibrate(runs, prior=prior, n_jobs=1, classes=CLASSES, features="covariance")
     info = many.metadata["prior"]
-    assert set(info["cv_log_loss"]) == {"0", "0.25", "0.5", "0.75", "1"}
-    assert info["weight"] in (0.0, 0.25, 0.5, 0.75, 1.0)
-    assert info["cv_log_loss"][f"{info['weight']:g}"] == min(info["cv_log_loss"].values())
-    if many.is_ensemble:
-        assert many.member_weights[-1] == pytest.approx(info["weight"])
-        assert many.members[-1].pool is not None
+    assert info["n_trials"] == 40
+    assert info["evidence"]["person"]["n_trials"] == 40  # every trial scored out of its block
+    assert info["evidence"]["person"]["correct"] >= 30
+    assert info["weight"] == pytest.approx(20 / (20 + 40))  # the schedule: both above chance
+    assert many.member_weights[-1] == pytest.approx(info["weight"])
+    assert many.members[-1].pool is not None
     again = load_model(save_model(many, tmp_path / "many.sblr.npz"))
     np.testing.assert_allclose(again.member_weights, many.member_weights)
+    assert again.metadata["prior"]["evidence"] == info["evidence"]
     assert _accuracy(again, _run(9, 3)) == _accuracy(many, _run(9, 3)) >= 0.7
+
+
+def _swapped(rec: Recording) -> Recording:
+    """The run with its two cues swapped: a person whose classes the prior reads reversed."""
+    swap = {"T1": "T2", "T2": "T1"}
+    return dataclasses.replace(rec, marker_values=[swap[v] for v in rec.marker_values])
+
+
+def test_a_prior_worse_than_chance_on_the_person_loses_its_weight(prior):
+    runs = [_swapped(_run(9, 1)), _swapped(_run(9, 2))]
+    model = calibrate(runs, prior=prior, n_jobs=1, classes=CLASSES,
+                      features="covariance")  # fmt: skip
+    info = model.metadata["prior"]
+    assert info["evidence"]["prior"]["correct"] <= 12  # of 40: worse than chance
+    assert info["weight"] == 0.0 and "worse than chance" in info["reason"]
+    assert model.member_weights[-1] == 0.0 and model.members[-1].pool is not None
+    assert _accuracy(model, _swapped(_run(9, 3))) >= 0.7  # the person's own model decides
+
+
+def test_the_prior_decides_alone_when_the_person_model_is_worse_than_chance():
+    from sblr_rt.calibration.evidence import Evidence, weigh_prior
+
+    good, bad, coin = Evidence(20, 16), Evidence(20, 5), Evidence(20, 9)
+    assert weigh_prior(20, 20.0, good, bad).weight == 1.0
+    assert weigh_prior(20, 20.0, bad, good).weight == 0.0
+    assert weigh_prior(20, 20.0, good, coin).weight == 0.5  # 9 of 20 is no evidence of worse
+    assert weigh_prior(60, 20.0, bad, bad).weight == 0.25  # both worse: the schedule
+    assert weigh_prior(60, 20.0, good, None).weight == 1.0
+    assert (Evidence(3, 2, 1.5) + Evidence(2, 1, 0.5)).log_loss == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="'correct' must be at most 'n_trials'"):
+        Evidence(2, 3)
 
 
 def test_max_trials_takes_the_first_cues_in_time_order():
@@ -172,17 +207,55 @@ def test_the_person_is_read_from_the_file_name():
 def test_adaptation_refits_a_prior_with_the_session_trials_and_keeps_its_pool(prior, tmp_path):
     from sblr_rt.calibration.refit import labelled_recording, refit_model, version_path
 
-    trials = [labelled_recording(_run(9, 1, n_trials=12), CLASSES)]
+    trials = [labelled_recording(_run(9, 1, n_trials=8), CLASSES)]
     warm = refit_model(prior, trials, version=1, folder=tmp_path)
-    assert warm.pool is not None and warm.metadata["prior"]["n_trials"] == 12
+    assert warm.pool is not None and warm.metadata["prior"]["n_trials"] == 8
     assert warm.metadata["adaptation"]["version"] == 1
     assert 0 < warm.metadata["prior"]["share"] < 1
+    assert warm.metadata["prior"]["weight"] == 1.0  # fewer than auto_min_trials: prior alone
     assert not np.allclose(warm.estimator.spatial_, prior.estimator.spatial_)
     assert load_model(version_path(tmp_path, 1)).pool is not None
-    # a re-selection keeps the prior: few trials, the adapted prior alone
-    again = refit_model(warm, trials, version=2, reselect=True)
-    assert again.pool is not None and again.metadata["prior"]["weight"] == 1.0
-    assert _accuracy(again, _run(9, 2)) >= 0.7
+    assert _accuracy(warm, _run(9, 2)) >= 0.7
+
+
+def _session(rec: Recording, n: int) -> list[Recording]:
+    """The first ``n`` cues of ``rec`` as a session's single-trial recordings."""
+    from sblr_rt.calibration.assembly import SESSION_TRIAL_SOURCE
+
+    out = []
+    for k in range(n):
+        t = rec.marker_times[k]
+        lo, hi = int((t - 1.5) * rec.sfreq), int((t + 3.5) * rec.sfreq)
+        out.append(
+            dataclasses.replace(
+                rec,
+                data=rec.data[:, lo:hi],
+                marker_times=np.array([t - lo / rec.sfreq]),
+                marker_values=[CLASSES[rec.marker_values[k]]],
+                source=f"{SESSION_TRIAL_SOURCE} {k}",
+            )
+        )
+    return out
+
+
+def test_each_refit_tests_every_member_on_the_new_trials_before_training_on_them(prior):
+    from sblr_rt.calibration.refit import refit_model
+
+    trials = _session(_run(9, 1), 20)
+    v1 = refit_model(prior, trials[:12], version=1)
+    info = v1.metadata["prior"]
+    # 12 trials, none seen by the prior before: all 12 are evidence; a person's model now
+    assert info["evidence"]["prior"]["n_trials"] == 12 and info["evidence_seen"] == 12
+    assert v1.is_ensemble and info["evidence"]["person"]["n_trials"] == 12
+    v2 = refit_model(v1, trials[:16], version=2)
+    info2 = v2.metadata["prior"]
+    # the 4 new trials were scored by v1's members, which never trained on them
+    assert info2["evidence"]["prior"]["n_trials"] == 16
+    assert info2["evidence"]["person"]["n_trials"] == 16
+    assert info2["evidence_seen"] == 16 and info2["n_trials"] == 16
+    assert info2["weight"] == pytest.approx(20 / 36)
+    assert v2.member_weights[-1] == pytest.approx(20 / 36)
+    assert _accuracy(v2, _run(9, 2)) >= 0.7
 
 
 def test_the_prior_share_of_a_prior_an_adapted_prior_and_an_ensemble(prior):
@@ -217,4 +290,4 @@ def test_with_too_few_trials_of_a_class_for_the_cv_the_adapted_prior_decides(pri
     # 8 cues hold fewer than 5 of a class: the person's 5-fold CV cannot run
     model = calibrate([_run(9, 1)], prior=early, max_trials=8, n_jobs=1, classes=CLASSES)
     assert model.pool is not None and model.metadata["prior"]["weight"] == 1.0
-    assert "own model failed" in model.metadata["prior"]["reason"]
+    assert "could not be calibrated" in model.metadata["prior"]["reason"]
