@@ -23,6 +23,7 @@ from sblr_rt.calibration.assembly import (
 from sblr_rt.calibration.auto import select_auto
 from sblr_rt.calibration.config import CalibrationConfig, load_config
 from sblr_rt.calibration.epochs import extract_epochs
+from sblr_rt.calibration.prior import combine_with_prior, first_trials, start_from_prior
 from sblr_rt.calibration.selection import select
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel
@@ -100,8 +101,6 @@ def calibrate(
     with single_threaded_blas():
         if prior is None and max_trials is None:
             return _calibrate(recordings, config=config, progress=progress, **overrides)
-        from sblr_rt.calibration.prior import calibrate_with_prior, first_trials
-
         if isinstance(config, CalibrationConfig):
             config = config.replace(**overrides)
         else:
@@ -117,13 +116,16 @@ def calibrate(
 
             prior = load_model(prior)
         config = config.replace(tmin=prior.tmin, tmax=prior.tmax)
-        return calibrate_with_prior(
-            recs,
-            config,
-            prior,
-            lambda r: _calibrate(r, config=config, progress=progress),
-            max_trials=max_trials,
-        )
+        start = start_from_prior(recs, config, prior, max_trials=max_trials)
+        person, why = None, None
+        if start.wants_person:
+            try:
+                person = _calibrate(start.recordings, config=config, progress=progress)
+            except ValueError as err:  # e.g. too few trials of a class for the CV's folds
+                why = f"the person's own model could not be calibrated: {err}"
+                logger.info("%s; the adapted prior alone.", why)
+        return combine_with_prior(start.adapted, person, start.recordings, config,
+                                  prior_evidence=start.evidence, why_alone=why)  # fmt: skip
 
 
 def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:

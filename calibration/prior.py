@@ -12,11 +12,12 @@ join them, each with a weight, and the model be refitted toward that person.
 - :func:`adapt_prior` refits a prior with a person's labelled trials (what ``--adapt``
   does after every trial, and what :func:`calibrate(..., prior=...)
   <sblr_rt.calibration.calibrate>` does with few trials).
-- :func:`calibrate_with_prior` is :func:`~sblr_rt.calibration.calibrate` with a prior:
-  with fewer than ``PriorSettings.auto_min_trials`` trials, the adapted prior is the
-  model; with more, the person's own ``auto`` model is calibrated too, and
-  :func:`combine_with_prior` weighs the two by the evidence of each on trials it did not
-  train on (:mod:`sblr_rt.calibration.evidence`).
+- :func:`start_from_prior` and :func:`combine_with_prior` are
+  :func:`~sblr_rt.calibration.calibrate` with a prior: with fewer than
+  ``PriorSettings.auto_min_trials`` trials, the adapted prior is the model; with more, the
+  person's own ``auto`` model is calibrated too, and :func:`combine_with_prior` weighs the
+  two by the evidence of each on trials it did not train on
+  (:mod:`sblr_rt.calibration.evidence`).
 
 Examples
 --------
@@ -67,14 +68,15 @@ logger = logging.getLogger("sblr_rt.calibration")
 
 __all__ = [
     "PriorSettings",
+    "PriorStart",
     "adapt_prior",
     "build_prior",
-    "calibrate_with_prior",
     "combine_with_prior",
     "first_trials",
     "person_of",
     "person_part",
     "prior_settings",
+    "start_from_prior",
 ]
 
 #: Fewest channels a prior is built on.
@@ -576,8 +578,12 @@ def adapt_prior(
     )
 
 
-def calibrate_with_prior(recs, config, prior: BCIModel, calibrate_person, *, max_trials=None):
-    """:func:`~sblr_rt.calibration.calibrate` with a prior (see the module notes).
+def start_from_prior(recs, config, prior: BCIModel, *, max_trials=None) -> PriorStart:
+    """Adapt a prior to a person's first trials, with its evidence on them.
+
+    What :func:`~sblr_rt.calibration.calibrate` with a prior does first: it then
+    calibrates the person's own model when :attr:`PriorStart.wants_person` and weighs the
+    two with :func:`combine_with_prior`.
 
     Parameters
     ----------
@@ -587,15 +593,12 @@ def calibrate_with_prior(recs, config, prior: BCIModel, calibrate_person, *, max
         The calibration's configuration.
     prior : BCIModel
         A prior (with a pool) or a model adapted from one.
-    calibrate_person : callable
-        ``calibrate_person(recordings) -> BCIModel``: the calibration without a prior.
     max_trials : int | None
         Take the first ``max_trials`` class cues in time order.
 
     Returns
     -------
-    model : BCIModel
-        See :func:`combine_with_prior`.
+    start : PriorStart
     """
     prior = _prior_member(prior)
     recs = first_trials(recs, config.class_map, max_trials)
@@ -604,21 +607,34 @@ def calibrate_with_prior(recs, config, prior: BCIModel, calibrate_person, *, max
     prior = prior.for_channels(recs[0].ch_names)
     settings = prior_settings(prior)
     # The prior never saw these trials: its causal scores of them are clean evidence.
-    prior_evidence = causal_evidence(prior, recs, config, prior.classes)
+    evidence = causal_evidence(prior, recs, config, prior.classes)
     adapted = adapt_prior(
         prior, recs, config=config, classes=prior.classes, trial_weight=settings.trial_weight
     )
-    n = adapted.metadata["prior"]["n_trials"]
-    person, why = None, None
-    if n >= settings.auto_min_trials:
-        try:
-            person = calibrate_person(recs)
-        except ValueError as err:  # e.g. too few trials of a class for the CV's folds
-            why = f"the person's own model could not be calibrated: {err}"
-            logger.info("%s; the adapted prior alone.", why)
-    return combine_with_prior(
-        adapted, person, recs, config, prior_evidence=prior_evidence, why_alone=why
-    )
+    wants = adapted.metadata["prior"]["n_trials"] >= settings.auto_min_trials
+    return PriorStart(recs, adapted, evidence, wants)
+
+
+@dataclass(frozen=True)
+class PriorStart:
+    """A prior adapted to a person's first trials (:func:`start_from_prior`).
+
+    Parameters
+    ----------
+    recordings : list of Recording
+        The person's trials used (the first ``max_trials``).
+    adapted : SingleModel
+        The prior adapted with them.
+    evidence : Evidence
+        The prior's scores of them, before it trained on them.
+    wants_person : bool
+        Enough trials (``PriorSettings.auto_min_trials``) for the person's own model.
+    """
+
+    recordings: list
+    adapted: SingleModel
+    evidence: Evidence
+    wants_person: bool
 
 
 def prior_settings(model: BCIModel) -> PriorSettings:

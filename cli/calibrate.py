@@ -359,6 +359,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"report written to {paths[-2]} and {paths[-1]}")
     else:
         print(model.summary())
+    weighed = (model.metadata or {}).get("prior") or {}
+    if "weight" in weighed:  # how the prior and the person's own model were weighed, and why
+        print(f"prior's weight {float(weighed['weight']):.2f}: {weighed.get('reason', '')}")
     # The word again, last, where the eye lands when the command ends.
     print(model_verdict(model).lines()[0] + " (details at the top of the report)")
     return 0
