@@ -144,8 +144,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--prior",
         metavar="PRIOR",
         help="a prior across people (sblr-rt prior, or shipped:NAME): with few trials the "
-        "prior refitted with this person's trials is the model, with more its weight beside "
-        "the person's own model is chosen by cross-validation; the window is the prior's",
+        "prior refitted with this person's trials is the model; from the prior's "
+        "auto_min_trials on the person's own model joins it, each weighed by its evidence on "
+        "the trials it did not train on; the window is the prior's",
     )
     parser.add_argument(
         "--max-trials",
