@@ -82,6 +82,13 @@ def _common_channels(recs: list) -> list:
     a channel marked bad in one of them; the model then reads only the channels all of
     them share, in the first recording's order, and says which it left out.
     """
+    for r in recs:  # else the second channel's data would be read under the first's name
+        twice = sorted({c for c in r.ch_names if list(r.ch_names).count(c) > 1})
+        if twice:
+            raise ValueError(
+                f"every channel of a recording must have its own label, got {twice} twice in "
+                f"{r.source}"
+            )
     common = [c for c in recs[0].ch_names if all(c in r.ch_names for r in recs[1:])]
     if not common:
         raise ValueError(

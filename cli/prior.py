@@ -33,7 +33,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "person's first trial (sblr-rt run --model PRIOR) and refine the model with each "
             "of their labelled trials (--adapt, or sblr-rt calibrate --prior PRIOR). Each "
             "recording is one run of one person; the person is read from the file name "
-            "(S005R04.edf: S005; sub-07 in a BIDS path) unless --person says it. Channels are "
+            "(S005R04.edf: S005; sub-07_task-mi_eeg.vhdr: sub-07), never a folder, unless "
+            "--person says it. Channels are "
             "matched by name, and the rate and units must agree. Prints the leave-one-"
             "person-out accuracy of every person."
         ),
