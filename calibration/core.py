@@ -11,6 +11,7 @@ import numpy as np
 from sblr_rt.calibration.assembly import (
     as_recordings,
     build_preprocessor,
+    check_against_model,
     default_window,
     eog_matrix,
     excluded_channels,
@@ -99,7 +100,7 @@ def calibrate(
     with single_threaded_blas():
         if prior is None and max_trials is None:
             return _calibrate(recordings, config=config, progress=progress, **overrides)
-        from sblr_rt.calibration.prior import calibrate_with_prior, first_trials
+        from sblr_rt.calibration.prior import calibrate_with_prior, check_prior, first_trials
 
         if isinstance(config, CalibrationConfig):
             config = config.replace(**overrides)
@@ -115,6 +116,8 @@ def calibrate(
             from sblr_rt.io.model_file import load_model
 
             prior = load_model(prior)
+        check_prior(prior)
+        recs = check_against_model(recs, prior, what="the prior")
         config = config.replace(tmin=prior.tmin, tmax=prior.tmax)
         return calibrate_with_prior(
             recs,

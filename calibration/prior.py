@@ -76,6 +76,7 @@ __all__ = [
     "adapt_prior",
     "build_prior",
     "calibrate_with_prior",
+    "check_prior",
     "first_trials",
     "person_of",
 ]
@@ -804,3 +805,42 @@ def _features(recs, pre, config):
         clip_run=config.rejection.clip_run,
     ).centred()
     return [tuple(o) for o in ep.onsets], ep.Z, ep.y, ep.classes
+
+
+def check_prior(model, *, source="'prior'") -> BCIModel:
+    """Return ``model`` if it can serve as a prior; raise in one line otherwise.
+
+    A model file's header is checked on load (types and ranges,
+    :mod:`sblr_rt.io.model_file`); this adds what only the calibration knows: the model
+    carries a pool, and its recorded settings are :class:`PriorSettings` (no unknown field,
+    every value within its rule), so that a calibration or a refit with it never fails
+    after the work has begun.
+
+    Parameters
+    ----------
+    model : BCIModel
+        A prior, a model adapted from one, or an ensemble with one.
+    source : str
+        How to name the prior in messages (``"'--prior' x.sblr.npz"``).
+
+    Returns
+    -------
+    model : BCIModel
+
+    Raises
+    ------
+    ValueError
+        If the model has no pool or its settings are not valid :class:`PriorSettings`.
+    """
+    if not isinstance(model, BCIModel) or model.prior_member is None:
+        raise ValueError(
+            f"{source} must be a prior built by build_prior (a model with a pool of training "
+            f"epochs), got {'a model without one' if isinstance(model, BCIModel) else model!r}"
+        )
+    for m in {id(model): model, id(model.prior_member): model.prior_member}.values():
+        settings = ((m.metadata or {}).get("prior") or {}).get("settings")
+        try:
+            PriorSettings.from_dict(settings)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{source} has settings that are not valid: {exc}") from None
+    return model

@@ -99,3 +99,56 @@ def test_member_weights_of_any_finite_size_are_normalised():
     a, b = fit_model(seed=0)[0], fit_model(seed=1)[0]
     both = EnsembleModel([a, b], weights=[1e308, 1e308])
     assert both.member_weights.tolist() == [0.5, 0.5]
+
+
+@pytest.fixture(scope="module")
+def small_prior():
+    return build_prior([_run(p, 1) for p in (1, 2, 3)], lopo=False, **KW)
+
+
+# -- cause 2: refining a prior compares units --------------------------------------------------
+
+
+def test_a_recording_in_microvolts_refines_a_prior_in_volts_as_in_volts(small_prior):
+    from sblr_rt.calibration import calibrate
+
+    volts = _run(9, 1)
+    micro = dataclasses.replace(volts, data=volts.data * 1e6, unit="uV")
+    kw = {"prior": small_prior, "max_trials": 10, "n_jobs": 1, "classes": CLASSES}
+    a, b = calibrate([volts], **kw), calibrate([micro], **kw)
+    assert a.metadata["unit"] == b.metadata["unit"] == "V"
+    idx = [volts.ch_names.index(c) for c in a.ch_names]
+    epochs = np.stack([volts.data[idx, s : s + a.n_times_raw] for s in (0, 500, 1000)])
+    np.testing.assert_allclose(b.decision_function(epochs), a.decision_function(epochs))
+
+
+def test_a_recording_at_another_rate_than_the_priors_is_refused(small_prior):
+    from sblr_rt.calibration import calibrate
+
+    kw = {"prior": small_prior, "max_trials": 10, "n_jobs": 1, "classes": CLASSES}
+    with pytest.raises(ValueError, match="rate of the prior: expected 100 Hz, got 200 Hz"):
+        calibrate([_run(9, 1, sfreq=200.0)], **kw)
+
+
+# -- cause 1 (calibration's side): a prior's settings are checked before any work ------------
+
+
+def test_a_prior_with_unknown_or_wrong_settings_is_refused_before_calibrating(small_prior):
+    import copy
+
+    from sblr_rt.calibration import calibrate
+    from sblr_rt.calibration.prior import check_prior
+
+    kw = {"max_trials": 10, "n_jobs": 1, "classes": CLASSES}
+    for settings, match in [
+        ({"rank": 8, "speed": 2}, r"settings that are not valid: .* got \['speed'\]"),
+        ({"auto_min_trials": "20"}, "'auto_min_trials' must be an integer, got '20'"),
+        ({"rank": 2.5}, "'rank' must be an integer, got 2.5"),
+    ]:
+        bad = copy.deepcopy(small_prior)
+        bad.metadata["prior"]["settings"] = settings
+        with pytest.raises(ValueError, match=match):
+            calibrate([_run(9, 1)], prior=bad, **kw)
+    own = calibrate([_run(9, 1)], n_jobs=1, features="covariance", **KW)
+    with pytest.raises(ValueError, match="'prior' must be a prior built by build_prior"):
+        check_prior(own)
