@@ -68,3 +68,67 @@ def test_an_empty_person_is_refused(two_people, tmp_path):
     assert "'people' must name each person with a non-empty text" in _one_line_error(
         done.stderr, "prior"
     )
+
+
+def _tampered_prior(tmp_path, edit):
+    from sblr_rt.priors import shipped_prior_path
+    from tests.io.test_model_file import _rewrite
+
+    out = tmp_path / "tampered.sblr.npz"
+    _rewrite(shipped_prior_path("physionet-eegmmidb-left-right"), out, edit_header=edit)
+    return out
+
+
+def _set_prior(key, value):
+    def edit(header):
+        if key is None:
+            header["metadata"]["prior"] = value
+        else:
+            header["metadata"]["prior"][key] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [(None, "a prior", "metadata.prior"), ("people", [1, 2], "metadata.prior.people[0]"),
+     ("share", "abc", "metadata.prior.share")],
+)  # fmt: skip
+def test_inspect_refuses_a_prior_description_of_the_wrong_type_in_one_line(
+    tmp_path, key, value, field
+):
+    bad = _tampered_prior(tmp_path, _set_prior(key, value))
+    done = run_diagnosed([sys.executable, "-m", "sblr_rt.cli", "inspect", bad], timeout=120)
+    assert done.returncode == 1
+    assert f"header field '{field}' must be" in _one_line_error(done.stderr, "inspect")
+
+
+def test_calibrate_with_a_prior_of_unknown_settings_fails_before_any_work(tmp_path):
+    def edit(header):
+        header["metadata"]["prior"]["settings"]["speed"] = 3
+
+    bad = _tampered_prior(tmp_path, edit)
+    out = tmp_path / "m.sblr.npz"
+    done = run_diagnosed(
+        [sys.executable, "-m", "sblr_rt.cli", "calibrate", "--recording", RUN, "--classes",
+         "T1,T2", "--prior", bad, "--max-trials", "10", "--out", out],
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1
+    line = _one_line_error(done.stderr, "calibrate")
+    assert "settings that are not valid" in line and "['speed']" in line
+    assert not out.exists()
+
+
+def test_a_live_calibration_checks_its_prior_before_recording(tmp_path, model_path):
+    """No stream exists: without the check first, the command would wait for one."""
+    wrong = _tampered_prior(tmp_path, _set_prior("people", [1]))
+    for prior, says in [(model_path, "must be a prior built by build_prior"), (wrong, "people")]:
+        done = run_diagnosed(
+            [sys.executable, "-m", "sblr_rt.cli", "calibrate", "--stream", "NoSuchStream",
+             "--timeout", "30", "--classes", "T1,T2", "--prior", prior, "--out",
+             tmp_path / "m.sblr.npz"],
+            timeout=25,
+        )  # fmt: skip
+        assert done.returncode == 1
+        assert says in _one_line_error(done.stderr, "calibrate")
