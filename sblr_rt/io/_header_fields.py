@@ -271,7 +271,7 @@ METADATA = mapping(
     }
 )
 #: The solver's settings: bounded, so that a file cannot make a refit run for ever.
-_ITERATIONS = within("iterations")
+_ITERATIONS = integer(1, LIMITS["iterations"][1])
 _ESTIMATOR = mapping(
     {"params": mapping({"max_iter": _ITERATIONS, "tol": number(0.0, 1.0)}, optional=True)},
     optional=True,

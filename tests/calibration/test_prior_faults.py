@@ -152,3 +152,16 @@ def test_a_prior_with_unknown_or_wrong_settings_is_refused_before_calibrating(sm
     own = calibrate([_run(9, 1)], n_jobs=1, features="covariance", **KW)
     with pytest.raises(ValueError, match="'prior' must be a prior built by build_prior"):
         check_prior(own)
+
+
+# -- cause 3: solver settings are bounded, from a model file as from a configuration --------
+
+
+def test_the_solvers_iterations_are_bounded_in_a_configuration_too():
+    from sblr_rt.calibration.config import load_config
+
+    with pytest.raises(ValueError, match="'max_iter' must be an integer from 1 to 2000"):
+        load_config(None, max_iter=10**9)
+    with pytest.raises(ValueError, match="'auto_max_iter' must be an integer from 1 to 2000"):
+        load_config(None, auto_max_iter=10**9)
+    assert load_config(None, max_iter=np.int64(2000)).fit_params()["max_iter"] == 2000

@@ -132,3 +132,18 @@ def test_a_live_calibration_checks_its_prior_before_recording(tmp_path, model_pa
         )  # fmt: skip
         assert done.returncode == 1
         assert says in _one_line_error(done.stderr, "calibrate")
+
+
+def test_calibrate_with_a_prior_that_would_spin_for_ever_is_refused_at_once(tmp_path):
+    def edit(header):
+        header["estimator"]["params"].update(max_iter=10**9, tol=0.0)
+
+    bad = _tampered_prior(tmp_path, edit)
+    done = run_diagnosed(
+        [sys.executable, "-m", "sblr_rt.cli", "calibrate", "--recording", RUN, "--classes",
+         "T1,T2", "--prior", bad, "--max-trials", "10", "--out", tmp_path / "m.sblr.npz"],
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1
+    line = _one_line_error(done.stderr, "calibrate")
+    assert "header field 'estimator.params.max_iter' must be an integer in [1, 2000]" in line
