@@ -31,6 +31,7 @@ import copy
 import dataclasses
 import logging
 import math
+import numbers
 import re
 import time
 import warnings
@@ -256,17 +257,21 @@ def _is_cue(value, class_map) -> bool:
     return value in class_map or value.rsplit("/", 1)[-1] in class_map
 
 
-def _person_name(name: str, value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{name!r} must name each person with a non-empty text, got {value!r}")
-    return value
+def _people(name: str, values) -> tuple[str, ...]:
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
+        raise TypeError(
+            f"{name!r} must be a list of person names, one per recording, got "
+            f"{type(values).__name__} {values!r:.80}"
+        )
+    out = tuple(str(v) if isinstance(v, str | numbers.Integral) else v for v in values)
+    for v in out:
+        if not isinstance(v, str) or not v.strip():
+            raise ValueError(f"{name!r} must name each person with a non-empty text, got {v!r}")
+    return out
 
 
 #: ``people``: one name per recording (a string is not a list of names, nor "" a name).
-_PEOPLE = custom(
-    lambda name, values: tuple(_person_name(name, v) for v in channel_names().check(name, values)),
-    none=True,
-)
+_PEOPLE = custom(_people, none=True)
 _PICKS = channel_names()
 #: ``max_trials``: a positive integer (a numpy integer too) or None.
 MAX_TRIALS = integer(positive, "be a positive integer or None", none=True)

@@ -55,7 +55,7 @@ def test_a_prior_refuses_a_recording_with_one_label_twice():
 
 
 def test_people_as_one_string_is_refused_not_split_into_characters():
-    with pytest.raises(TypeError, match="'people' must be a list of channel names, got a str"):
+    with pytest.raises(TypeError, match=r"'people' must be a list of person .* got str 'AB'"):
         build_prior([_run(1, 1), _run(2, 1)], people="AB", **KW)
     with pytest.raises(ValueError, match=r"'people' must name each person .* got ''"):
         build_prior([_run(1, 1), _run(2, 1)], people=["A", ""], **KW)
