@@ -82,6 +82,13 @@ def test_numpy_integers_are_integers():
         first_trials(runs, CLASSES, 6.0)
 
 
+def test_every_prior_setting_has_a_rule():
+    from sblr_rt.calibration.prior import SETTINGS_CONSTRAINTS
+
+    fields = {f.name for f in dataclasses.fields(PriorSettings)}
+    assert fields - set(SETTINGS_CONSTRAINTS) == set(), "add a rule to SETTINGS_CONSTRAINTS"
+
+
 def test_prior_settings_refuse_wrong_types_and_unknown_fields():
     with pytest.raises(TypeError, match="'sensorimotor' must be True or False, got 1"):
         PriorSettings(sensorimotor=1)
