@@ -194,7 +194,8 @@ PRIOR = mapping(
         "share": number(0.0, 1.0, optional=True),
         "weight": number(0.0, 1.0, optional=True),
         "reason": string(optional=True),
-        "cv_log_loss": mapping(values=number(0.0), optional=True),
+        # a loss that was not finite is written as null (sblr_rt.io.jsonable)
+        "cv_log_loss": mapping(values=number(0.0, optional=True), optional=True),
         "weights": mapping(values=number(0.0), optional=True),
         "evidence": mapping(
             values=mapping(

@@ -120,7 +120,7 @@ def _set(path, *keys, value):
         (("metadata", "prior", "weights"), {"a": -1.0}, "metadata.prior.weights.a"),
         (("metadata", "prior", "evidence"), {"a": {"n_trials": "2"}},
          "metadata.prior.evidence.a.n_trials"),
-        (("metadata", "prior", "cv_log_loss"), {"0.5": None}, "metadata.prior.cv_log_loss.0.5"),
+        (("metadata", "prior", "cv_log_loss"), {"0.5": "x"}, "metadata.prior.cv_log_loss.0.5"),
         (("estimator", "params", "max_iter"), 10**9, "estimator.params.max_iter"),
         (("estimator", "params", "max_iter"), 1e9, "estimator.params.max_iter"),
         (("estimator", "params", "tol"), -1.0, "estimator.params.tol"),
