@@ -38,6 +38,7 @@ import errno
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -200,8 +201,9 @@ def _all_finite(a: np.ndarray, block: int = 1 << 22) -> bool:
     return all(np.isfinite(flat[i : i + block]).all() for i in range(0, flat.size, block))
 
 
-#: Temporary files of a save end so; their name holds the writer's process id.
-_TMP_SUFFIX = ".sblr-tmp"
+#: Temporary files of a save are ``.<name>.<pid>-<random>.tmp``: the writer's process id.
+_TMP_SUFFIX = ".tmp"
+_TMP_NAME = re.compile(r"\.(.+)\.(\d+)-[A-Za-z0-9_]+\.tmp")
 
 
 def _write_atomically(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -275,8 +277,8 @@ def remove_stale_temporaries(folder) -> list[Path]:
     except OSError:
         return removed
     for tmp in candidates:
-        pid = tmp.name[: -len(_TMP_SUFFIX)].rpartition(".")[2].partition("-")[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        match = _TMP_NAME.fullmatch(tmp.name)
+        if match is None or _alive(int(match.group(2))):
             continue
         try:
             tmp.unlink()

@@ -54,9 +54,9 @@ def test_a_model_file_has_the_mode_the_umask_gives(tmp_path, umask, mode):
 def test_a_save_killed_midway_leaves_a_file_the_next_save_removes(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    stale = tmp_path / f".m.sblr.npz.{int(dead.stdout)}-abc123.sblr-tmp"
+    stale = tmp_path / f".m.sblr.npz.{int(dead.stdout)}-abc123.tmp"
     stale.write_bytes(b"half a model")
-    mine = tmp_path / f".m.sblr.npz.{os.getpid()}-xyz789.sblr-tmp"  # a save still running
+    mine = tmp_path / f".m.sblr.npz.{os.getpid()}-xyz789.tmp"  # a save still running
     mine.write_bytes(b"being written")
     other = tmp_path / ".notes.tmp"
     other.write_bytes(b"not ours")
