@@ -100,7 +100,14 @@ def calibrate(
     with single_threaded_blas():
         if prior is None and max_trials is None:
             return _calibrate(recordings, config=config, progress=progress, **overrides)
-        from sblr_rt.calibration.prior import calibrate_with_prior, check_prior, first_trials
+        from sblr_rt.calibration.prior import (
+            MAX_TRIALS,
+            calibrate_with_prior,
+            check_prior,
+            first_trials,
+        )
+
+        max_trials = MAX_TRIALS.check("max_trials", max_trials)  # before any file is read
 
         if isinstance(config, CalibrationConfig):
             config = config.replace(**overrides)

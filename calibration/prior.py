@@ -278,6 +278,8 @@ def _people(name: str, values) -> tuple[str, ...]:
 #: ``people``: one name per recording (a string is not a list of names, nor "" a name).
 _PEOPLE = custom(_people, none=True)
 _PICKS = channel_names()
+_WARMUP = number(limit="trials")  # (0, 1e6] trials
+_LOPO = boolean()
 #: ``max_trials``: a positive integer (a numpy integer too) or None.
 MAX_TRIALS = integer(positive, "be a positive integer or None", none=True)
 
@@ -401,6 +403,8 @@ def build_prior(
         raise TypeError(f"'settings' must be a PriorSettings, got {type(settings).__name__}")
     people = _PEOPLE.check("people", people)
     picks = _PICKS.check("picks", picks)
+    warmup = _WARMUP.check("warmup", warmup)
+    lopo = _LOPO.check("lopo", lopo)
     recs = as_recordings(recordings)
     people = [person_of(r) for r in recs] if people is None else list(people)
     if len(people) != len(recs):

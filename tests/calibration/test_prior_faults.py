@@ -73,6 +73,16 @@ def test_too_few_picks_or_too_high_a_rank_is_refused_before_the_fit():
         build_prior(runs, settings=PriorSettings(rank=100), lopo=False, **KW)
 
 
+def test_the_other_arguments_are_checked_before_any_work():
+    runs = [_run(1, 1), _run(2, 1)]
+    with pytest.raises(ValueError, match="'warmup' must be > 0, got 0"):
+        build_prior(runs, warmup=0, **KW)
+    with pytest.raises(TypeError, match="'lopo' must be True or False, got 'no'"):
+        build_prior(runs, lopo="no", **KW)
+    with pytest.raises(TypeError, match="'settings' must be a PriorSettings, got dict"):
+        build_prior(runs, settings={"rank": 2}, **KW)
+
+
 def test_numpy_integers_are_integers():
     assert PriorSettings(rank=np.int64(3)).rank == 3
     assert isinstance(PriorSettings(rank=np.int64(3)).rank, int)
