@@ -9,7 +9,9 @@ assemble the fitted parts into a :class:`~sblr_rt.bci_model.BCIModel` with
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +63,62 @@ def as_recordings(recordings) -> list:
     return _common_channels(out)
 
 
+def check_against_model(recs: list, model, *, what: str = "the model") -> list:
+    """Return the recordings checked against a model and brought to its unit.
+
+    The one check of recordings that join a model already trained (a prior refined by a
+    person's trials): the model's channels must be there and the rate the same; a
+    recording in another voltage unit than the model's is rescaled by the constant factor
+    (as a stream is in ``run``), so that the model's scores, run centring and label stay
+    right. A recording or model of unknown unit is taken as it is.
+
+    Parameters
+    ----------
+    recs : list of Recording
+        The recordings.
+    model : BCIModel
+        The model they join.
+    what : str
+        How to name the model in messages.
+
+    Returns
+    -------
+    recs : list of Recording
+        In the model's unit.
+
+    Raises
+    ------
+    ValueError
+        If a recording lacks some of the model's channels or has another rate.
+    """
+    from sblr_rt.units import normalize_unit, unit_factor
+
+    unit = normalize_unit((model.metadata or {}).get("unit"))
+    needed = [c for m in model.members for c in m.preprocessor.picks]
+    out = []
+    for rec in recs:
+        missing = sorted({c for c in needed if c not in rec.ch_names})
+        if missing:
+            raise ValueError(
+                f"the recording lacks channels of {what}: {missing} (from {rec.source})"
+            )
+        if not math.isclose(rec.sfreq, model.sfreq, rel_tol=1e-6):
+            raise ValueError(
+                f"the recording must have the rate of {what}: expected {model.sfreq:g} Hz, "
+                f"got {rec.sfreq:g} Hz ({rec.source})"
+            )
+        own = normalize_unit(rec.unit)
+        if unit is not None and own is not None and own != unit:
+            factor = unit_factor(own, unit)
+            logger.info(
+                "%s is in %s, %s in %s: its samples are multiplied by %g.",
+                rec.source, own, what, unit, factor,
+            )  # fmt: skip
+            rec = dataclasses.replace(rec, data=rec.data * factor, unit=unit)
+        out.append(rec)
+    return out
+
+
 #: Why a good EEG channel of one recording is left out of the model.
 _NOT_IN_ALL = "not in every recording"
 
@@ -82,6 +140,13 @@ def _common_channels(recs: list) -> list:
     a channel marked bad in one of them; the model then reads only the channels all of
     them share, in the first recording's order, and says which it left out.
     """
+    for r in recs:  # else the second channel's data would be read under the first's name
+        twice = sorted({c for c in r.ch_names if list(r.ch_names).count(c) > 1})
+        if twice:
+            raise ValueError(
+                f"every channel of a recording must have its own label, got {twice} twice in "
+                f"{r.source}"
+            )
     common = [c for c in recs[0].ch_names if all(c in r.ch_names for r in recs[1:])]
     if not common:
         raise ValueError(

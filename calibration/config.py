@@ -65,7 +65,7 @@ from sblr_rt.calibration.constraints import (
     positive,
 )
 
-from sblr_rt.limits import check_n_jobs
+from sblr_rt.limits import LIMITS, check_n_jobs
 from sblr_rt.online.settings import refuse_unknown, take_options
 from sblr_rt.preprocessing.scaling import SCALINGS
 
@@ -601,6 +601,15 @@ def _n_jobs(name: str, value) -> int:
     return check_n_jobs(name, integer().check(name, value))
 
 
+def _iterations(value) -> bool:
+    lo, hi, _, _ = LIMITS["iterations"]
+    return lo <= value <= hi
+
+
+#: The solver's iterations: bounded so that no setting (a file's neither) makes a fit endless.
+_ITERATIONS = "be an integer from 1 to {1} ({3})".format(*LIMITS["iterations"])
+
+
 #: Every setting's rule, the one place of its type and range (:mod:`.constraints`), by the
 #: setting's name (which is also its TOML key). Relations between settings (``tmax >
 #: tmin``; smoothing with ``tau`` and ``early``) are checked by their settings class.
@@ -632,7 +641,7 @@ CONSTRAINTS: dict[str, Rule] = {
     "auto_ranks": integers(lambda v: v and min(v) >= 1, "be positive integers"),
     "auto_l2": numbers_list(lambda v: v and non_negative(v), "be values >= 0"),
     "auto_l1": numbers_list(lambda v: v and fractions(v), "be fractions in [0, 1)"),
-    "auto_max_iter": integer(positive, "be a positive integer"),
+    "auto_max_iter": integer(_iterations, _ITERATIONS),
     "auto_keep": integer(positive, "be a positive integer"),
     "auto_ensemble": integer(positive, "be a positive integer"),
     "criterion": option(None, "accuracy", "log-loss", aliases={"none": None}),
@@ -642,7 +651,7 @@ CONSTRAINTS: dict[str, Rule] = {
         fractions, "lie in [0, 1) (at 1 and above the factors collapse to zero)"
     ),
     "l2_values": numbers_list(non_negative, "be >= 0"),
-    "max_iter": integer(positive, "be a positive integer"),
+    "max_iter": integer(_iterations, _ITERATIONS),
     "tol": number(positive, "be a positive number"),
     "search_tol": number(positive, "be a positive number", none=True),
     "large_fold": integer(lambda v: v >= 0, "be >= 0"),

@@ -33,6 +33,7 @@ __all__ = [
     "Rule",
     "any_value",
     "apply_constraints",
+    "boolean",
     "custom",
     "fractions",
     "integer",
@@ -168,6 +169,17 @@ def option(*choices, aliases=None) -> Rule:
         return value
 
     return Rule(convert, lambda v: v in choices, says, none=None in choices)
+
+
+def boolean() -> Rule:
+    """Return the rule of a truth value (``True`` or ``False``; not 0, 1 or a string)."""
+
+    def convert(name, value):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name!r} must be True or False, got {value!r:.80}")
+        return value
+
+    return Rule(convert)
 
 
 def custom(convert: Callable, *, none: bool = False) -> Rule:

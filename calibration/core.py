@@ -11,6 +11,7 @@ import numpy as np
 from sblr_rt.calibration.assembly import (
     as_recordings,
     build_preprocessor,
+    check_against_model,
     default_window,
     eog_matrix,
     excluded_channels,
@@ -23,7 +24,13 @@ from sblr_rt.calibration.assembly import (
 from sblr_rt.calibration.auto import select_auto
 from sblr_rt.calibration.config import CalibrationConfig, load_config
 from sblr_rt.calibration.epochs import extract_epochs
-from sblr_rt.calibration.prior import combine_with_prior, first_trials, start_from_prior
+from sblr_rt.calibration.prior import (
+    MAX_TRIALS,
+    check_prior,
+    combine_with_prior,
+    first_trials,
+    start_from_prior,
+)
 from sblr_rt.calibration.selection import select
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel
@@ -101,6 +108,7 @@ def calibrate(
     with single_threaded_blas():
         if prior is None and max_trials is None:
             return _calibrate(recordings, config=config, progress=progress, **overrides)
+        max_trials = MAX_TRIALS.check("max_trials", max_trials)  # before any file is read
         if isinstance(config, CalibrationConfig):
             config = config.replace(**overrides)
         else:
@@ -115,6 +123,8 @@ def calibrate(
             from sblr_rt.io.model_file import load_model
 
             prior = load_model(prior)
+        check_prior(prior)
+        recs = check_against_model(recs, prior, what="the prior")
         config = config.replace(tmin=prior.tmin, tmax=prior.tmax)
         start = start_from_prior(recs, config, prior, max_trials=max_trials)
         person, why = None, None

@@ -197,6 +197,24 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+def _load_prior(args: argparse.Namespace):
+    """Return the ``--prior`` model, checked as a prior and against the other options."""
+    from sblr_rt.calibration.prior import check_prior
+
+    from sblr_rt.io.model_file import load_model
+    from sblr_rt.priors import resolve_model_path
+
+    prior = check_prior(
+        load_model(resolve_model_path(args.prior)), source=f"'--prior' {args.prior}"
+    )
+    if args.tmin is not None or args.tmax is not None:
+        raise ValueError(
+            f"--prior fixes the window to the prior's [{prior.tmin:g}, {prior.tmax:g}) s: "
+            f"drop --tmin/--tmax, got {args.tmin}, {args.tmax}"
+        )
+    return prior
+
+
 def _report_prefix(out: Path) -> Path:
     name = out.name
     for suffix in (".npz", ".sblr"):
@@ -265,10 +283,12 @@ def run(args: argparse.Namespace) -> int:
         0 on success.
     """
     from sblr_rt.calibration import calibrate
+    from sblr_rt.calibration.config import load_config
     from sblr_rt.calibration.progress import TerminalProgress
     from sblr_rt.calibration.report import report_text, write_report
     from sblr_rt.calibration.workers import one_off_n_jobs
 
+    from sblr_rt.io.model_file import remove_stale_temporaries
     from sblr_rt.io.outputs import check_output, write_or_rescue
     from sblr_rt.verdict import model_verdict
 
@@ -277,6 +297,7 @@ def run(args: argparse.Namespace) -> int:
     _check_bids_options(args)
     if not out.parent.is_dir():
         raise FileNotFoundError(f"--out: folder {out.parent} does not exist")
+    remove_stale_temporaries(out.parent)  # of a save killed before
     # Every output checked before the search (a directory, a folder that cannot be written,
     # a full disk); a write that still fails afterwards is rescued, not lost.
     check_output(out, what="'--out'", need_bytes=MODEL_BYTES)
@@ -297,6 +318,9 @@ def run(args: argparse.Namespace) -> int:
     if args.n_jobs is None and args.config is None:
         overrides["n_jobs"] = one_off_n_jobs()
     progress = None if args.no_progress else TerminalProgress(sys.stderr)
+    # Every argument, the prior included, is checked before a live session is recorded.
+    load_config(args.config, **overrides)
+    prior = None if not args.prior else _load_prior(args)
     if args.stream or args.stream_type or args.source_id:
         from sblr_rt.calibration.live import record_session
 
@@ -305,6 +329,7 @@ def run(args: argparse.Namespace) -> int:
             if args.record_to
             else _report_prefix(out).with_name(_report_prefix(out).stem + "_raw.fif")
         )
+        check_output(record_to, what="'--record-to'")
         recordings = [
             record_session(
                 args.stream,
@@ -328,17 +353,6 @@ def run(args: argparse.Namespace) -> int:
             if not Path(f).exists():
                 raise FileNotFoundError(f"--recording: file not found: {f}")
         recordings = args.recording
-    prior = None
-    if args.prior:
-        from sblr_rt.io.model_file import load_model
-        from sblr_rt.priors import resolve_model_path
-
-        prior = load_model(resolve_model_path(args.prior))
-        if args.tmin is not None or args.tmax is not None:
-            raise ValueError(
-                f"--prior fixes the window to the prior's [{prior.tmin:g}, {prior.tmax:g}) s: "
-                f"drop --tmin/--tmax, got {args.tmin}, {args.tmax}"
-            )
     model = calibrate(
         recordings,
         config=args.config,

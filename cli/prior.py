@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from sblr_rt.cli._numbers import bounded
@@ -33,7 +34,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "person's first trial (sblr-rt run --model PRIOR) and refine the model with each "
             "of their labelled trials (--adapt, or sblr-rt calibrate --prior PRIOR). Each "
             "recording is one run of one person; the person is read from the file name "
-            "(S005R04.edf: S005; sub-07 in a BIDS path) unless --person says it. Channels are "
+            "(S005R04.edf: S005; sub-07_task-mi_eeg.vhdr: sub-07), never a folder, unless "
+            "--person says it. Channels are "
             "matched by name, and the rate and units must agree. Prints the leave-one-"
             "person-out accuracy of every person."
         ),
@@ -90,14 +92,16 @@ def run(args: argparse.Namespace) -> int:
         0 on success.
     """
     from sblr_rt.calibration.prior import PriorSettings, build_prior
+    from sblr_rt.cli.calibrate import MODEL_BYTES
 
-    from sblr_rt.io.model_file import save_model
-    from sblr_rt.io.outputs import check_output
+    from sblr_rt.io.model_file import remove_stale_temporaries, save_model
+    from sblr_rt.io.outputs import OutputLock, check_output, write_or_rescue
 
     out = Path(args.out)
     if not out.parent.is_dir():
         raise FileNotFoundError(f"--out: folder {out.parent} does not exist")
-    check_output(out, what="'--out'")
+    remove_stale_temporaries(out.parent)  # of a save killed before
+    check_output(out, what="'--out'", need_bytes=MODEL_BYTES)
     for f in args.recording:
         if not Path(f).exists():
             raise FileNotFoundError(f"--recording: file not found: {f}")
@@ -106,16 +110,20 @@ def run(args: argparse.Namespace) -> int:
             f"--person must be given once per --recording ({len(args.recording)}), got "
             f"{len(args.person)}"
         )
-    prior = build_prior(
-        args.recording,
-        classes=args.classes,
-        tmin=args.tmin,
-        tmax=args.tmax,
-        people=args.person,
-        settings=PriorSettings(sensorimotor=not args.all_channels),
-        lopo=not args.no_lopo,
-    )
-    save_model(prior, out)
+    # A second `prior --out` on the same file is refused now, not overwritten at the end.
+    with OutputLock(out, what="the prior"):
+        prior = build_prior(
+            args.recording,
+            classes=args.classes,
+            tmin=args.tmin,
+            tmax=args.tmax,
+            people=args.person,
+            settings=PriorSettings(sensorimotor=not args.all_channels),
+            lopo=not args.no_lopo,
+        )
+        written = write_or_rescue(lambda path: save_model(prior, path), out, what="the prior")
+    if written != out:
+        print(f"could not write {out}: the prior is in {written} instead", file=sys.stderr)
     print(prior.summary())
-    print(f"prior written to {out}")
+    print(f"prior written to {written}")
     return 0

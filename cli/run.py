@@ -335,6 +335,10 @@ def run(args: argparse.Namespace) -> int:
     if args.duration is not None and not args.duration > 0:
         raise ValueError(f"'--duration' must be > 0 seconds, got {args.duration}")
     model = load_model(model_file)
+    if adapting and model.prior_member is not None:  # a refit re-reads its settings
+        from sblr_rt.calibration.prior import check_prior
+
+        check_prior(model, source=f"'{option}' {model_file}")
     line = session_timing(args, model)
     if line is not None:
         print(f"WARNING: {line}", flush=True)

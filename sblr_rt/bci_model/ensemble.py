@@ -118,9 +118,10 @@ def _normalised(weights, n: int) -> np.ndarray:
     if weights is None:
         return np.full(n, 1.0 / n)
     w = np.asarray(weights, dtype=np.float64).reshape(-1)
-    if w.size != n or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+    if w.size != n or not np.isfinite(w).all() or (w < 0).any() or w.max() <= 0:
         raise ValueError(
             f"'weights' must be {n} finite non-negative numbers with a positive sum (one per "
             f"member), got {np.asarray(weights).tolist()}"
         )
+    w = w / w.max()  # 1e308 twice sums to inf: scale first, then normalise
     return w / w.sum()

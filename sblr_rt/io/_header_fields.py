@@ -167,6 +167,52 @@ _SCORES = mapping(
     },
     optional=True,
 )
+_NAME = _Spec("a non-empty string", lambda v, _: isinstance(v, str) and 0 < len(v.strip()) <= 1000)
+_FRACTION = number(0.0, 1.0)
+#: The settings of a prior: a mapping of values (the calibration checks each against its
+#: settings class when it uses a prior: ``PriorSettings.from_dict``).
+_SETTING = any_of(boolean(), number(), string())
+#: ``metadata.prior``: what ``build_prior`` and the calibration with a prior record.
+PRIOR = mapping(
+    {
+        "kind": string(optional=True),
+        "people": list_of(_NAME, optional=True),
+        "runs": list_of(mapping({"person": _NAME, "source": string()}), optional=True),
+        "channels": list_of(_NAME, optional=True),
+        "settings": mapping(values=_SETTING, optional=True),
+        "lopo": mapping(
+            {
+                "per_person": mapping(values=number(0.0, 1.0, optional=True)),
+                "mean": number(0.0, 1.0, optional=True),
+                "worst": number(0.0, 1.0, optional=True),
+                "protocol": string(optional=True),
+            },
+            optional=True,
+        ),
+        "seconds": number(0.0, optional=True),
+        "n_trials": integer(0, optional=True),
+        "share": number(0.0, 1.0, optional=True),
+        "weight": number(0.0, 1.0, optional=True),
+        "reason": string(optional=True),
+        # a loss that was not finite is written as null (sblr_rt.io.jsonable)
+        "cv_log_loss": mapping(values=number(0.0, optional=True), optional=True),
+        "weights": mapping(values=number(0.0), optional=True),
+        "evidence": mapping(
+            values=mapping(
+                {
+                    "n_trials": _COUNT,
+                    "correct": _COUNT,
+                    "log_loss": number(0.0, optional=True),
+                    "how": string(optional=True),
+                }
+            ),
+            optional=True,
+        ),
+        # a session's trials already counted in the evidence (calibration/refit.py)
+        "evidence_seen": integer(0, optional=True),
+    },
+    optional=True,
+)
 #: The metadata fields sblr-rt reads, and what each must be.
 METADATA = mapping(
     {
@@ -215,6 +261,7 @@ METADATA = mapping(
         "train_accuracy": number(0.0, 1.0, optional=True),
         "objective": _OBJECTIVE,
         "seconds": number(0.0, optional=True),
+        "prior": PRIOR,
         "adaptation": mapping(
             {
                 "version": integer(0, MAX_MODEL_VERSION),
@@ -231,12 +278,20 @@ METADATA = mapping(
         ),
     }
 )
+#: The solver's settings: bounded, so that a file cannot make a refit run for ever.
+_ITERATIONS = integer(1, LIMITS["iterations"][1])
+_ESTIMATOR = mapping(
+    {"params": mapping({"max_iter": _ITERATIONS, "tol": number(0.0, 1.0)}, optional=True)},
+    optional=True,
+)
 #: Top-level fields beside those the loader checks itself.
 HEADER = mapping(
     {
         "software_version": string(optional=True),
         "created": string(optional=True),
         "metadata": mapping(optional=True),
+        "estimator": _ESTIMATOR,
+        "members": list_of(mapping({"estimator": _ESTIMATOR}), optional=True),
     }
 )
 

@@ -34,8 +34,12 @@ Examples
 from __future__ import annotations
 
 import datetime as _dt
+import errno
+import json
 import math
 import os
+import re
+import shutil
 import stat
 import tempfile
 import zipfile
@@ -54,6 +58,7 @@ __all__ = [
     "ModelFileError",
     "load_model",
     "read_header",
+    "remove_stale_temporaries",
     "save_model",
 ]
 
@@ -163,21 +168,136 @@ def save_model(model, path) -> Path:
         "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
     }
     blob = dumps(header).encode("utf-8")
+    _check_loadable(json.loads(blob), arrays, path)
     arrays["header"] = np.frombuffer(blob, dtype=np.uint8)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _write_atomically(path, arrays)
+    model.metadata.setdefault("format_version", FORMAT_VERSION)
+    model.metadata.setdefault("software_version", __version__)
+    model.metadata.setdefault("created", header["created"])
+    return path
+
+
+def _check_loadable(header: dict, arrays: dict[str, np.ndarray], path: Path) -> None:
+    """Refuse to write what :func:`load_model` would refuse (header fields, non-finite numbers).
+
+    A fit whose objective overflowed, or a description of the wrong type, is refused
+    before the file exists, not when it is loaded.
+    """
     try:
+        check_header_fields(header)
+    except ModelFileError as exc:
+        raise ModelFileError(f"the model cannot be saved to {path}: {exc}") from None
+    for name, a in arrays.items():
+        if a.dtype.kind == "f" and not _all_finite(a):
+            raise ModelFileError(
+                f"the model cannot be saved to {path}: array {name!r} must hold finite "
+                "numbers (a model file holds no NaN or infinity), got non-finite ones"
+            )
+
+
+def _all_finite(a: np.ndarray, block: int = 1 << 22) -> bool:
+    """Return whether every number is finite, a block at a time (a pool is large)."""
+    flat = a.reshape(-1)
+    return all(np.isfinite(flat[i : i + block]).all() for i in range(0, flat.size, block))
+
+
+#: Temporary files of a save are ``.<name>.<pid>-<random>.tmp``: the writer's process id.
+_TMP_SUFFIX = ".tmp"
+_TMP_NAME = re.compile(r"\.(.+)\.(\d+)-[A-Za-z0-9_]+\.tmp")
+
+
+def _write_atomically(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write the archive to a temporary file beside ``path``, then rename it to ``path``.
+
+    The file gets the mode an ordinary new file gets (``0o666`` less the umask), not the
+    ``0o600`` of :func:`tempfile.mkstemp`, so that another account (the one that runs
+    ``run``) can read it where the folder's owner allows. Free space is checked first;
+    temporary files of saves whose process has died are removed first.
+    """
+    remove_stale_temporaries(path.parent)
+    need = sum(a.nbytes for a in arrays.values()) + (1 << 16)
+    free = shutil.disk_usage(path.parent).free
+    if free < need:
+        raise OSError(
+            errno.ENOSPC,
+            f"{path.parent} has {free / 2**20:.1f} MiB free; the model file needs about "
+            f"{need / 2**20:.1f} MiB: {path} was not written",
+        )
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}-", suffix=_TMP_SUFFIX, dir=path.parent
+    )
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **arrays)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(exc.errno, f"{exc.strerror or exc}: {path} was not written") from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    model.metadata.setdefault("format_version", FORMAT_VERSION)
-    model.metadata.setdefault("software_version", __version__)
-    model.metadata.setdefault("created", header["created"])
-    return path
+
+
+def _umask() -> int:
+    """Return the process's umask (read without changing it where the system tells it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def remove_stale_temporaries(folder) -> list[Path]:
+    """Remove the temporary files of model saves in ``folder`` whose process has ended.
+
+    A save killed while writing (SIGKILL, a power cut) leaves its temporary file; the
+    next save in the same folder, or the next start of a command that writes there,
+    removes it. Files of a process still running, or of another account's, are kept.
+
+    Parameters
+    ----------
+    folder : str | Path
+        The folder of a model file.
+
+    Returns
+    -------
+    removed : list of Path
+    """
+    removed = []
+    try:
+        candidates = list(Path(folder).glob(f".*{_TMP_SUFFIX}"))
+    except OSError:
+        return removed
+    for tmp in candidates:
+        match = _TMP_NAME.fullmatch(tmp.name)
+        if match is None or _alive(int(match.group(2))):
+            continue
+        try:
+            tmp.unlink()
+        except OSError:
+            continue
+        removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another account's process, or not ours to judge
+    return True
 
 
 def _model_arrays(model, prefix: str) -> dict[str, np.ndarray]:

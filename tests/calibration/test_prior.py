@@ -194,14 +194,15 @@ def test_a_prior_refuses_one_person_other_rates_units_and_missing_channels(prior
         adapt_prior(prior, [few])
     with pytest.raises(ValueError, match="a prior"):
         adapt_prior(calibrate(_run(9, 1), n_jobs=1, features="covariance", **KW), [_run(9, 2)])
-    with pytest.raises(ValueError, match="'rank' must be a positive integer"):
+    with pytest.raises(ValueError, match="'rank' must be an integer from 1 to 4096, got 0"):
         PriorSettings(rank=0)
 
 
 def test_the_person_is_read_from_the_file_name():
     assert person_of("x/S012R04.edf") == "S012"
     assert person_of("root/sub-07/eeg/sub-07_task-mi_run-1_eeg.vhdr") == "sub-07"
-    assert person_of("lab/alice/run1.fif") == "alice"
+    with pytest.raises(ValueError, match=r"must be in its file name .* got 'run1\.fif'"):
+        person_of("lab/alice/run1.fif")  # a folder is never a person
 
 
 def test_adaptation_refits_a_prior_with_the_session_trials_and_keeps_its_pool(prior, tmp_path):
