@@ -131,7 +131,8 @@ def test_a_recording_in_microvolts_refines_a_prior_in_volts_as_in_volts(small_pr
 
     volts = _run(9, 1)
     micro = dataclasses.replace(volts, data=volts.data * 1e6, unit="uV")
-    kw = {"prior": small_prior, "max_trials": 10, "n_jobs": 1, "classes": CLASSES}
+    # fewer trials than auto_min_trials: the adapted prior alone, the first trials' model
+    kw = {"prior": small_prior, "max_trials": 8, "n_jobs": 1, "classes": CLASSES}
     a, b = calibrate([volts], **kw), calibrate([micro], **kw)
     assert a.metadata["unit"] == b.metadata["unit"] == "V"
     idx = [volts.ch_names.index(c) for c in a.ch_names]
