@@ -9,7 +9,7 @@ after calibrating on the person's first ``k`` cues of runs 4 then 8:
 - **prior only**: the prior as built (``k = 0``: decisions from the first trial);
 - **prior + person**: ``calibrate(runs, prior=prior, max_trials=k)`` (the adapted prior
   alone below ``PriorSettings.auto_min_trials``, beside the person's ``auto`` model above,
-  weighed by :func:`sblr_rt.calibration.evidence.weigh_prior`: the schedule
+  weighed by :func:`sblr_rt.calibration.member_evidence.weigh_prior`: the schedule
   ``half_trials / (half_trials + k)``, a member whose evidence on the person's trials is
   worse than chance dropped);
 - **person only**: ``calibrate(runs, max_trials=k)``, ``auto`` on the person's cues alone

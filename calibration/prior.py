@@ -17,7 +17,7 @@ join them, each with a weight, and the model be refitted toward that person.
   ``PriorSettings.auto_min_trials`` trials, the adapted prior is the model; with more, the
   person's own ``auto`` model is calibrated too, and :func:`combine_with_prior` weighs the
   two by the evidence of each on trials it did not train on
-  (:mod:`sblr_rt.calibration.evidence`).
+  (:mod:`sblr_rt.calibration.member_evidence`).
 
 Examples
 --------
@@ -61,8 +61,8 @@ from sblr_rt.calibration.constraints import (
 )
 from sblr_rt.calibration.constraints import names as channel_names
 from sblr_rt.calibration.epochs import extract_epochs
-from sblr_rt.calibration.evidence import (
-    Evidence,
+from sblr_rt.calibration.member_evidence import (
+    MemberEvidence,
     blocked_evidence,
     causal_evidence,
     weigh_prior,
@@ -117,7 +117,7 @@ class PriorSettings:
         calibrated beside the adapted prior.
     half_trials : float
         The person's trials at which the prior and the person's own model weigh the same
-        (:func:`~sblr_rt.calibration.evidence.weigh_prior`).
+        (:func:`~sblr_rt.calibration.member_evidence.weigh_prior`).
     sensorimotor : bool
         Use only the sensorimotor strip (FC, C and CP channels,
         :func:`sblr_rt.regions.region_of`) when no ``picks`` are given: what transfers
@@ -718,7 +718,7 @@ class PriorStart:
         The person's trials used (the first ``max_trials``).
     adapted : SingleModel
         The prior adapted with them.
-    evidence : Evidence
+    evidence : MemberEvidence
         The prior's scores of them, before it trained on them.
     wants_person : bool
         Enough trials (``PriorSettings.auto_min_trials``) for the person's own model.
@@ -726,7 +726,7 @@ class PriorStart:
 
     recordings: list
     adapted: SingleModel
-    evidence: Evidence
+    evidence: MemberEvidence
     wants_person: bool
 
 
@@ -745,16 +745,16 @@ def combine_with_prior(
     recs,
     config,
     *,
-    prior_evidence: Evidence,
-    person_evidence: Evidence | None = None,
+    prior_evidence: MemberEvidence,
+    person_evidence: MemberEvidence | None = None,
     why_alone: str | None = None,
     evidence_seen: int = 0,
 ) -> BCIModel:
     """Weigh the adapted prior against the person's own model: the one rule of both.
 
-    :func:`~sblr_rt.calibration.evidence.weigh_prior` gives the prior's weight from the
+    :func:`~sblr_rt.calibration.member_evidence.weigh_prior` gives the prior's weight from the
     number of the person's trials and each member's evidence; the person's evidence is
-    :func:`~sblr_rt.calibration.evidence.blocked_evidence` unless given. Every member is
+    :func:`~sblr_rt.calibration.member_evidence.blocked_evidence` unless given. Every member is
     kept, a member of weight 0 included, so that a later refit can weigh it again.
 
     Parameters
@@ -767,9 +767,9 @@ def combine_with_prior(
         The person's labelled trials, in time order.
     config : CalibrationConfig
         The class map and rejection thresholds.
-    prior_evidence : Evidence
+    prior_evidence : MemberEvidence
         The prior's scores of the person's trials before it trained on them.
-    person_evidence : Evidence | None
+    person_evidence : MemberEvidence | None
         The person's model's evidence; None: computed here.
     why_alone : str | None
         Why there is no person's model (for the record).

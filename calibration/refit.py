@@ -38,7 +38,7 @@ from sblr_rt.calibration.assembly import (
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.core import calibrate, fitted_model
 from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
-from sblr_rt.calibration.evidence import CAUSAL, Evidence, causal_scores
+from sblr_rt.calibration.member_evidence import CAUSAL, MemberEvidence, causal_scores
 from sblr_rt.calibration.prior import adapt_prior, combine_with_prior, person_part, prior_settings
 from sklearn.exceptions import ConvergenceWarning
 
@@ -257,8 +257,10 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
     info = (model.metadata or {}).get("prior") or {}
     stored = info.get("evidence") or {}
     n_classes = len(classes)
-    prior_ev = Evidence.from_dict(stored.get("prior") or {}, n_classes)
-    person_ev = Evidence.from_dict(stored["person"], n_classes) if "person" in stored else None
+    prior_ev = MemberEvidence.from_dict(stored.get("prior") or {}, n_classes)
+    person_ev = (
+        MemberEvidence.from_dict(stored["person"], n_classes) if "person" in stored else None
+    )
     session = [r for r in recordings if str(r.source).startswith(SESSION_TRIAL_SOURCE)]
     seen = int(info.get("evidence_seen", 0))
     if len(session) > seen:  # score the new trials before any member trains on them
@@ -291,10 +293,10 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
     return new
 
 
-def _new_evidence(member, session, config, classes, seen) -> Evidence:
+def _new_evidence(member, session, config, classes, seen) -> MemberEvidence:
     """Return the evidence of the session's trials after the first ``seen``, scored causally."""
     scores, y = causal_scores(member, session, config, classes)
-    return Evidence.from_scores(scores[seen:], y[seen:], len(classes), member.multi_class,
+    return MemberEvidence.from_scores(scores[seen:], y[seen:], len(classes), member.multi_class,
                                 CAUSAL)  # fmt: skip
 
 

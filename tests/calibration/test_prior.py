@@ -159,17 +159,17 @@ def test_a_prior_worse_than_chance_on_the_person_loses_its_weight(prior):
 
 
 def test_the_prior_decides_alone_when_the_person_model_is_worse_than_chance():
-    from sblr_rt.calibration.evidence import Evidence, weigh_prior
+    from sblr_rt.calibration.member_evidence import MemberEvidence, weigh_prior
 
-    good, bad, coin = Evidence(20, 16), Evidence(20, 5), Evidence(20, 9)
+    good, bad, coin = MemberEvidence(20, 16), MemberEvidence(20, 5), MemberEvidence(20, 9)
     assert weigh_prior(20, 20.0, good, bad).weight == 1.0
     assert weigh_prior(20, 20.0, bad, good).weight == 0.0
     assert weigh_prior(20, 20.0, good, coin).weight == 0.5  # 9 of 20 is no evidence of worse
     assert weigh_prior(60, 20.0, bad, bad).weight == 0.25  # both worse: the schedule
     assert weigh_prior(60, 20.0, good, None).weight == 1.0
-    assert (Evidence(3, 2, 1.5) + Evidence(2, 1, 0.5)).log_loss == pytest.approx(0.4)
+    assert (MemberEvidence(3, 2, 1.5) + MemberEvidence(2, 1, 0.5)).log_loss == pytest.approx(0.4)
     with pytest.raises(ValueError, match="'correct' must be at most 'n_trials'"):
-        Evidence(2, 3)
+        MemberEvidence(2, 3)
 
 
 def test_max_trials_takes_the_first_cues_in_time_order():

@@ -1,4 +1,7 @@
-"""Evidence that predicts the next run: each member scored on trials it never trained on.
+"""Member evidence: how each member of a model scored trials it never trained on.
+
+This is evidence about a member (its record on held-out trials, which predicts the next
+run), not the evidence accumulated over one trial online (:mod:`sblr_rt.online.evidence`).
 
 A model with a prior has two kinds of member: the prior across people and the person's own
 model. How much each should count in the person's next run is read from how each scored the
@@ -11,7 +14,8 @@ person's labelled trials, always on trials the member did not train on:
   (:func:`blocked_evidence`): evidence across time, from models of almost the final size.
 
 :func:`weigh_prior` turns the two into the prior's weight: a schedule in the number of the
-person's trials, with a member whose evidence is not above chance dropped, whichever it is.
+person's trials, with a member whose evidence says it decides worse than chance dropped,
+whichever it is.
 It is the one rule that :func:`~sblr_rt.calibration.calibrate` with a prior and the
 session's refits (:mod:`sblr_rt.calibration.refit`) apply.
 """
@@ -34,7 +38,7 @@ from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.model.link import proba_from_scores
 
 __all__ = [
-    "Evidence",
+    "MemberEvidence",
     "PriorWeighting",
     "blocked_evidence",
     "causal_evidence",
@@ -47,12 +51,12 @@ N_BLOCKS = 5
 #: How :func:`causal_evidence` scored the trials.
 CAUSAL = "each trial scored before the member trained on it, each run centred causally"
 #: A member whose trials decided right are this unlikely under chance, or less, is
-#: worse than chance (:attr:`Evidence.below_chance`); chosen by leaving people out.
+#: worse than chance (:attr:`MemberEvidence.below_chance`); chosen by leaving people out.
 BELOW_CHANCE_P = 0.25
 
 
 @dataclass(frozen=True)
-class Evidence:
+class MemberEvidence:
     """How one member scored labelled trials it did not train on: counts that add up.
 
     Parameters
@@ -120,7 +124,7 @@ class Evidence:
         return cls(len(y), correct, float(-np.sum(np.log(p))), n_classes, how)
 
     @classmethod
-    def from_dict(cls, data: dict, n_classes: int) -> Evidence:
+    def from_dict(cls, data: dict, n_classes: int) -> MemberEvidence:
         """Rebuild from :meth:`to_dict` output (as stored in a model file).
 
         Raises
@@ -140,9 +144,9 @@ class Evidence:
             str(data.get("how", "")),
         )
 
-    def __add__(self, other: Evidence) -> Evidence:
+    def __add__(self, other: MemberEvidence) -> MemberEvidence:
         """Both counts together (the first one's description)."""
-        return Evidence(
+        return MemberEvidence(
             self.n_trials + other.n_trials,
             self.correct + other.correct,
             self.log_loss_sum + other.log_loss_sum,
@@ -201,15 +205,15 @@ class PriorWeighting:
 def weigh_prior(
     n_trials: int,
     half_trials: float,
-    prior: Evidence | None,
-    person: Evidence | None,
+    prior: MemberEvidence | None,
+    person: MemberEvidence | None,
 ) -> PriorWeighting:
     """Return the prior's weight after ``n_trials`` of the person's labelled trials.
 
     The schedule ``half_trials / (half_trials + n_trials)`` gives the prior as much weight
     as the person's own model at ``half_trials`` trials and less with every trial after.
-    Evidence overrides it where it says that one member decides worse than chance
-    (:attr:`Evidence.below_chance`) and the other does not: that member gets weight 0.
+    MemberEvidence overrides it where it says that one member decides worse than chance
+    (:attr:`MemberEvidence.below_chance`) and the other does not: that member gets weight 0.
     Without a model of the person's own, the prior decides alone.
 
     Parameters
@@ -218,7 +222,7 @@ def weigh_prior(
         The person's labelled trials the models were calibrated on.
     half_trials : float
         Trials at which the schedule weighs prior and person equally (positive).
-    prior, person : Evidence | None
+    prior, person : MemberEvidence | None
         Each member's evidence; ``person`` None: no model of the person's own.
 
     Returns
@@ -227,9 +231,9 @@ def weigh_prior(
 
     Examples
     --------
-    >>> weigh_prior(20, 20.0, Evidence(20, 14), Evidence(20, 15)).weight
+    >>> weigh_prior(20, 20.0, MemberEvidence(20, 14), MemberEvidence(20, 15)).weight
     0.5
-    >>> weigh_prior(20, 20.0, Evidence(20, 14), Evidence(20, 6)).weight
+    >>> weigh_prior(20, 20.0, MemberEvidence(20, 14), MemberEvidence(20, 6)).weight
     1.0
     """
     if isinstance(half_trials, bool) or not isinstance(half_trials, int | float):
@@ -238,7 +242,7 @@ def weigh_prior(
         raise ValueError(f"'half_trials' must be a positive number, got {half_trials!r}")
     if person is None:
         return PriorWeighting(1.0, f"{n_trials} trials: no model of the person's own yet")
-    prior = Evidence() if prior is None else prior
+    prior = MemberEvidence() if prior is None else prior
     if person.below_chance and not prior.below_chance:
         return PriorWeighting(
             1.0,
@@ -260,7 +264,7 @@ def weigh_prior(
     )
 
 
-def _figure(evidence: Evidence) -> str:
+def _figure(evidence: MemberEvidence) -> str:
     return f"{evidence.correct}/{evidence.n_trials}"
 
 
@@ -315,10 +319,10 @@ def causal_scores(model: BCIModel, recordings, config, classes) -> tuple:
     return np.concatenate(scores), np.concatenate(labels).astype(np.int64)
 
 
-def causal_evidence(model: BCIModel, recordings, config, classes) -> Evidence:
-    """:class:`Evidence` of :func:`causal_scores` (for a model that never saw the trials)."""
+def causal_evidence(model: BCIModel, recordings, config, classes) -> MemberEvidence:
+    """:class:`MemberEvidence` of :func:`causal_scores` (for a model that never saw the trials)."""
     scores, y = causal_scores(model, recordings, config, classes)
-    return Evidence.from_scores(scores, y, len(classes), model.multi_class, CAUSAL)
+    return MemberEvidence.from_scores(scores, y, len(classes), model.multi_class, CAUSAL)
 
 
 def blocked_evidence(model: BCIModel, recordings, config, classes, n_blocks=N_BLOCKS):
@@ -344,7 +348,7 @@ def blocked_evidence(model: BCIModel, recordings, config, classes, n_blocks=N_BL
 
     Returns
     -------
-    evidence : Evidence
+    evidence : MemberEvidence
         A block whose training trials lack a class is not scored.
     """
     order = {c: k for k, c in enumerate(classes)}
@@ -388,7 +392,7 @@ def blocked_evidence(model: BCIModel, recordings, config, classes, n_blocks=N_BL
                 est.fit(pre.scale(Z[train]), y[train])
                 scores[test] += w * est.decision_function(pre.scale(Z[test]))
     scores[missing] = np.nan
-    return Evidence.from_scores(
+    return MemberEvidence.from_scores(
         scores,
         np.zeros(0, np.int64) if y is None else y,
         len(classes),
