@@ -8,7 +8,8 @@ equal the offline :class:`~sblr_rt.bci_model.BCIModel` on the same samples. A fo
 runs a covariance model calibrated on run 10 with run centring, a fifth the default
 calibration on run 10 (an ensemble of four candidates, each member on its own fast form),
 a sixth a prior built from runs 5 and 9 (as if two people), a seventh that prior refined
-with run 10 as the weighted member of an ensemble: their trial decisions adapt to run 6 as
+with run 10 as the weighted member of an ensemble, and an eighth with that member at weight
+0 (evidence worse than chance keeps it in the model): their trial decisions adapt to run 6 as
 they come, and must equal :meth:`BCIModel.decision_function_run` offline.
 """
 
@@ -109,6 +110,10 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
     adapted = adapt_prior(models["prior"], [physionet_dir / "S001R10.edf"])
     models["weighted"] = EnsembleModel(
         [*models["auto"].members, adapted], weights=[0.15, 0.15, 0.15, 0.15, 0.4]
+    )
+    # a member whose evidence was worse than chance stays in the model at weight 0
+    models["prior dropped"] = EnsembleModel(
+        [*models["auto"].members, adapted], weights=[0.25, 0.25, 0.25, 0.25, 0.0]
     )
     player = replay(
         rec,
