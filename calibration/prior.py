@@ -69,11 +69,11 @@ from sblr_rt.calibration.member_evidence import (
 )
 from sblr_rt.calibration.search import run_path
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import LeaveOneGroupOut
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
 from sblr_rt.limits import LIMITS
 from sblr_rt.model import ZeroTrapWarning
-from sblr_rt.model.link import proba_from_scores
 from sblr_rt.model.prior_pool import PriorPool
 from sblr_rt.regions import region_of
 
@@ -527,8 +527,8 @@ def build_prior(
 def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup) -> dict:
     """Return the accuracy on each person's runs of the prior trained on the others."""
     per_person = {}
-    for g, name in enumerate(names):
-        train = [i for i in range(len(recs)) if group[i] != g]
+    n_classes = len(epochs[0].classes)
+    for train, test in LeaveOneGroupOut().split(np.zeros(len(recs)), groups=group):
         Z = np.concatenate([epochs[i].Z for i in train])
         y = np.concatenate([epochs[i].y for i in train])
         p = copy.deepcopy(pre)
@@ -536,16 +536,14 @@ def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup) -> 
         est = _fit_pool(p, Z, y, settings)
         ref = np.mean([epochs[i].reference for i in train], axis=0)
         model = fitted_model(p, est, epochs[0].classes, ref, warmup)
-        correct = total = 0
-        for i in np.flatnonzero(group == g):
+        record = MemberEvidence(n_classes=n_classes)
+        for i in test:
             # the run's raw features in time order, centred causally as a session would
             ep = epochs[i]
             raw_Z = ep.Z + ep.reference  # the run mean centred() removed (one run each)
             scores = _run_scores(model, raw_Z)
-            labels = np.argmax(proba_from_scores(scores, est.multi_class), axis=1)
-            correct += int(np.sum(labels == ep.y))
-            total += len(ep.y)
-        per_person[name] = correct / total if total else None
+            record = record + MemberEvidence.from_scores(scores, ep.y, n_classes, est.multi_class)
+        per_person[names[group[test[0]]]] = record.accuracy
     accs = [a for a in per_person.values() if a is not None]
     return {
         "per_person": per_person,
