@@ -116,13 +116,16 @@ def calibrate(
 
             prior = load_model(prior)
         config = config.replace(tmin=prior.tmin, tmax=prior.tmax)
-        return calibrate_with_prior(
+        model = calibrate_with_prior(
             recs,
             config,
             prior,
             lambda r: _calibrate(r, config=config, progress=progress),
             max_trials=max_trials,
         )
+        # The prior was laid on the recording's channels to read it; the model reads only
+        # its members' picks, so a stream (or cap) needs those, not the recording's others.
+        return model.for_channels(model.picks)
 
 
 def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:

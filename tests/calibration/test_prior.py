@@ -209,6 +209,22 @@ def test_a_prior_needs_only_its_own_channels_and_names_those_a_stream_lacks(prio
         match_stream(clf, [c for c in strip if c not in ("C3", "C4")], SFREQ)
 
 
+def test_a_model_calibrated_with_a_prior_reads_only_its_members_channels(prior, tmp_path):
+    # The person's runs hold the eye and occipital channels too; the prior does not read
+    # them, and neither does the model calibrated with it: a stream without them is taken.
+    from sblr_rt.online import OnlineClassifier
+    from sblr_rt.online._channels import match_stream
+
+    runs = [_run(9, 1)]
+    few = calibrate(runs, prior=prior, max_trials=10, n_jobs=1, classes=CLASSES)
+    strip = [c for c in CHANNELS if c not in ("Fp1", "O1")]
+    assert few.ch_names == few.picks == strip
+    again = load_model(save_model(few, tmp_path / "few.sblr.npz"))
+    assert again.ch_names == strip
+    assert len(match_stream(OnlineClassifier(again), strip, SFREQ).pairs) == len(strip)
+    assert _accuracy(again, _run(9, 2)) == _accuracy(few, _run(9, 2))
+
+
 def test_with_too_few_trials_of_a_class_for_the_cv_the_adapted_prior_decides(prior):
     import copy
 
