@@ -234,3 +234,37 @@ def test_with_too_few_trials_of_a_class_for_the_cv_the_adapted_prior_decides(pri
     model = calibrate([_run(9, 1)], prior=early, max_trials=8, n_jobs=1, classes=CLASSES)
     assert model.pool is not None and model.metadata["prior"]["weight"] == 1.0
     assert "own model failed" in model.metadata["prior"]["reason"]
+
+
+def test_a_prior_based_model_is_described_by_its_weight_share_evidence_and_dates(prior, tmp_path):
+    # The prior's description (metadata["prior"]) is printed key by key where present: the
+    # weight and why, the pool's share, each member's prequential evidence (the verdict's
+    # figure), the leave-one-person-out accuracy per person; the dates are honest.
+    prior = load_model(save_model(prior, tmp_path / "prior.sblr.npz"))  # dated
+    model = calibrate([_run(9, 1)], prior=prior, max_trials=10, n_jobs=1, classes=CLASSES)
+    assert model.metadata["prior"]["created"] == prior.metadata["created"]
+    assert model.metadata["created"] >= prior.metadata["created"]
+    text = model.summary()
+    assert f"created {model.metadata['created']}" in text.splitlines()[0]
+    assert "verdict: no figure on this person's own trials in this model file" in text
+    assert "prior weight 1.00 of the decision (10 trials, fewer than" in text
+    assert "refined with 10 of the person's trials; " in text
+    per_person = prior.metadata["prior"]["lopo"]["per_person"]
+    assert "per person: " + ", ".join(f"{p} {a:.3f}" for p, a in per_person.items()) in text
+    assert "mean over nothing" not in text and "rows x" not in text  # a power path's words
+    model.metadata["prior"] |= {
+        "weights": {"prior": 0.75, "own": 0.25},
+        "evidence": {"prior": {"n_trials": 10, "correct": 9, "log_loss": 0.41},
+                     "own": {"n_trials": 10, "correct": 6, "log_loss": 0.66}},
+    }  # fmt: skip
+    verdict = model.verdict()
+    assert verdict.accuracy == 0.9 and verdict.n_trials == 10
+    text = "\n".join(verdict.lines())
+    assert "verdict: LIKELY USABLE: prequential accuracy of prior (each trial decided" in text
+    assert "member prior: weight 0.75; prequential 9/10 correct (0.900)" in text
+    assert "member own: weight 0.25; prequential 6/10 correct (0.600)" in text
+    model.metadata["prior"] = {"weight": 0.0, "reason": "the person's own model wins"}
+    assert "prior weight 0: the prior was dropped, the person's own model decides (the " \
+        "person's own model wins)" in model.summary()  # fmt: skip
+    del model.metadata["prior"]
+    assert model.verdict().lines()[0].startswith("verdict: ")  # the pool's own notes
