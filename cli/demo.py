@@ -420,10 +420,7 @@ def run(args: argparse.Namespace) -> int:
     total, correct = results["total"], results["correct"]
     accuracy = correct / total if total else float("nan")
     n_classes = len(model.classes)
-    _say(
-        f"      {total} trial decisions, accuracy {accuracy:.2f} "
-        f"(chance {1 / n_classes:.2f} for {n_classes} balanced classes)"
-    )
+    _say(f"      {total} trial decisions, {_against_chance(correct, total, n_classes)}")
     lat = results.get("latency") or {}
     step = results.get("step_time") or {}
     if lat:
@@ -451,15 +448,18 @@ def run(args: argparse.Namespace) -> int:
         shots = _screenshots(model_path, out)
     from sblr_rt.calibration.outcome import CalibrationOutcome
 
+    from sblr_rt.verdict import chance_level
+
     outcome = CalibrationOutcome.from_model(model)
     summary = {
         "data": "simulated" if args.simulated else "physionet-eegmmidb S001",
         "prior": PRIOR_NAME if args.prior else None,
-        "features": args.features,
+        "features": model.features,
         "trials": total,
         "correct": correct,
         "accuracy": accuracy,
-        "chance": 1 / n_classes,
+        "guessing": 1 / n_classes,
+        "chance_level": chance_level(total, n_classes) if total else None,
         "cv_accuracy": outcome.cv_mean,
         "latency": lat,
         "step_time": step,
@@ -476,6 +476,24 @@ def run(args: argparse.Namespace) -> int:
     _say("  your own file: sblr-rt replay FILE --speed 1   (then calibrate/run as above)")
     _say(f"  dashboard:     sblr-rt gui --model {model_path}")
     return 0
+
+
+def _against_chance(correct: int, total: int, n_classes: int) -> str:
+    """Return the accuracy with its interval, against the level ``total`` trials must beat."""
+    from sblr_rt.scoring import correct_needed
+    from sblr_rt.verdict import accuracy_interval, chance_level
+
+    if not total:
+        return "no accuracy (no trial decided)"
+    accuracy, level = correct / total, chance_level(total, n_classes)
+    low, high = accuracy_interval(accuracy, total)
+    need = correct_needed(total, n_classes)
+    verdict = "above chance" if accuracy > level else "not above chance"
+    return (
+        f"accuracy {accuracy:.2f} (95% interval {low:.2f}-{high:.2f}; guessing "
+        f"{1 / n_classes:.2f}); {total} trials must beat {level:.2f} ({need} correct) at "
+        f"p < 0.05: {verdict}"
+    )
 
 
 def _is_number(value) -> bool:

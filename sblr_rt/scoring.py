@@ -46,7 +46,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Score", "score_trials", "wolpaw_bits"]
+__all__ = ["Score", "correct_needed", "score_trials", "wolpaw_bits"]
+
+
+def correct_needed(n_trials: int, n_classes: int) -> int:
+    """Return the fewest correct of ``n_trials`` that beat chance at p < 0.05.
+
+    The smallest count above :func:`~sblr_rt.verdict.chance_level` (at most ``n_trials``:
+    when chance reaches 1, no count beats it and ``n_trials`` is returned).
+
+    Examples
+    --------
+    >>> correct_needed(15, 2), correct_needed(30, 2)
+    (12, 20)
+    """
+    from sblr_rt.verdict import chance_level
+
+    level = chance_level(n_trials, n_classes)
+    return min(int(n_trials), math.floor(level * n_trials + 1e-9) + 1)
 
 
 def wolpaw_bits(accuracy: float, n_classes: int) -> float:
@@ -142,9 +159,7 @@ class Score:
     @property
     def n_correct_needed(self) -> int | None:
         """The fewest correct of :attr:`n_trials` that beat :attr:`chance_level` (None: none)."""
-        if not self.n_trials:
-            return None
-        return min(self.n_trials, math.floor(self.chance_level * self.n_trials + 1e-9) + 1)
+        return correct_needed(self.n_trials, len(self.classes)) if self.n_trials else None
 
     def lines(self) -> list[str]:
         """Return the scores as lines for a terminal: accuracy, chance, agreement, confusion.
