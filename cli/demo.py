@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -296,8 +297,11 @@ def _online(args, model, recording_path, *, prior_file=None) -> dict:
     )
     adapter = contextlib.nullcontext()
     if prior_file is not None:
+        from sblr_rt.online.session import new_session_folder
+
+        session = new_session_folder(Path(args.out).resolve() / "sessions")
         adapter = Adapter.for_model_file(
-            loop, model, prior_file, folder=Path(args.out).resolve() / "prior.versions", every=0
+            loop, model, prior_file, folder=session / "versions", every=0
         )
     try:
         with loop, adapter:
@@ -340,6 +344,11 @@ def _online(args, model, recording_path, *, prior_file=None) -> dict:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    if prior_file is not None:  # the model the session ended with, named
+        from sblr_rt.calibration.refit import version_path
+
+        results["adapted"] = version_path(adapter.folder, adapter.version)
+        results["version"] = adapter.version
     results["latency"] = dataclasses.asdict(snap.latency)
     results["step_time"] = dataclasses.asdict(snap.step_time)
     results["snapshot"] = {
@@ -417,6 +426,15 @@ def run(args: argparse.Namespace) -> int:
     text_path, png_path = write_report(model, out / "calibration")
 
     results = _online(args, model, recording_path, prior_file=prior_file and model_path)
+    adapted = results.get("adapted")
+    if adapted is not None:  # the demo's model is the adapted one, its report its own
+        shutil.copyfile(adapted, model_path)
+        model = load_model(model_path)
+        text_path, png_path = write_report(model, out / "calibration")
+        _say(
+            f"      adapted model: version {results['version']} ({adapted}), copied to "
+            f"{model_path.name}"
+        )
     total, correct = results["total"], results["correct"]
     accuracy = correct / total if total else float("nan")
     n_classes = len(model.classes)
@@ -461,6 +479,7 @@ def run(args: argparse.Namespace) -> int:
         "guessing": 1 / n_classes,
         "chance_level": chance_level(total, n_classes) if total else None,
         "cv_accuracy": outcome.cv_mean,
+        "adapted_model": None if adapted is None else str(adapted),
         "latency": lat,
         "step_time": step,
         "seconds": time.perf_counter() - t0,
