@@ -22,7 +22,6 @@ decision counts as an error. Without ../shared/data it says so and stops.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -39,16 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from accuracy import DATA, WINDOW, cases, physionet_file
 
 from benchmarks._report import Table, write_report
-
-
-def wolpaw_bits(p: float, n: int) -> float:
-    """Bits per decision of ``n`` classes decided with accuracy ``p`` (Wolpaw et al. 2002)."""
-    if p <= 1.0 / n:
-        return 0.0
-    bits = math.log2(n) + p * math.log2(p)
-    if p < 1:
-        bits += (1 - p) * math.log2((1 - p) / (n - 1))
-    return bits
+from sblr_rt.scoring import wolpaw_bits
 
 
 def push(rec, eeg, cues, speed, class_map):

@@ -38,6 +38,7 @@ from pathlib import Path
 from sblr_rt.calibration.assembly import SESSION_TRIAL_SOURCE
 from sblr_rt.calibration.refit import (
     RefitError,
+    TooFewTrials,
     labelled_recording,
     refit_model,
     version_path,
@@ -50,29 +51,19 @@ from sblr_rt.online.run_info import RunInfo
 
 logger = logging.getLogger("sblr_rt.calibration")
 
-__all__ = ["Adapter", "default_versions_folder", "trial_recording"]
+__all__ = ["SESSIONS", "Adapter", "trial_recording"]
 
 
-def default_versions_folder(model_file) -> Path:
-    """Return where a session started from ``model_file`` saves its versions by default.
+#: Where a session keeps its versions by default: a new session folder in the working
+#: folder's ``sessions/`` (:func:`~sblr_rt.online.session.new_session_folder`), ``versions/``
+#: in it.
+SESSIONS = Path("sessions")
 
-    ``MODEL.versions/`` next to ``s1.sblr.npz`` (``s1.versions``); a model that is itself
-    a version (inside a ``*.versions`` folder, as ``--init s1.versions/v0023.sblr.npz``)
-    continues in its own folder, so the version counter and the files stay together.
 
-    Parameters
-    ----------
-    model_file : str | Path
-        The model file the session starts from.
-
-    Returns
-    -------
-    folder : Path
-    """
-    path = Path(model_file)
-    if path.parent.name.endswith(".versions"):
-        return path.parent
-    return path.with_name(path.name.split(".")[0] + ".versions")
+def _later_versions(folder: Path, version: int) -> list[str]:
+    """Return the names of the version files in ``folder`` other than ``version``'s."""
+    own = version_path(folder, version).name
+    return sorted(p.name for p in folder.glob("v*.sblr.npz") if p.name != own)
 
 
 def trial_recording(trial, unit: str = "V") -> Recording:
@@ -160,8 +151,8 @@ class Adapter:
     model : BCIModel
         The loop's current model (version ``metadata["adaptation"]["version"]``, else 0).
     folder : path
-        Where the versions are saved (created if missing); the starting model is saved
-        there too when its version file is absent.
+        Where the versions are saved (created if missing): a folder of this session alone.
+        The starting model is saved there too when its version file is absent.
     calibration : sequence of Recording
         Calibration runs that stay in the calibration set (markers mapped with the
         model's configuration); empty: the session's trials only.
@@ -204,6 +195,13 @@ class Adapter:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         run_info = RunInfo.from_model(model)
+        others = _later_versions(self.folder, run_info.version)
+        if others:  # another session's: its files are never written over
+            raise ValueError(
+                f"'folder' must hold no model versions but this session's (v"
+                f"{run_info.version:04d}), got {', '.join(others[:3])}"
+                f"{', ...' if len(others) > 3 else ''} in {self.folder}: choose a new folder"
+            )
         class_map = dict(run_info.classes) or None
         self.calibration = [labelled_recording(r, class_map) for r in calibration]
         self.trials: list = []
@@ -212,7 +210,7 @@ class Adapter:
         self.every, self.min_per_class = int(every), int(min_per_class)
         self.seconds_before, self.poll = float(seconds_before), float(poll)
         self.job = refit_model if job is None else job
-        self.version = run_info.version
+        self.version = self.start_version = run_info.version
         # A model of unknown unit: so are its trials, and a refit rejects what the loop
         # refused, no more (the bound of a measurement depends on the unit).
         self._unit = run_info.unit or "unknown"
@@ -293,7 +291,8 @@ class Adapter:
         model_file : str | Path
             Its file.
         folder : str | Path | None
-            Where versions go; None: :func:`default_versions_folder`.
+            Where versions go; None: ``versions/`` in a new session folder in
+            :data:`SESSIONS` (:func:`~sblr_rt.online.session.new_session_folder`).
         calibration : sequence of str | Path | None
             Calibration recordings kept in the calibration set; None: the model's own
             calibration runs (``metadata["sources"]``) that still exist.
@@ -310,7 +309,10 @@ class Adapter:
         if calibration is None:
             sources = (model.metadata or {}).get("sources") or []
             calibration = [f for f in sources if Path(f).is_file()]
-        folder = default_versions_folder(model_file) if folder is None else folder
+        if folder is None:
+            from sblr_rt.online.session import new_session_folder
+
+            folder = new_session_folder(SESSIONS) / "versions"
         return cls(
             loop,
             model,
@@ -335,7 +337,35 @@ class Adapter:
         if self._pending is not None and self._pending[0].done():
             self._collect()
         if self._pending is None and len(self.trials) > self._attempted:
-            self._submit()
+            counts = self._class_counts()
+            if min(counts.values()) < self.min_per_class:
+                self._attempted = len(self.trials)  # no refit until a trial arrives
+                self._wait(counts)
+            else:
+                self._submit()
+
+    def _class_counts(self) -> dict:
+        """Return the labelled trials per class in the calibration set (runs and session)."""
+        counts = {str(c): 0 for c in self.model.classes}
+        for recording in self.calibration:
+            for value in recording.marker_values:
+                if value in counts:
+                    counts[value] += 1
+        for trial in self.trials:
+            counts[trial.label] = counts.get(trial.label, 0) + 1
+        return counts
+
+    def _wait(self, counts: dict) -> None:
+        """Say that a refit waits for trials of a class: a status, not a failure."""
+        have = ", ".join(f"{c} {n}" for c, n in counts.items())
+        self._status["refit"] = f"waiting for {self.min_per_class} trials per class ({have})"
+        logger.info(
+            "Refit waits for trials: %d per class needed, %s so far; version %d decides.",
+            self.min_per_class,
+            have,
+            self.version,
+        )
+        self._publish()
 
     def add_trials(self, trials) -> None:
         """Add the labelled trials to the calibration set; log those with no class."""
@@ -402,6 +432,10 @@ class Adapter:
             self._executor = self._new_executor()
             self._shipped = 0  # the new worker has received nothing
             self._failed(f"v{version}: the refit process died; restarted it")
+            return
+        except TooFewTrials as err:  # trials rejected in the refit: wait for more
+            self.history[-1]["error"] = str(err)
+            self._wait(err.counts)
             return
         except RefitError as err:
             self._failed(f"v{version}: {err}")

@@ -134,8 +134,26 @@ def calibrate(
             except ValueError as err:  # e.g. too few trials of a class for the CV's folds
                 why = f"the person's own model could not be calibrated: {err}"
                 logger.info("%s; the adapted prior alone.", why)
-        return combine_with_prior(start.adapted, person, start.recordings, config,
-                                  prior_evidence=start.evidence, why_alone=why)  # fmt: skip
+        model = combine_with_prior(start.adapted, person, start.recordings, config,
+                                   prior_evidence=start.evidence, why_alone=why)  # fmt: skip
+        # The prior was laid on the recording's channels to read it; the model reads only
+        # its members' picks, so a stream (or cap) needs those, not the recording's others.
+        model = model.for_channels(model.picks)
+        return _dated(model, prior)
+
+
+def _dated(model: BCIModel, prior: BCIModel) -> BCIModel:
+    """Date a model calibrated with ``prior`` now; the prior's own date goes to its notes."""
+    from sblr_rt import __version__
+
+    md = model.metadata
+    built = (prior.metadata or {}).get("created")
+    info = md.get("prior")
+    if built and isinstance(info, dict):
+        md["prior"] = {**info, "created": built}
+    md["created"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    md["software_version"] = __version__
+    return model
 
 
 def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:

@@ -779,8 +779,9 @@ def combine_with_prior(
     model : BCIModel
         The adapted prior alone, or an ensemble of the person's members and the adapted
         prior (last). ``metadata["prior"]`` records ``weight`` (the prior's share of the
-        score), ``reason``, ``evidence`` (each member's trials, right and log-loss),
-        ``weights`` (the person's members' own weights) and ``share``.
+        score), ``reason``, ``evidence`` and ``weights`` (``"prior"`` and ``"person"``: each
+        one's trials, right and log-loss, and its weight), ``person_weights`` (the person's
+        members' own weights) and ``share``.
     """
     settings = prior_settings(adapted)
     classes = list(adapted.classes)
@@ -807,7 +808,8 @@ def combine_with_prior(
         adapted.metadata["prior"] = info
         return adapted
     members = [_as_member(m) for m in person.members]
-    info["weights"] = {
+    info["weights"] = {"prior": weighting.weight, "person": 1.0 - weighting.weight}
+    info["person_weights"] = {
         m.name: float(w) for m, w in zip(members, person.member_weights, strict=True)
     }
     metadata = copy.deepcopy(person.metadata)
@@ -823,15 +825,15 @@ def combine_with_prior(
 def person_part(model: BCIModel) -> BCIModel | None:
     """Return the person's own model inside a model with a prior, or None.
 
-    The members without a pool, with their own weights (``metadata["prior"]["weights"]``
-    when the prior's weight left them none).
+    The members without a pool, with their own weights
+    (``metadata["prior"]["person_weights"]``).
     """
     members = [m for m in model.members if m.pool is None]
     if not members:
         return None
     if len(members) == 1:
         return members[0]
-    stored = ((model.metadata or {}).get("prior") or {}).get("weights") or {}
+    stored = ((model.metadata or {}).get("prior") or {}).get("person_weights") or {}
     weights = [float(stored.get(m.name, 0.0)) for m in members]
     if sum(weights) <= 0:
         weights = [w for m, w in zip(model.members, model.member_weights, strict=True)

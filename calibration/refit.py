@@ -48,11 +48,34 @@ from sblr_rt.model import ZeroTrapWarning
 logger = logging.getLogger("sblr_rt.calibration")
 
 
-__all__ = ["RefitError", "labelled_recording", "refit_model", "version_path"]
+__all__ = ["RefitError", "TooFewTrials", "labelled_recording", "refit_model", "version_path"]
 
 
 class RefitError(RuntimeError):
     """A refit gave no usable model; the session keeps its current one."""
+
+
+class TooFewTrials(RefitError):
+    """A class has fewer trials than a refit needs: the session waits for more.
+
+    Not a failure: the first trials of every session adapting from scratch end here.
+
+    Attributes
+    ----------
+    counts : dict
+        Trials per class.
+    min_per_class : int
+        Trials each class needs.
+    """
+
+    def __init__(self, counts: dict, min_per_class: int) -> None:
+        self.counts, self.min_per_class = dict(counts), int(min_per_class)
+        super().__init__(
+            f"too few trials of a class: need at least {min_per_class} per class, got {counts}"
+        )
+
+    def __reduce__(self):  # raised in the refit process, re-raised in the session's
+        return type(self), (self.counts, self.min_per_class)
 
 
 def version_path(folder, version: int) -> Path:
@@ -129,6 +152,8 @@ def refit_model(
 
     Raises
     ------
+    TooFewTrials
+        If a class has fewer than ``min_per_class`` trials (before or after rejection).
     RefitError
         If the refit gives no usable model.
     """
@@ -178,9 +203,7 @@ def _count_check(y, classes, min_per_class) -> dict:
     counts = {c: int(np.sum(y == k)) for k, c in enumerate(classes)}
     short = {c: n for c, n in counts.items() if n < min_per_class}
     if short:
-        raise RefitError(
-            f"too few trials of a class: need at least {min_per_class} per class, got {counts}"
-        )
+        raise TooFewTrials(counts, min_per_class)
     return counts
 
 

@@ -33,6 +33,7 @@ COMMANDS = (
     "calibrate",
     "prior",
     "inspect",
+    "evaluate",
     "run",
     "gui",
     "demo",

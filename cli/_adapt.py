@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 
 
-def add_adapt_options(parser: argparse.ArgumentParser) -> None:
+def add_adapt_options(parser: argparse.ArgumentParser, *, folder: bool = True) -> None:
     """Add ``--adapt``, ``--adapt-every``, ``--adapt-dir`` and ``--calibration``.
 
     Parameters
     ----------
     parser : argparse.ArgumentParser
         The sub-command's parser.
+    folder : bool
+        Add ``--adapt-dir`` (``run`` keeps its versions in its session folder instead).
     """
     adapt = parser.add_argument_group("adaptation (trial mode)")
     adapt.add_argument(
@@ -28,12 +30,13 @@ def add_adapt_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="re-select the feature path and penalties every N trials (0: never)",
     )
-    adapt.add_argument(
-        "--adapt-dir",
-        default=None,
-        help="folder of the model versions v0000.sblr.npz, ... (default: MODEL's name with "
-        "'.versions' next to it; a model that is itself a version continues in its folder)",
-    )
+    if folder:
+        adapt.add_argument(
+            "--adapt-dir",
+            default=None,
+            help="folder of the model versions v0000.sblr.npz, ..., holding no other "
+            "session's (default: versions/ in a new folder sessions/DATE_TIME)",
+        )
     adapt.add_argument(
         "--calibration",
         nargs="+",

@@ -89,3 +89,26 @@ def add_marker_options(parser, *, stream_help: str, source_id: bool = True, old=
             default=argparse.SUPPRESS,
             help=argparse.SUPPRESS,
         )
+
+
+def parse_classes(value: str):
+    """Parse ``--classes``: ``A,B`` (marker values) or ``T1=fists,T2=feet`` (marker -> label).
+
+    Parameters
+    ----------
+    value : str
+        The option's value, comma-separated.
+
+    Returns
+    -------
+    classes : list of str | dict
+        The marker values, or the marker -> label map.
+    """
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if len(items) < 2:
+        raise argparse.ArgumentTypeError(f"--classes needs at least two values, got {value!r}")
+    if all("=" in v for v in items):
+        return {k.strip(): lab.strip() for k, lab in (v.split("=", 1) for v in items)}
+    if any("=" in v for v in items):
+        raise argparse.ArgumentTypeError("--classes: use either A,B or A=a,B=b, not both")
+    return items

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
+from sblr_rt.cli._markers import add_marker_options, add_stream_type_option, parse_classes
 from sblr_rt.cli._numbers import bounded, n_jobs
 
 from sblr_rt._docs import fill_doc, help_text
@@ -24,18 +24,6 @@ def _cv(value: str):
     if k < 2:
         raise argparse.ArgumentTypeError(f"--cv must be an integer >= 2 or 'loo', got {value!r}")
     return k
-
-
-def _classes(value: str):
-    """``A,B`` (marker values) or ``T1=fists,T2=feet`` (marker -> label)."""
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if len(items) < 2:
-        raise argparse.ArgumentTypeError(f"--classes needs at least two values, got {value!r}")
-    if all("=" in v for v in items):
-        return {k.strip(): lab.strip() for k, lab in (v.split("=", 1) for v in items)}
-    if any("=" in v for v in items):
-        raise argparse.ArgumentTypeError("--classes: use either A,B or A=a,B=b, not both")
-    return items
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -89,7 +77,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--config", metavar="FILE.toml", help="calibration configuration")
     parser.add_argument(
         "--classes",
-        type=_classes,
+        type=parse_classes,
         help="marker values that are classes, A,B,... or A=label,B=label (default: all)",
     )
     parser.add_argument(

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -296,8 +297,11 @@ def _online(args, model, recording_path, *, prior_file=None) -> dict:
     )
     adapter = contextlib.nullcontext()
     if prior_file is not None:
+        from sblr_rt.online.session import new_session_folder
+
+        session = new_session_folder(Path(args.out).resolve() / "sessions")
         adapter = Adapter.for_model_file(
-            loop, model, prior_file, folder=Path(args.out).resolve() / "prior.versions", every=0
+            loop, model, prior_file, folder=session / "versions", every=0
         )
     try:
         with loop, adapter:
@@ -340,6 +344,11 @@ def _online(args, model, recording_path, *, prior_file=None) -> dict:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    if prior_file is not None:  # the model the session ended with, named
+        from sblr_rt.calibration.refit import version_path
+
+        results["adapted"] = version_path(adapter.folder, adapter.version)
+        results["version"] = adapter.version
     results["latency"] = dataclasses.asdict(snap.latency)
     results["step_time"] = dataclasses.asdict(snap.step_time)
     results["snapshot"] = {
@@ -417,13 +426,19 @@ def run(args: argparse.Namespace) -> int:
     text_path, png_path = write_report(model, out / "calibration")
 
     results = _online(args, model, recording_path, prior_file=prior_file and model_path)
+    adapted = results.get("adapted")
+    if adapted is not None:  # the demo's model is the adapted one, its report its own
+        shutil.copyfile(adapted, model_path)
+        model = load_model(model_path)
+        text_path, png_path = write_report(model, out / "calibration")
+        _say(
+            f"      adapted model: version {results['version']} ({adapted}), copied to "
+            f"{model_path.name}"
+        )
     total, correct = results["total"], results["correct"]
     accuracy = correct / total if total else float("nan")
     n_classes = len(model.classes)
-    _say(
-        f"      {total} trial decisions, accuracy {accuracy:.2f} "
-        f"(chance {1 / n_classes:.2f} for {n_classes} balanced classes)"
-    )
+    _say(f"      {total} trial decisions, {_against_chance(correct, total, n_classes)}")
     lat = results.get("latency") or {}
     step = results.get("step_time") or {}
     if lat:
@@ -451,16 +466,20 @@ def run(args: argparse.Namespace) -> int:
         shots = _screenshots(model_path, out)
     from sblr_rt.calibration.outcome import CalibrationOutcome
 
+    from sblr_rt.verdict import chance_level
+
     outcome = CalibrationOutcome.from_model(model)
     summary = {
         "data": "simulated" if args.simulated else "physionet-eegmmidb S001",
         "prior": PRIOR_NAME if args.prior else None,
-        "features": args.features,
+        "features": model.features,
         "trials": total,
         "correct": correct,
         "accuracy": accuracy,
-        "chance": 1 / n_classes,
+        "guessing": 1 / n_classes,
+        "chance_level": chance_level(total, n_classes) if total else None,
         "cv_accuracy": outcome.cv_mean,
+        "adapted_model": None if adapted is None else str(adapted),
         "latency": lat,
         "step_time": step,
         "seconds": time.perf_counter() - t0,
@@ -476,6 +495,24 @@ def run(args: argparse.Namespace) -> int:
     _say("  your own file: sblr-rt replay FILE --speed 1   (then calibrate/run as above)")
     _say(f"  dashboard:     sblr-rt gui --model {model_path}")
     return 0
+
+
+def _against_chance(correct: int, total: int, n_classes: int) -> str:
+    """Return the accuracy with its interval, against the level ``total`` trials must beat."""
+    from sblr_rt.scoring import correct_needed
+    from sblr_rt.verdict import accuracy_interval, chance_level
+
+    if not total:
+        return "no accuracy (no trial decided)"
+    accuracy, level = correct / total, chance_level(total, n_classes)
+    low, high = accuracy_interval(accuracy, total)
+    need = correct_needed(total, n_classes)
+    verdict = "above chance" if accuracy > level else "not above chance"
+    return (
+        f"accuracy {accuracy:.2f} (95% interval {low:.2f}-{high:.2f}; guessing "
+        f"{1 / n_classes:.2f}); {total} trials must beat {level:.2f} ({need} correct) at "
+        f"p < 0.05: {verdict}"
+    )
 
 
 def _is_number(value) -> bool:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from sblr_rt.cli._markers import parse_classes as _classes
 from sblr_rt.cli._numbers import bounded
-from sblr_rt.cli.calibrate import _classes
 
 from sblr_rt._docs import fill_doc
 

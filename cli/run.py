@@ -44,7 +44,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "channel per class, then the smoothed probability per class, then trial and "
             "early flags and the model version; each sample stamped with its window's end), "
             "for OpenViBE, Timeflux, mne-lsl or a feedback program. "
-            "Runs until --duration or Ctrl-C."
+            "Each run is a session with a folder of its own (SESSIONS/date_time: "
+            "decisions.jsonl, summary.json, versions/ when adapting). It ends at --duration, "
+            "on Ctrl-C or SIGTERM, or when the EEG stream has been gone for --grace seconds, "
+            "and prints its summary: trials, accuracy against chance, confusion matrix, "
+            "latency, model versions."
         ),
     )
     start = parser.add_mutually_exclusive_group(required=True)
@@ -57,9 +61,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--init",
         metavar="MODEL",
         default=None,
-        help="start from a previous session's model file (e.g. its last adapted version) "
-        "instead of a fresh calibration, and adapt from there: --model MODEL --adapt (the "
-        "version counter continues from the file's)",
+        help="start from any model file, e.g. a version of an earlier session "
+        "(sessions/DATE_TIME/versions/v0023.sblr.npz), and adapt from there: --model MODEL "
+        "--adapt; the version counter continues from the file's, in this session's folder",
     )
     parser.add_argument("--stream", default=None, help=help_text("stream"))
     parser.add_argument("--source-id", default=None, help=help_text("source_id"))
@@ -68,8 +72,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--hop",
         type=bounded("seconds", low_open=False),
         default=0.05,
-        help="seconds of stream time between sliding decisions (default 0.05; 0 in trial "
-        "mode: trial decisions only)",
+        help="seconds of stream time between sliding decisions, in either mode (default "
+        "0.05); in trial mode, 0 gives the trial decisions only",
     )
     parser.add_argument(
         "--mode",
@@ -95,7 +99,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--timeout", type=bounded("seconds"), default=10.0, help=help_text("timeout")
     )
     parser.add_argument(
-        "--duration", type=bounded("seconds"), default=None, help="stop after this many seconds"
+        "--duration", type=bounded("seconds"), default=None, help="end after this many seconds"
+    )
+    parser.add_argument(
+        "--grace",
+        type=bounded("seconds"),
+        default=10.0,
+        metavar="SECONDS",
+        help="end the session when the EEG stream has been stalled or lost for this long "
+        "(a replay that ended, an amplifier switched off)",
+    )
+    parser.add_argument(
+        "--sessions",
+        default="sessions",
+        metavar="DIR",
+        help="folder of the session folders: this session writes to a new DIR/DATE_TIME "
+        "folder, never into an earlier session's",
     )
     parser.add_argument(
         "--no-recentre",
@@ -180,7 +199,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="no early decision before this many seconds after the cue: the windows that "
         "end just after it hold mostly the EEG from before it (model's, else 0)",
     )
-    add_adapt_options(parser)
+    add_adapt_options(parser, folder=False)
     parser.set_defaults(func=run)
     return parser
 
@@ -301,7 +320,7 @@ def _centring(status: dict | None) -> str:
 
 @fill_doc
 def run(args: argparse.Namespace) -> int:
-    """Run the online loop with the parsed arguments.
+    """Run the online loop with the parsed arguments, as one session with its own folder.
 
     Parameters
     ----------
@@ -310,13 +329,14 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     code : int
-        0 on success.
+        0 when the session ended at ``--duration`` or when its stream was gone; a
+        KeyboardInterrupt (SIGINT, or SIGTERM as :class:`~sblr_rt.lifetime.Terminated`) is
+        raised again once the summary is written.
     """
-    import time
     from pathlib import Path
 
     from sblr_rt.io.model_file import load_model
-    from sblr_rt.online import OnlineClassifier, OnlineLoop, freeze_heap
+    from sblr_rt.online import OnlineClassifier, OnlineLoop
 
     adapting = args.adapt or args.init is not None
     from sblr_rt.priors import PREFIX, resolve_model_path
@@ -325,8 +345,6 @@ def run(args: argparse.Namespace) -> int:
     option = "--model" if args.init is None else "--init"
     if str(model_file).startswith(PREFIX):
         model_file = resolve_model_path(model_file)
-        if adapting and args.adapt_dir is None:  # never into the installed package
-            args.adapt_dir = Path.cwd() / f"{model_file.name.split('.')[0]}.versions"
     if not Path(model_file).exists():
         raise FileNotFoundError(f"'{option}' file not found: {model_file}")
     if adapting and args.mode != "trial":
@@ -334,6 +352,8 @@ def run(args: argparse.Namespace) -> int:
     check_adapt_options(args)
     if args.duration is not None and not args.duration > 0:
         raise ValueError(f"'--duration' must be > 0 seconds, got {args.duration}")
+    if Path(args.sessions).exists() and not Path(args.sessions).is_dir():
+        raise NotADirectoryError(f"'--sessions' must be a folder, got the file {args.sessions}")
     model = load_model(model_file)
     if adapting and model.prior_member is not None:  # a refit re-reads its settings
         from sblr_rt.calibration.prior import check_prior
@@ -376,42 +396,211 @@ def run(args: argparse.Namespace) -> int:
         keep_trials=adapting,
     )
     print(f"model: {clf!r}", flush=True)
-    with loop, _adapter(args, loop, model, model_file, adapting) as adapter:
-        freeze_heap()  # no full garbage-collection pass over the startup objects mid-session
-        snap = loop.snapshot()
-        stream = snap.stream
-        print(
-            f"classifying {stream.name!r} ({stream.n_channels} channels at "
-            f"{stream.sfreq:g} Hz) with the {snap.form} incremental form, {args.mode} mode, hop "
-            f"{args.hop:g} s, {smoothing.describe()}; decisions on {args.outlet_name!r} "
-            f"(JSON) and {args.outlet_name + '-Numeric'!r} (numbers); Ctrl-C to stop",
-            flush=True,
-        )
-        print(f"channels: {snap.channels.summary}", flush=True)
-        t_end = math.inf if args.duration is None else time.monotonic() + args.duration
-        t_status = time.monotonic() + args.status_every
-        while time.monotonic() < t_end:
-            time.sleep(0.05)
-            for d in loop.pop_decisions():
-                if d.trial:
-                    proba = ", ".join(f"{k}: {v:.2f}" for k, v in d.proba.items())
-                    smooth = ", ".join(f"{k}: {v:.2f}" for k, v in d.proba_smoothed.items())
-                    when = "early" if d.early else "at tmax"
-                    version = f" [model v{d.model_version}]" if adapter else ""
-                    print(
-                        f"trial cue {d.cue!r} -> {d.label!r} ({proba}); smoothed "
-                        f"({smooth}), {when}{version}",
-                        flush=True,
-                    )
-            if args.status_every > 0 and time.monotonic() >= t_status:
-                t_status += args.status_every
-                print(_status_line(loop.snapshot()), flush=True)
-        print(_status_line(loop.snapshot()), flush=True)
+    with loop:
+        return _session(args, loop, clf, model, model_file, adapting, smoothing)
+
+
+def _session(args, loop, clf, model, model_file, adapting, smoothing) -> int:
+    """Run a started loop as a session: its folder, its decisions, its end, its summary."""
+    import datetime
+    import time
+
+    from sblr_rt.lifetime import Terminated
+    from sblr_rt.online import freeze_heap
+    from sblr_rt.online.cues import cue_classes
+    from sblr_rt.online.session import SUMMARY_FILE, SessionLog, new_session_folder
+
+    started = datetime.datetime.now()
+    t0 = time.monotonic()
+    folder = new_session_folder(args.sessions, now=started)
+    print(f"session folder: {folder}", flush=True)
+    log = SessionLog(folder, clf.classes, cue_classes(None, clf))
+    share_start = loop.snapshot().prior_share
+    ended_by, reason, raised = "error", "error", None
+    adapter, end_snap = None, None
+    try:
+        with _adapter(args, loop, model, model_file, adapting, folder) as adapter:
+            freeze_heap()  # no full garbage-collection pass over the startup objects mid-session
+            snap = loop.snapshot()
+            stream = snap.stream
+            print(
+                f"classifying {stream.name!r} ({stream.n_channels} channels at "
+                f"{stream.sfreq:g} Hz) with the {snap.form} incremental form, {args.mode} mode, "
+                f"hop {args.hop:g} s, {smoothing.describe()}; decisions on "
+                f"{args.outlet_name!r} (JSON) and {args.outlet_name + '-Numeric'!r} (numbers); "
+                f"ends after {args.grace:g} s without the stream, Ctrl-C to stop",
+                flush=True,
+            )
+            print(f"channels: {snap.channels.summary}", flush=True)
+            ended_by, reason = _follow(args, loop, log, adapter is not None)
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (Terminated): sum up, then end
+        raised = exc
+        ended_by = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+        reason = f"{ended_by} received"
+    except Exception as exc:  # the loop or the adaptation failed: still sum up
+        raised, reason = exc, f"error: {type(exc).__name__}: {exc}"
+    try:
+        _print_trials(loop, log, adapter is not None)  # the last ones
+        end_snap = loop.snapshot()
+    except Exception as exc:  # a failed worker says so once; it was raised above or now
+        raised = raised or exc
+    finally:
+        log.close()
+    summary = _summary(
+        args, log, folder, started, time.monotonic() - t0, ended_by, reason, model_file,
+        adapter, model, share_start, end_snap,
+    )  # fmt: skip
+    summary.write(folder / SUMMARY_FILE)
+    for line in summary.lines():
+        print(line, flush=True)
+    if raised is not None:
+        raise raised
     return 0
 
 
-def _adapter(args, loop, model, model_file, adapting):
-    """Return the :class:`~sblr_rt.calibration.adapt.Adapter` of ``--adapt`` (or a no-op)."""
+def _follow(args, loop, log, adapting) -> tuple[str, str]:
+    """Print the trials and status lines until the session ends; return how it ended."""
+    import time
+
+    from sblr_rt.online.session import StreamGone
+
+    gone = StreamGone(args.grace)
+    start = time.monotonic()
+    t_end = math.inf if args.duration is None else start + args.duration
+    t_status = start + args.status_every
+    t_state = start
+    while True:
+        time.sleep(0.05)
+        _print_trials(loop, log, adapting)
+        now = time.monotonic()
+        if now >= t_end:
+            print(_status_line(loop.snapshot()), flush=True)
+            return "duration", f"--duration {args.duration:g} s reached"
+        if now >= t_state:  # the stream's state, a few times a second
+            t_state = now + 0.25
+            snap = loop.snapshot()
+            if gone.update(snap.stream.state, now):
+                print(_status_line(snap), flush=True)
+                return "stream gone", (
+                    f"the EEG stream was {snap.stream.state} for more than {args.grace:g} s"
+                )
+        if args.status_every > 0 and now >= t_status:
+            t_status += args.status_every
+            print(_status_line(loop.snapshot()), flush=True)
+
+
+def _print_trials(loop, log, adapting) -> None:
+    """Log the new decisions and print a line per trial decision."""
+    for d in loop.pop_decisions():
+        outcome = log.add(d)
+        if outcome is not None:
+            print(trial_line(outcome, d, version=d.model_version if adapting else None),
+                  flush=True)  # fmt: skip
+    log.flush()
+
+
+def trial_line(outcome, decision, *, version: int | None = None) -> str:
+    """Return the line of a trial decision: its cue and class, the decision, right or wrong.
+
+    Parameters
+    ----------
+    outcome : sblr_rt.online.session.TrialOutcome
+        The trial scored (:meth:`SessionLog.add <sblr_rt.online.session.SessionLog.add>`).
+    decision : Decision
+        The trial decision (its probabilities).
+    version : int | None
+        The model version that decided, shown when not None.
+
+    Returns
+    -------
+    line : str
+        ``trial 3: cue 'T1' (left) -> left, correct; 2/3 correct (67%); p left 0.81, right
+        0.19; smoothed ...; at tmax``.
+    """
+    cue = "no cue" if outcome.cue is None else f"cue {outcome.cue!r}"
+    true = "names no class" if outcome.true is None else outcome.true
+    decided = "no decision" if outcome.label is None else outcome.label
+    line = f"trial {outcome.index}: {cue} ({true}) -> {decided}"
+    if outcome.correct is not None:
+        line += ", correct" if outcome.correct else ", wrong"
+    if outcome.n_scored:
+        line += (
+            f"; {outcome.n_correct}/{outcome.n_scored} correct "
+            f"({100 * outcome.n_correct / outcome.n_scored:.0f}%)"
+        )
+    proba = ", ".join(f"{k} {v:.2f}" for k, v in decision.proba.items())
+    line += f"; p {proba}"
+    if decision.proba_smoothed:
+        smooth = ", ".join(f"{k} {v:.2f}" for k, v in decision.proba_smoothed.items())
+        line += f"; smoothed {smooth}"
+    line += "; early" if decision.early else "; at tmax"
+    if version is not None:
+        line += f" [model v{version}]"
+    return line
+
+
+def _summary(args, log, folder, started, seconds, ended_by, reason, model_file, adapter,
+             model, share_start, snap):  # fmt: skip
+    """Return the :class:`~sblr_rt.online.session.SessionSummary` of a session that ended."""
+    import datetime
+
+    from sblr_rt.online.session import DECISIONS_FILE, SUMMARY_FILE, SessionSummary
+
+    versions = None
+    paths = {"folder": str(folder), "decisions": str(folder / DECISIONS_FILE)}
+    final_model = model
+    if adapter is not None:
+        from sblr_rt.calibration.refit import version_path
+
+        status = adapter.status()
+        final_model = adapter.model
+        versions = {
+            "start": adapter.start_version,
+            "final": adapter.version,
+            "n_refits": status["n_refits"],
+            "n_failures": status["n_failures"],
+            "final_file": str(version_path(adapter.folder, adapter.version)),
+        }
+        paths["versions"] = str(adapter.folder)
+    paths["summary"] = str(folder / SUMMARY_FILE)
+    prior = None
+    if share_start is not None:
+        info = _prior_info(final_model)
+        prior = {
+            "share_start": share_start,
+            "share_end": None if snap is None else snap.prior_share,
+            "weight": info.get("weight"),
+            "reason": info.get("reason"),
+        }
+    return SessionSummary.of(
+        log,
+        folder=str(folder),
+        started=started.isoformat(timespec="seconds"),
+        ended=datetime.datetime.now().isoformat(timespec="seconds"),
+        seconds=float(seconds),
+        ended_by=ended_by,
+        reason=reason,
+        model=str(model_file),
+        mode=args.mode,
+        versions=versions,
+        prior=prior,
+        paths=paths,
+    )
+
+
+def _prior_info(model) -> dict:
+    """Return the prior's description a model records (``metadata["prior"]``; {} if none)."""
+    info = (model.metadata or {}).get("prior")
+    if not isinstance(info, dict) and model.prior_member is not None:
+        info = (model.prior_member.metadata or {}).get("prior")
+    return info if isinstance(info, dict) else {}
+
+
+def _adapter(args, loop, model, model_file, adapting, folder):
+    """Return the :class:`~sblr_rt.calibration.adapt.Adapter` of ``--adapt`` (or a no-op).
+
+    Its versions go to ``folder / "versions"``, the session's own.
+    """
     if not adapting:
         return contextlib.nullcontext()
     from sblr_rt.calibration.adapt import Adapter
@@ -420,13 +609,14 @@ def _adapter(args, loop, model, model_file, adapting):
         loop,
         model,
         model_file,
-        folder=args.adapt_dir,
+        folder=folder / "versions",
         calibration=args.calibration,
         every=args.adapt_every,
     )
     print(
         f"adapting: {len(adapter.calibration)} calibration file(s) kept, re-selection every "
-        f"{args.adapt_every} trials, versions in {adapter.folder}",
+        f"{args.adapt_every} trials, versions in {adapter.folder} from v{adapter.version} "
+        f"({model_file})",
         flush=True,
     )
     return adapter

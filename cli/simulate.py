@@ -49,7 +49,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="number of channels",
     )
     parser.add_argument(
-        "--classes", nargs="+", default=["left", "right"], help="class names (2 or more)"
+        "--classes",
+        nargs="+",
+        default=["left", "right"],
+        help="class names (2 or more), comma- or space-separated: left,right or left right",
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed")
     parser.add_argument(
@@ -123,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         wait_for_consumers=args.wait_for_consumers,
         sfreq=args.sfreq,
         n_channels=args.n_channels,
-        classes=args.classes,
+        classes=[c.strip() for v in args.classes for c in v.split(",") if c.strip()],
         seed=args.seed,
         first_cue=args.first_cue,
         trial_duration=args.trial_duration,

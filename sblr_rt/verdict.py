@@ -75,6 +75,8 @@ __all__ = [
     "chance_level",
     "describe_rank",
     "model_verdict",
+    "prior_info",
+    "prior_lines",
     "rank_used",
     "spread_text",
     "verdict_word",
@@ -315,6 +317,16 @@ class Verdict:
         Where the weight lies.
     advice : tuple of str
         What to try next (empty unless the word is the first of :data:`WORDS`).
+    measure : str
+        What ``accuracy`` is: ``"CV accuracy"``, or for a model built on a prior without
+        a prior, the accuracy of its leading member on the person's trials it did not
+        train on.
+    missing : str
+        What the first line says without an accuracy.
+    prior : tuple of str
+        A prior-based model's figures in words: the prior's weight and share, why that
+        weight, each member's evidence on held-out trials, the prior's leave-one-person-out
+        accuracy (empty without a prior).
     """
 
     accuracy: float | None
@@ -328,6 +340,9 @@ class Verdict:
     members: tuple
     regions: WeightRegions
     advice: tuple = field(default_factory=tuple)
+    measure: str = "CV accuracy"
+    prior: tuple = ()
+    missing: str = "no cross-validated accuracy in this model file"
 
     @property
     def warnings(self) -> list[str]:
@@ -345,7 +360,7 @@ class Verdict:
     def lines(self) -> list[str]:
         """Return the verdict as lines of text, the word first."""
         if self.accuracy is None:
-            lines = ["verdict: no cross-validated accuracy in this model file"]
+            lines = [f"verdict: {self.missing}"]
         else:
             lo, hi = self.interval
             best = (
@@ -355,11 +370,12 @@ class Verdict:
                 else ""
             )
             lines = [
-                f"verdict: {self.word.upper()}: CV accuracy {self.accuracy:.3f} on "
+                f"verdict: {self.word.upper()}: {self.measure} {self.accuracy:.3f} on "
                 f"{self.n_trials} trials (95% interval {lo:.3f}-{hi:.3f})",
                 f"  chance level: {self.chance:.3f} ({self.n_classes} classes, "
                 f"{self.n_trials} trials, p < {ALPHA:g}){best}",
             ]
+        lines += [f"  {line}" for line in self.prior]
         lines.append(self._rank_line())
         lines += [f"  WARNING: {w}" for w in self.warnings]
         if self.advice:
@@ -408,9 +424,24 @@ def model_verdict(model) -> Verdict:
     chance = chance_level(n_trials, n_classes) if n_trials > 0 else None
     members = _members(model, sel, candidates, n_trials, n_classes)
     regions = weight_regions(model)
+    info = prior_info(model)
+    prior = tuple(prior_lines(info)) if info else ()
+    measure = "CV accuracy"
+    lead = _leading_evidence(info) if info else None
+    if lead is not None:  # a model with a prior: its members' records on held-out trials
+        name, n_trials, correct = lead
+        accuracy, known = correct / n_trials, True
+        chance = chance_level(n_trials, n_classes)
+        measure = f"accuracy of the {name} member on the person's trials it did not train on"
+        n_candidates = 1
     if not known:
+        missing = "no cross-validated accuracy in this model file"
+        if info.get("kind") == "prior" and info.get("n_trials") is None:
+            missing = "a prior across people, not yet refined with anyone's trials"
+        elif info:
+            missing = "no figure on this person's own trials in this model file"
         return Verdict(None, n_trials, n_classes, n_candidates, None, chance, None, None,
-                       members, regions)  # fmt: skip
+                       members, regions, prior=prior, missing=missing)  # fmt: skip
     accuracy = float(accuracy)
     word = verdict_word(
         accuracy, n_trials=n_trials, n_classes=n_classes, n_candidates=n_candidates
@@ -428,7 +459,126 @@ def model_verdict(model) -> Verdict:
         members,
         regions,
         tuple(advice),
+        measure,
+        prior,
     )
+
+
+def prior_info(model) -> dict:
+    """Return the description of the prior a model is built on (``{}`` without one).
+
+    ``metadata["prior"]`` of the model, else of its member that is a prior; a prior as
+    built (``kind == "prior"``) describes itself the same way.
+
+    Parameters
+    ----------
+    model : BCIModel
+
+    Returns
+    -------
+    info : dict
+        The keys present among ``weight``, ``share``, ``n_trials``, ``reason``,
+        ``weights``, ``evidence``, ``people``, ``lopo``, ``created``, ...
+    """
+    md = getattr(model, "metadata", None) or {}
+    info = md.get("prior")
+    member = getattr(model, "prior_member", None)
+    if not isinstance(info, dict) and member is not None:
+        info = (member.metadata or {}).get("prior")
+    if not isinstance(info, dict):
+        return {}
+    if member is not None and member is not model and isinstance(member.metadata, dict):
+        own = member.metadata.get("prior")  # the pool's people and figures, where kept
+        if isinstance(own, dict):
+            info = {**own, **info}
+    return info
+
+
+def prior_lines(info: dict) -> list[str]:
+    """Return a prior-based model's figures in words, each key only where present.
+
+    Parameters
+    ----------
+    info : dict
+        :func:`prior_info` of the model.
+
+    Returns
+    -------
+    lines : list of str
+        The prior's weight in the model and why, the pool's share of the training weight,
+        each member's weight and evidence on held-out trials, the prior's leave-one-person-out
+        accuracy per person.
+    """
+    lines = []
+    weight, share = _float(info.get("weight")), _float(info.get("share"))
+    if weight is not None:
+        if weight == 0:
+            text = "prior weight 0: the prior was dropped, the person's own model decides"
+        else:
+            text = f"prior weight {weight:.2f} of the decision"
+        if info.get("reason"):
+            text += f" ({info['reason']})"
+        lines.append(text)
+    if share is not None or info.get("n_trials") is not None:
+        n = info.get("n_trials")
+        part = f"refined with {n} of the person's trials" if n is not None else "refined"
+        if share is not None:
+            part += f"; {100 * share:.0f}% of its training weight is the pool of other people"
+        lines.append(part)
+    weights = info.get("weights") if isinstance(info.get("weights"), dict) else {}
+    evidence = info.get("evidence") if isinstance(info.get("evidence"), dict) else {}
+    for name in dict.fromkeys([*weights, *evidence]):
+        ev = evidence.get(name) if isinstance(evidence.get(name), dict) else {}
+        text = f"member {name}"
+        if _float(weights.get(name)) is not None:
+            text += f": weight {float(weights[name]):.2f}"
+        n, correct = ev.get("n_trials"), ev.get("correct")
+        if n and correct is not None:
+            text += (
+                f"; {int(correct)}/{int(n)} right ({correct / n:.3f}) on the person's trials "
+                "it did not train on"
+            )
+            if isinstance(ev.get("how"), str) and ev["how"]:
+                text += f" ({ev['how']})"
+            if _float(ev.get("log_loss")) is not None:
+                text += f", log-loss {float(ev['log_loss']):.3f}"
+        lines.append(text)
+    per_person = (info.get("lopo") or {}).get("per_person") or {}
+    per_person = {p: float(a) for p, a in per_person.items() if _float(a) is not None}
+    if per_person:
+        worst = min(per_person, key=per_person.get)
+        lines.append(
+            f"the prior alone on people it never saw (leave-one-person-out, run-centred): "
+            f"mean {np.mean(list(per_person.values())):.3f} over {len(per_person)} people, "
+            f"worst {per_person[worst]:.3f} ({worst})"
+        )
+        lines.append("  per person: " + ", ".join(f"{p} {a:.3f}" for p, a in per_person.items()))
+    return lines
+
+
+def _float(value) -> float | None:
+    """Return ``value`` as a finite float, or None."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _leading_evidence(info: dict) -> tuple[str, int, int] | None:
+    """Return (member, trials, correct) of the weightiest member with evidence."""
+    evidence = info.get("evidence")
+    if not isinstance(evidence, dict):
+        return None
+    weights = info.get("weights") if isinstance(info.get("weights"), dict) else {}
+    usable = [
+        (name, int(ev["n_trials"]), int(ev["correct"]))
+        for name, ev in evidence.items()
+        if isinstance(ev, dict) and (ev.get("n_trials") or 0) > 0 and ev.get("correct") is not None
+    ]
+    if not usable:
+        return None
+    return max(usable, key=lambda u: _float(weights.get(u[0])) or 0.0)
 
 
 def _members(model, sel: dict, candidates: dict, n_trials: int, n_classes: int) -> tuple:

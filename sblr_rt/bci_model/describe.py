@@ -13,7 +13,7 @@ import numpy as np
 from sblr_rt.preprocessing.spatial import spatial_label
 from sblr_rt.regions import weight_regions
 from sblr_rt.search_record import candidate_name, cv_text, search_record
-from sblr_rt.verdict import describe_rank, model_verdict, rank_used, spread_text
+from sblr_rt.verdict import describe_rank, model_verdict, prior_info, rank_used, spread_text
 
 __all__ = ["member_lines", "summary_lines"]
 
@@ -95,15 +95,26 @@ def _single_lines(m, model) -> list[str]:
     lines = []
     if m.pool is not None:
         lines.append(m.pool.describe())
-        lines += _prior_lines(m.metadata.get("prior") or {})
+        lines += _prior_lines(prior_info(model) if m is model else m.metadata.get("prior") or {})
     lines += [
-        f"features: {pre.features}; model input {pre.n_rows} rows x {pre.n_times} times; "
-        f"scaling {pre.scaling}; channels: {len(pre.picks)} used of {len(pre.ch_names)} raw",
+        f"features: {pre.features}; model input {_input_shape(pre)}; scaling {pre.scaling}; "
+        f"channels: {len(pre.picks)} used of {len(pre.ch_names)} raw",
         f"spatial stage: {spatial_label(pre.spatial)}",
     ]
     if pre.features == "waveform":
         band = f"band-pass {pre.l_freq}-{pre.h_freq} Hz" if pre.filters else "no band-pass"
         lines.append(f"preprocessing: {band}; baseline {pre.baseline}")
+    elif pre.features == "covariance":
+        (lo, hi), centring = pre.bands[0], m.run_centring is not None
+        lines.append(
+            f"preprocessing: band-pass {lo:g}-{hi:g} Hz, the spatial covariance of the window "
+            "(OAS shrinkage), its matrix logarithm: the log-Euclidean tangent space at "
+            + (
+                "the calibration runs' mean, each run re-centred on its own"
+                if centring
+                else "the identity"
+            )
+        )
     else:
         what = "over the window" if pre.features == "spectral" else "in time bins"
         bands = ", ".join(f"{lo:g}-{hi:g}" for lo, hi in pre.bands)
@@ -132,6 +143,17 @@ def _single_lines(m, model) -> list[str]:
     if m is not model:
         lines.append(weight_regions(m).describe())
     return lines
+
+
+def _input_shape(pre) -> str:
+    """Return the model input's shape in the words of its feature path."""
+    if pre.features == "covariance":
+        return f"{pre.n_rows} x {pre.n_times} channel covariance (both factors spatial)"
+    if pre.features == "spectral":
+        return f"{pre.n_rows} channels x {pre.n_times} bands"
+    if pre.features == "bandpower":
+        return f"{pre.n_rows} channel-band rows x {pre.n_times} time bins"
+    return f"{pre.n_rows} channels x {pre.n_times} times"
 
 
 def _final_objective(trace) -> float | None:
@@ -165,25 +187,12 @@ def _selection_lines(metadata) -> list[str]:
 
 
 def _prior_lines(info: dict) -> list[str]:
-    """Return a prior's people and its leave-one-person-out accuracy, for the summary."""
+    """Return a prior's people and when it was built (its figures are in the verdict)."""
     lines = []
     people = info.get("people") or []
     if people:
-        lines.append(f"prior across {len(people)} people: {', '.join(people)}")
-    lopo = info.get("lopo") or {}
-    per_person = {p: a for p, a in (lopo.get("per_person") or {}).items() if a is not None}
-    if per_person:
-        worst = min(per_person, key=per_person.get)
-        lines.append(
-            f"  leave-one-person-out accuracy (each person's runs, run-centred, by the prior of "
-            f"the others): mean {np.mean(list(per_person.values())):.3f}, worst "
-            f"{per_person[worst]:.3f} ({worst})"
-        )
-    if info.get("n_trials") is not None:
-        lines.append(
-            f"  refined with {info['n_trials']} of the person's trials; "
-            f"{100 * float(info.get('share', 1.0)):.0f}% of the training weight is the pool's"
-        )
+        built = f"; built {info['created']}" if info.get("created") else ""
+        lines.append(f"prior across {len(people)} people: {', '.join(people)}{built}")
     return lines
 
 

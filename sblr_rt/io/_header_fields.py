@@ -197,6 +197,8 @@ PRIOR = mapping(
         # a loss that was not finite is written as null (sblr_rt.io.jsonable)
         "cv_log_loss": mapping(values=number(0.0, optional=True), optional=True),
         "weights": mapping(values=number(0.0), optional=True),
+        "person_weights": mapping(values=number(0.0), optional=True),
+        "created": string(optional=True),
         "evidence": mapping(
             values=mapping(
                 {

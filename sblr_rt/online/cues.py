@@ -75,7 +75,8 @@ class CueFilter:
             self._warned = True
             logger.warning(
                 "Markers %s match no class of the model and start no trial (cues: %s; "
-                "classes: %s). Pass 'cues', or calibrate with these marker values.",
+                "classes: %s). Name them as cues (sblr-rt run --cues, or OnlineLoop(cues=...)), "
+                "or calibrate with these marker values.",
                 sorted(unknown),
                 sorted(self.cues),
                 self._model_classes,

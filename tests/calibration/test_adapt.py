@@ -261,43 +261,96 @@ def test_a_killed_refit_is_survived(calibration, tmp_path, job):
     assert len(decisions) == 4 and decisions[0]["model_version"] == 0
 
 
-def test_a_failed_refit_keeps_the_current_model(calibration, tmp_path):
+def test_warm_up_waits_for_trials_as_a_status_not_a_failure(calibration, tmp_path, caplog):
+    # A session adapting from its own trials alone needs min_per_class of each class: the
+    # first trials are the normal warm-up, shown as waiting, logged at INFO, no refit run.
     _, model = calibration
     s = _session(model, ["A", "A", "A", "B", "B", "B"])
     adapter = Adapter(s.loop, model, folder=tmp_path)  # no calibration runs: trials only
     adapter.start(thread=False)
     try:
-        _play(s, s.onsets[2] + 150)
-        adapter.step()
-        _until_idle(adapter, s)
+        with caplog.at_level("INFO", logger="sblr_rt"):
+            _play(s, s.onsets[2] + 150)
+            adapter.step()
+            _until_idle(adapter, s)
         status = adapter.status()
-        assert status["refit"] == "failed" and "too few trials" in status["last_error"]
-        assert s.loop.model_version == 0 and s.loop.snapshot().adaptation["refit"] == "failed"
+        assert status["refit"] == "waiting for 3 trials per class (left 3, right 0)", status
+        assert status["n_failures"] == 0 and status["last_error"] is None
+        assert adapter.history == []  # no refit submitted
+        assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+        assert "Refit waits for trials" in caplog.text
+        assert s.loop.model_version == 0 and s.loop.snapshot().adaptation["n_failures"] == 0
         _play(s, s.onsets[-1] + 150)
         adapter.step()
         _until_idle(adapter, s)
     finally:
         adapter.stop()
-    assert s.loop.model_version == 1 and adapter.status()["n_failures"] == 1
-    assert len(s.loop.pop_decisions()) == 6  # every trial decided, through the failure
+    assert s.loop.model_version == 1 and adapter.status()["n_failures"] == 0
+    assert len(s.loop.pop_decisions()) == 6  # every trial decided, through the warm-up
 
 
-def test_a_session_started_from_a_version_continues_its_folder_and_counter(calibration, tmp_path):
-    from sblr_rt.calibration.adapt import Adapter, default_versions_folder
+def _adapt_all(model, folder, job):
+    """Decide six trials (3 per class) with an adapter running ``job``; return its status."""
+    s = _session(model, ["A", "B", "A", "B", "A", "B"])
+    adapter = Adapter(s.loop, model, folder=folder, job=job)
+    adapter.start(thread=False)
+    try:
+        _play(s, s.onsets[-1] + 150)
+        adapter.step()
+        _until_idle(adapter, s)
+    finally:
+        adapter.stop()
+    assert s.loop.model_version == 0  # the current model keeps deciding
+    return adapter.status()
 
+
+def test_a_refit_whose_trials_are_rejected_waits_too(calibration, tmp_path):
+    # The worker's own count (after rejection) says too few: waiting, not a failure.
+    status = _adapt_all(calibration[1], tmp_path, _too_few)
+    assert status["refit"].startswith("waiting for 3 trials per class"), status
+    assert status["n_failures"] == 0
+
+
+def test_a_failed_refit_keeps_the_current_model(calibration, tmp_path):
+    status = _adapt_all(calibration[1], tmp_path, _degenerate)
+    assert status["refit"] == "failed" and "degenerate" in status["last_error"]
+    assert status["n_failures"] == 1
+
+
+def _too_few(model, recordings, **kwargs):
+    from sblr_rt.calibration.refit import TooFewTrials
+
+    raise TooFewTrials({"left": 3, "right": 2}, 3)
+
+
+def _degenerate(model, recordings, **kwargs):
+    raise RefitError("degenerate fit: the factors are all zero")
+
+
+def test_a_session_started_from_a_version_continues_its_counter_in_a_new_folder(
+    calibration, tmp_path, monkeypatch
+):
     from sblr_rt.io.model_file import load_model, save_model
 
     _, model = calibration
-    assert default_versions_folder(tmp_path / "s1.sblr.npz") == tmp_path / "s1.versions"
-    folder = tmp_path / "s1.versions"
-    folder.mkdir()
-    v3 = load_model_copy(model)
-    v3.metadata = {**(v3.metadata or {}), "adaptation": {"version": 3, "parent": 2}}
-    save_model(v3, folder / "v0003.sblr.npz")
-    start = load_model(folder / "v0003.sblr.npz")
-    adapter = Adapter.for_model_file(object(), start, folder / "v0003.sblr.npz", calibration=[])
-    assert adapter.folder == folder and adapter.version == 3
-    assert sorted(p.name for p in folder.iterdir()) == ["v0003.sblr.npz"]  # not re-saved
+    old = tmp_path / "sessions" / "old" / "versions"
+    old.mkdir(parents=True)
+    for k in (3, 4):
+        v = load_model_copy(model)
+        v.metadata = {**(v.metadata or {}), "adaptation": {"version": k, "parent": k - 1}}
+        save_model(v, old / f"v{k:04d}.sblr.npz")
+    before = {p.name: p.read_bytes() for p in old.iterdir()}
+    start = load_model(old / "v0003.sblr.npz")
+    monkeypatch.chdir(tmp_path)
+    adapter = Adapter.for_model_file(object(), start, old / "v0003.sblr.npz", calibration=[])
+    # a new session folder of its own, the counter continuing from the file's version
+    assert adapter.folder.parent.parent == Path("sessions") and adapter.version == 3
+    assert sorted(p.name for p in adapter.folder.iterdir()) == ["v0003.sblr.npz"]
+    assert {p.name: p.read_bytes() for p in old.iterdir()} == before  # left unchanged
+    # a folder holding another session's versions is refused, never written over
+    with pytest.raises(ValueError, match=r"no model versions but this session's \(v0003\), "
+                       r"got v0004.sblr.npz"):  # fmt: skip
+        Adapter(object(), start, folder=old)
 
 
 def test_the_refit_worker_runs_below_the_session(tmp_path):

@@ -283,6 +283,22 @@ def test_a_prior_needs_only_its_own_channels_and_names_those_a_stream_lacks(prio
         match_stream(clf, [c for c in strip if c not in ("C3", "C4")], SFREQ)
 
 
+def test_a_model_calibrated_with_a_prior_reads_only_its_members_channels(prior, tmp_path):
+    # The person's runs hold the eye and occipital channels too; the prior does not read
+    # them, and neither does the model calibrated with it: a stream without them is taken.
+    from sblr_rt.online import OnlineClassifier
+    from sblr_rt.online._channels import match_stream
+
+    runs = [_run(9, 1)]  # 8 trials: the adapted prior alone
+    few = calibrate(runs, prior=prior, max_trials=8, n_jobs=1, classes=CLASSES)
+    strip = [c for c in CHANNELS if c not in ("Fp1", "O1")]
+    assert few.ch_names == few.picks == strip
+    again = load_model(save_model(few, tmp_path / "few.sblr.npz"))
+    assert again.ch_names == strip
+    assert len(match_stream(OnlineClassifier(again), strip, SFREQ).pairs) == len(strip)
+    assert _accuracy(again, _run(9, 2)) == _accuracy(few, _run(9, 2))
+
+
 def test_with_too_few_trials_of_a_class_for_the_cv_the_adapted_prior_decides(prior):
     import copy
 
@@ -292,3 +308,38 @@ def test_with_too_few_trials_of_a_class_for_the_cv_the_adapted_prior_decides(pri
     model = calibrate([_run(9, 1)], prior=early, max_trials=8, n_jobs=1, classes=CLASSES)
     assert model.pool is not None and model.metadata["prior"]["weight"] == 1.0
     assert "could not be calibrated" in model.metadata["prior"]["reason"]
+
+
+def test_a_prior_based_model_is_described_by_its_weight_share_evidence_and_dates(prior, tmp_path):
+    # The prior's description (metadata["prior"]) is printed key by key where present: the
+    # weight and why, the pool's share, each member's evidence on held-out trials (the verdict's
+    # figure), the leave-one-person-out accuracy per person; the dates are honest.
+    prior = load_model(save_model(prior, tmp_path / "prior.sblr.npz"))  # dated
+    model = calibrate([_run(9, 1)], prior=prior, max_trials=8, n_jobs=1, classes=CLASSES)
+    assert model.metadata["prior"]["created"] == prior.metadata["created"]
+    assert model.metadata["created"] >= prior.metadata["created"]
+    text = model.summary()
+    assert f"created {model.metadata['created']}" in text.splitlines()[0]
+    # the prior never saw these 8 trials: its record on them is the verdict's figure
+    assert "verdict: " in text and "accuracy of the prior member on the person's trials" in text
+    assert "prior weight 1.00 of the decision (8 trials: no model of the person's own" in text
+    assert "refined with 8 of the person's trials; " in text
+    per_person = prior.metadata["prior"]["lopo"]["per_person"]
+    assert "per person: " + ", ".join(f"{p} {a:.3f}" for p, a in per_person.items()) in text
+    assert "mean over nothing" not in text and "rows x" not in text  # a power path's words
+    model.metadata["prior"] |= {
+        "weights": {"prior": 0.75, "own": 0.25},
+        "evidence": {"prior": {"n_trials": 10, "correct": 9, "log_loss": 0.41},
+                     "own": {"n_trials": 10, "correct": 6, "log_loss": 0.66}},
+    }  # fmt: skip
+    verdict = model.verdict()
+    assert verdict.accuracy == 0.9 and verdict.n_trials == 10
+    text = "\n".join(verdict.lines())
+    assert "verdict: LIKELY USABLE: accuracy of the prior member on the person's trials" in text
+    assert "member prior: weight 0.75; 9/10 right (0.900) on the person's trials it did" in text
+    assert "member own: weight 0.25; 6/10 right (0.600) on the person's trials it did" in text
+    model.metadata["prior"] = {"weight": 0.0, "reason": "the person's own model wins"}
+    assert "prior weight 0: the prior was dropped, the person's own model decides (the " \
+        "person's own model wins)" in model.summary()  # fmt: skip
+    del model.metadata["prior"]
+    assert model.verdict().lines()[0].startswith("verdict: ")  # the pool's own notes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -59,4 +60,13 @@ def test_demo_from_the_shipped_prior_decides_from_the_first_trial(tmp_path):
     first = next(line for line in done.stdout.splitlines() if "trial  1:" in line)
     assert "model v0, 100% prior" in first  # no calibration: the prior decides trial 1
     assert "No calibration: the shipped prior" in done.stdout
-    assert (out / "prior.versions" / "v0000.sblr.npz").is_file()  # the session's start
+    (session,) = (out / "sessions").iterdir()
+    versions = session / "versions"
+    assert (versions / "v0000.sblr.npz").is_file()  # the session's start
+    # the demo's model is the adapted one, named in its output and its summary
+    adapted = Path(summary["adapted_model"])
+    assert adapted.parent == versions and adapted.name != "v0000.sblr.npz"
+    assert f"adapted model: version {int(adapted.name[1:5])} ({adapted})" in done.stdout
+    assert (out / "model.sblr.npz").read_bytes() == adapted.read_bytes()
+    assert "ERROR" not in done.stdout + done.stderr
+    assert summary["features"] == "covariance"

@@ -36,12 +36,13 @@ def _player(name, source_id):
 
 
 def _trials(out):
-    line = r"^trial cue '(\w+)' -> '(\w+)' \(left: [\d.]+, right: [\d.]+\); smoothed .*"
+    line = r"^trial \d+: cue '(\w+)' \([\w ]+\) -> (\w+)(?:,.*)?; p left [\d.]+, right [\d.]+; .*"
     return re.findall(line, out, re.MULTILINE)
 
 
 @pytest.mark.lsl
-def test_run_takes_an_mne_lsl_player_and_its_annotations(model_path, source_id, capsys):
+def test_run_takes_an_mne_lsl_player_and_its_annotations(model_path, source_id, tmp_path,
+                                                        capsys):  # fmt: skip
     name = f"mnelsl-{source_id[-12:]}"
     player = _player(name, source_id)
     try:
@@ -49,7 +50,8 @@ def test_run_takes_an_mne_lsl_player_and_its_annotations(model_path, source_id, 
         # the EEG stream's own marker stream); the file loops 2-3 times
         code = main(["run", "--model", str(model_path), "--stream", name, "--mode", "trial",
                      "--hop", "0", "--duration", str(3 * PERIOD), "--status-every", "0",
-                     "--outlet-name", name + "-Pred", "--timeout", str(DEADLINE)])  # fmt: skip
+                     "--outlet-name", name + "-Pred", "--timeout", str(DEADLINE),
+                     "--sessions", str(tmp_path)])  # fmt: skip
     finally:
         player.stop()
     out, err = capsys.readouterr()
@@ -92,7 +94,8 @@ def _openvibe_outlets(name, source_id):
 
 
 @pytest.mark.lsl
-def test_run_takes_an_openvibe_stream_with_int32_markers(model_path, source_id, capsys):
+def test_run_takes_an_openvibe_stream_with_int32_markers(model_path, source_id, tmp_path,
+                                                        capsys):  # fmt: skip
     name = f"openvibe-{source_id[-12:]}"
     eeg, markers = _openvibe_outlets(name, source_id)
     stop = threading.Event()
@@ -104,7 +107,8 @@ def test_run_takes_an_openvibe_stream_with_int32_markers(model_path, source_id, 
                      "--stream-type", "SIGNAL", "--marker-source-id", source_id + "-stims",
                      "--marker-type", "Marker", "--cues", "1,2", "--mode", "trial",
                      "--hop", "0", "--duration", "3", "--status-every", "0",
-                     "--outlet-name", name + "-Pred", "--timeout", str(DEADLINE)])  # fmt: skip
+                     "--outlet-name", name + "-Pred", "--timeout", str(DEADLINE),
+                     "--sessions", str(tmp_path)])  # fmt: skip
     finally:
         stop.set()
         feeder.join(DEADLINE)

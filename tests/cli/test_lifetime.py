@@ -256,7 +256,7 @@ def test_run_adapt_refit_worker_ends_with_the_session(model_path, source_id, tmp
     cmd = [sys.executable, "-m", "sblr_rt.cli", "run", "--init", str(model_path)]
     cmd += ["--stream", name, "--source-id", source_id, "--mode", "trial", "--hop", "0"]
     cmd += ["--marker-source-id", source_id + "-markers", "--status-every", "0"]
-    cmd += ["--outlet-name", name + "-Pred", "--adapt-dir", str(tmp_path / "versions")]
+    cmd += ["--outlet-name", name + "-Pred", "--sessions", str(tmp_path / "sessions")]
     cmd += ["--timeout", str(DEADLINE)]
     stop = threading.Event()
 

@@ -83,3 +83,19 @@ def test_simulate_refuses_bad_arguments_in_one_line(
 ):
     assert main(["simulate", "--source-id", source_id, "--duration", "1", *extra]) == 1
     assert message in one_line_error(capsys.readouterr().err, "simulate")
+
+
+@pytest.mark.parametrize("given", [["left,right,feet"], ["left", "right", "feet"],
+                                   ["left,", "right", "feet"]])  # fmt: skip
+def test_simulate_takes_classes_with_commas_as_every_command_does(given, monkeypatch):
+    from sblr_rt.playback import simulator
+
+    seen = {}
+
+    def capture(**kwargs):
+        seen.update(kwargs)
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(simulator, "run_simulator", capture)
+    assert main(["simulate", "--duration", "1", "--classes", *given]) == 1
+    assert seen["classes"] == ["left", "right", "feet"]

@@ -171,6 +171,8 @@ def test_trials_on_cues_named_by_the_calibration_markers(make_model, fakes, capl
     _check_offline(model, source, trials)
     warnings = [r for r in caplog.records if "match no class" in r.getMessage()]
     assert len(warnings) == 1 and "junk" in warnings[0].getMessage()
+    # the hint names the option a user types, not only the Python keyword
+    assert "sblr-rt run --cues, or OnlineLoop(cues=...)" in warnings[0].getMessage()
     assert loop.snapshot().n_cues == 4
 
 
