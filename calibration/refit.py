@@ -299,8 +299,11 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
     if person is not None and not reselect:
         person = _warm(person, recordings, config, classes, min_per_class)
     elif n >= settings.auto_min_trials:
+        # The person's own model as calibrate with a prior makes it: every candidate (a
+        # prior's own configuration names its single feature path), on the prior's channels.
+        own = config if person is not None else config.replace(features="auto", spatial="default")
         try:
-            person = calibrate(recordings, config=config)
+            person = calibrate(recordings, config=own)
             person_ev = None  # a new model: its evidence from blocks of the trials
         except ValueError as err:
             why = f"the person's own model could not be calibrated: {err}"
