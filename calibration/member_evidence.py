@@ -274,7 +274,8 @@ def causal_scores(model: BCIModel, recordings, config, classes) -> tuple:
     Each run (a session's single-trial recordings are one run) is centred causally from
     the model's calibration reference, exactly as :meth:`BCIModel.decision_function_run`
     scores it. Clean evidence only for a model that never trained on these trials (a prior
-    across people that never saw the person).
+    across people that never saw the person). A trial that a member's epoching rejects is
+    left out.
 
     Parameters
     ----------
@@ -292,14 +293,17 @@ def causal_scores(model: BCIModel, recordings, config, classes) -> tuple:
     scores : ndarray, shape (n_trials,) or (n_trials, n_classes)
     y : ndarray of int, shape (n_trials,)
         The trials' class indices in ``classes``.
+    recording : ndarray of int, shape (n_trials,)
+        The index in ``recordings`` of each trial's recording.
     """
     model = model.for_channels(recordings[0].ch_names)
     order = {c: k for k, c in enumerate(classes)}
-    scores, labels = [], []
+    scores, labels, where = [], [], []
     runs = np.asarray(run_of_each(recordings))
     for run in dict.fromkeys(runs.tolist()):
-        recs = [r for r, g in zip(recordings, runs, strict=True) if g == run]
-        member_scores = []
+        index = np.flatnonzero(runs == run)
+        recs = [recordings[i] for i in index]
+        by_member = []
         for m in model.members:
             ep = extract_epochs(
                 recs,
@@ -309,19 +313,35 @@ def causal_scores(model: BCIModel, recordings, config, classes) -> tuple:
                 flat=config.rejection.flat,
                 clip_run=config.rejection.clip_run,
             )
-            member_scores.append(m.decision_function_features(m.preprocessor.scale(ep.Z)))
-        s = np.tensordot(model.member_weights, np.stack(member_scores), axes=1)
+            s = m.decision_function_features(m.preprocessor.scale(ep.Z))
+            labelled = [order[ep.classes[k]] for k in ep.y]
+            by_member.append(
+                {tuple(o): (v, c) for o, v, c in zip(ep.onsets, s, labelled, strict=True)}
+            )
+        keys = sorted(set.intersection(*(set(d) for d in by_member)))  # kept by every member
+        if not keys:
+            continue
+        s = np.tensordot(
+            model.member_weights, [[d[k][0] for k in keys] for d in by_member], axes=1
+        )
         if model.run_centring is not None:
             state = model.run_centring.start()
             s = np.array([state.step(np.atleast_1d(v)) for v in s]).reshape(s.shape)
         scores.append(s)
-        labels.append([order[ep.classes[k]] for k in ep.y])
-    return np.concatenate(scores), np.concatenate(labels).astype(np.int64)
+        labels.append([by_member[0][k][1] for k in keys])
+        where.append([index[k[0]] for k in keys])
+    if not scores:
+        return np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return (
+        np.concatenate(scores),
+        np.concatenate(labels).astype(np.int64),
+        np.concatenate(where).astype(np.int64),
+    )
 
 
 def causal_evidence(model: BCIModel, recordings, config, classes) -> MemberEvidence:
     """:class:`MemberEvidence` of :func:`causal_scores` (for a model that never saw the trials)."""
-    scores, y = causal_scores(model, recordings, config, classes)
+    scores, y, _ = causal_scores(model, recordings, config, classes)
     return MemberEvidence.from_scores(scores, y, len(classes), model.multi_class, CAUSAL)
 
 

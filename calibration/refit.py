@@ -321,9 +321,10 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
 
 def _new_evidence(member, session, config, classes, seen) -> MemberEvidence:
     """Return the evidence of the session's trials after the first ``seen``, scored causally."""
-    scores, y = causal_scores(member, session, config, classes)
-    return MemberEvidence.from_scores(scores[seen:], y[seen:], len(classes), member.multi_class,
-                                CAUSAL)  # fmt: skip
+    scores, y, recording = causal_scores(member, session, config, classes)
+    new = recording >= seen
+    return MemberEvidence.from_scores(scores[new], y[new], len(classes), member.multi_class,
+                                      CAUSAL)  # fmt: skip
 
 
 def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
