@@ -124,6 +124,7 @@ def calibrate(
 
             prior = load_model(prior)
         check_prior(prior)
+        _check_prior_channels(prior, recs)
         recs = check_against_model(recs, prior, what="the prior")
         config = config.replace(tmin=prior.tmin, tmax=prior.tmax)
         start = start_from_prior(recs, config, prior, max_trials=max_trials)
@@ -140,6 +141,20 @@ def calibrate(
         # its members' picks, so a stream (or cap) needs those, not the recording's others.
         model = model.for_channels(model.picks)
         return _dated(model, prior)
+
+
+def _check_prior_channels(prior: BCIModel, recs) -> None:
+    """Refuse recordings that lack channels the prior reads, naming close labels."""
+    from sblr_rt.io.labels import close_matches_text
+
+    for rec in recs:
+        missing = [c for c in prior.picks if c not in rec.ch_names]
+        if missing:
+            raise ValueError(
+                f"the recordings must hold the {len(prior.picks)} channels the prior reads, "
+                f"got {len(missing)} missing from {rec.source}: {', '.join(missing)}"
+                f"{close_matches_text(missing, rec.ch_names)}"
+            )
 
 
 def _dated(model: BCIModel, prior: BCIModel) -> BCIModel:

@@ -359,15 +359,30 @@ def _online(args, model, recording_path, *, prior_file=None) -> dict:
     return results
 
 
-def _screenshots(model_path: Path, out: Path) -> list[Path]:
+def _screenshots(args, model_path: Path, out: Path, recording_path) -> list[Path]:
+    """Render the dashboard's tabs, the Live tab connected to a replay of the run."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     target = out / "dashboard.png"
+    proc, _, name, source_id = _start_source(args, recording_path, uuid.uuid4().hex[:8])
     cmd = [sys.executable, "-m", "sblr_rt.cli", "gui", "--model", str(model_path)]
-    cmd += ["--screenshot", str(target)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    cmd += ["--stream", name, "--source-id", source_id, "--marker-stream", f"{name}-Markers"]
+    cmd += ["--marker-source-id", f"{source_id}-markers", "--screenshot", str(target)]
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
     if done.returncode != 0:
         _say(f"      (dashboard screenshots failed: {done.stderr.strip()[-300:]})")
         return []
+    if "no live data" in done.stderr:
+        _say(f"      (the Live tab got no data from {name!r}: its screenshot shows no traces)")
+    else:
+        _say(f"      dashboard-live.png: the Live tab connected to {name!r}")
     return sorted(out.glob("dashboard*.png"))
 
 
@@ -463,7 +478,7 @@ def run(args: argparse.Namespace) -> int:
         subprocess.Popen([sys.executable, "-m", "sblr_rt.cli", "gui", "--model", str(model_path)])
         shots = []
     else:
-        shots = _screenshots(model_path, out)
+        shots = _screenshots(args, model_path, out, recording_path)
     from sblr_rt.calibration.outcome import CalibrationOutcome
 
     from sblr_rt.verdict import chance_level

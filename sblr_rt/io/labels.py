@@ -21,13 +21,16 @@ that fits two) is an error: which one to read would be a guess.
 
 from __future__ import annotations
 
+import difflib
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
     "MATCH_RULES",
     "ChannelMatch",
+    "close_matches",
     "is_physionet_style",
     "match_channels",
     "standard_label",
@@ -63,6 +66,63 @@ def standard_label(name: str) -> str:
     if label.startswith("FP"):
         label = "Fp" + label[2:]
     return label
+
+
+def close_matches(missing: Sequence[str], names: Sequence[str], *, n: int = 3) -> dict:
+    """Return the labels of ``names`` that may be each missing label under another spelling.
+
+    A label that holds the missing one as a token (``"EEG C3-REF"`` for ``C3``, ignoring
+    case and the dots of :func:`standard_label`), then the closest spellings by
+    :func:`difflib.get_close_matches` (``"C03"`` for ``C3``). Meant for error messages: what
+    to rename, not a match the code takes.
+
+    Parameters
+    ----------
+    missing : sequence of str
+        The labels not found.
+    names : sequence of str
+        The labels that are there.
+    n : int
+        At most this many candidates per label.
+
+    Returns
+    -------
+    close : dict
+        ``{missing label: [candidates]}``, only for labels with a candidate.
+
+    Examples
+    --------
+    >>> close_matches(["C3", "Cz"], ["EEG C3-REF", "EEG CZ-REF", "EEG C4-REF"])
+    {'C3': ['EEG C3-REF'], 'Cz': ['EEG CZ-REF']}
+    """
+    names = [str(x) for x in names]
+    keys = {x: standard_label(x).upper() for x in names}
+    out = {}
+    for label in missing:
+        key = standard_label(label).upper()
+        token = re.compile(rf"(^|[^A-Z0-9]){re.escape(key)}($|[^A-Z0-9])")
+        found = [x for x in names if token.search(keys[x])]
+        if len(found) < n:
+            upper = {keys[x]: x for x in names}
+            close = difflib.get_close_matches(key, list(upper), n=n, cutoff=0.6)
+            found += [upper[c] for c in close if upper[c] not in found]
+        if found:
+            out[str(label)] = found[:n]
+    return out
+
+
+def close_matches_text(missing: Sequence[str], names: Sequence[str]) -> str:
+    """Return ``"; close labels: C3 -> 'EEG C3-REF'; ..."`` for an error (empty if none)."""
+    close = close_matches(missing, names)
+    if not close:
+        return ""
+    shown = list(close.items())[:8]
+    parts = [f"{m} -> {' or '.join(repr(c) for c in cs)}" for m, cs in shown]
+    more = f" (+{len(close) - len(shown)} more)" if len(close) > len(shown) else ""
+    return (
+        f"; close labels: {'; '.join(parts)}{more}: rename the channels to the model's labels "
+        "(e.g. mne's raw.rename_channels) if they are the same electrodes"
+    )
 
 
 def is_physionet_style(names: Sequence[str]) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sblr_rt.io.labels import ChannelMatch, match_channels
+from sblr_rt.io.labels import ChannelMatch, close_matches_text, match_channels
 
 __all__ = ["check_stream_info", "match_stream"]
 
@@ -74,11 +74,12 @@ def match_stream(
         matched = {s for _, s, _ in match.pairs}
         extra = [c for c in ch_names if c not in matched]
         more = f"; the stream has instead {_names(extra)}" if extra else ""
+        close = close_matches_text(list(match.missing), extra)
         raise ValueError(
             f"{what} lacks {len(match.missing)} of the model's {len(model_names)} channels: "
             f"{_names(list(match.missing))}{more} (got {len(ch_names)} channels; labels "
             "compared exactly, ignoring case, and normalised as calibration does, e.g. "
-            "'Fc5.' = 'FC5')."
+            f"'Fc5.' = 'FC5'){close}."
         )
     level = logging.WARNING if match.renamed else logging.INFO
     logger.log(level, "Channels of %s: %s.", what, match.summary)

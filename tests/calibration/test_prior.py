@@ -343,3 +343,12 @@ def test_a_prior_based_model_is_described_by_its_weight_share_evidence_and_dates
         "person's own model wins)" in model.summary()  # fmt: skip
     del model.metadata["prior"]
     assert model.verdict().lines()[0].startswith("verdict: ")  # the pool's own notes
+
+
+def test_a_recording_with_other_labels_is_refused_naming_the_close_ones(prior):
+    run = _run(9, 1)
+    other = dataclasses.replace(run, ch_names=[f"EEG {c}-REF" for c in run.ch_names])
+    with pytest.raises(ValueError, match=r"must hold the 11 channels the prior reads, got 11 "
+                       r"missing from synthetic/S009R01.edf: FC3, .*; close labels: FC3 -> "
+                       r"'EEG FC3-REF'; .*rename the channels"):  # fmt: skip
+        calibrate([other], prior=prior, max_trials=10, n_jobs=1, classes=CLASSES)

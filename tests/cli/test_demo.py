@@ -38,6 +38,7 @@ def test_demo_headless_reports_accuracy_above_chance(tmp_path):
     assert "accuracy" in done.stdout and "Next:" in done.stdout
     shots = sorted(p.name for p in out.glob("dashboard*.png"))
     assert shots, "the headless demo writes dashboard screenshots"
+    assert "dashboard-live.png: the Live tab connected to 'SBLR-Demo-" in done.stdout
 
 
 @pytest.mark.lsl
@@ -69,4 +70,5 @@ def test_demo_from_the_shipped_prior_decides_from_the_first_trial(tmp_path):
     assert f"adapted model: version {int(adapted.name[1:5])} ({adapted})" in done.stdout
     assert (out / "model.sblr.npz").read_bytes() == adapted.read_bytes()
     assert "ERROR" not in done.stdout + done.stderr
+    assert "dashboard-live.png: the Live tab connected to 'SBLR-Demo-" in done.stdout
     assert summary["features"] == "covariance"

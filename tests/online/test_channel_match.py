@@ -86,3 +86,20 @@ def test_the_loop_reads_the_right_channels_and_reports_the_mapping(model, fakes,
     assert [(m, s) for m, s, _ in channels.pairs] == list(zip(MODEL, FILE, strict=True))
     assert "Fc5. -> FC5" in channels.summary
     loop.stop()
+
+
+def test_a_missing_channel_names_the_close_labels_of_the_stream(model):
+    from sblr_rt.io.labels import close_matches
+
+    stream = [c if c != "Cz" else "EEG Cz-Ref" for c in MODEL]
+    expected = (
+        r"lacks 1 of the model's 6 channels: Cz; the stream has instead EEG Cz-Ref .*; close "
+        r"labels: Cz -> 'EEG Cz-Ref': rename"
+    )
+    with pytest.raises(ValueError, match=expected):
+        check_stream_info(OnlineClassifier(model), stream, SFREQ)
+
+    assert close_matches(["C3", "Cz", "O1"], ["EEG C3-REF", "EEG CZ-REF", "C03", "Pz"]) == {
+        "C3": ["EEG C3-REF", "C03"],
+        "Cz": ["EEG CZ-REF"],
+    }
