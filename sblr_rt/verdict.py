@@ -587,7 +587,8 @@ def _members(model, sel: dict, candidates: dict, n_trials: int, n_classes: int) 
     for i, m in enumerate(model.members):
         stored = m.metadata.get("name")  # files before members kept their names: by order
         name = stored or (names[i] if i < len(names) and names[i] else _single_name(m))
-        acc = (candidates.get(name) or {}).get("accuracy")
+        # a prior across people was not one of the person's candidates, whatever its name
+        acc = None if m.pool is not None else (candidates.get(name) or {}).get("accuracy")
         above = above_chance(acc, n_trials, n_classes)
         out.append(MemberVerdict(name, int(m.estimator.rank), rank_used(m.estimator), acc, above))
     return tuple(out)
