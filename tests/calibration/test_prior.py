@@ -256,6 +256,9 @@ def test_each_refit_tests_every_member_on_the_new_trials_before_training_on_them
     assert info2["evidence_seen"] == 16 and info2["n_trials"] == 16
     assert info2["weight"] == pytest.approx(20 / 36)
     assert v2.member_weights[-1] == pytest.approx(20 / 36)
+    assert np.isfinite(v2.member_weights).all() and np.isfinite(v2.predict_proba(
+        np.stack([r.data[:, : v2.n_times_raw] for r in trials[16:]])
+    )).all()  # fmt: skip
     assert _accuracy(v2, _run(9, 2)) >= 0.7
 
 
