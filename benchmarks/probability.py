@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._report import Table, write_report  # noqa: E402
 from benchmarks.accuracy import DATA, LEFT_RIGHT, WINDOW, physionet_file  # noqa: E402
 
+PER_PERSON = [f"{h} ({kind})" for kind in ("raw", "cal.") for h in ("right", "time", "early")]
 ECE_ENDS = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5)
 
 
@@ -127,9 +128,48 @@ def replay_evidence(model, scores, trial, ends, smoothing, calibration):
     return np.array(labels), np.array(times), np.array(early)
 
 
+def person_runs(person, k, args):
+    """Calibrate (cached) on the first ``k`` cues of runs 4 + 8; return the test windows."""
+    from sblr_rt.calibration import calibrate
+    from sblr_rt.calibration.config import load_config
+    from sblr_rt.calibration.probability import calibrate_probability
+
+    from sblr_rt.io import read_recording
+    from sblr_rt.io.model_file import load_model, save_model
+
+    subject = int(person[1:])
+    files = [physionet_file(subject, r) for r in (4, 8, 12)]
+    if not all(f.exists() for f in files):
+        return None
+    recs = [read_recording(f) for f in files]
+    name = f"{person}-{args.features}-k{k}.sblr.npz"
+    cached = Path(args.cache) / name if args.cache else None
+    if cached is not None and cached.exists():
+        model = load_model(cached)
+    else:
+        model = calibrate(
+            recs[:2],
+            classes=LEFT_RIGHT,
+            tmin=WINDOW[0],
+            tmax=WINDOW[1],
+            features=args.features,
+            n_jobs=args.n_jobs,
+            max_trials=k if k < 30 else None,
+        )
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            save_model(model, cached)
+    cal = model.probability
+    if cal is None and k >= 30:  # a model from before the calibration was stored
+        config = load_config(None, classes=LEFT_RIGHT, tmin=WINDOW[0], tmax=WINDOW[1])
+        cal = calibrate_probability(model, recs[:2], config, model.classes)
+    return model, cal, recs[2]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--people", default=",".join(f"S{i:03d}" for i in range(2, 15)))
+    parser.add_argument("--ks", default="10,20,30", help="calibration cues (30: all)")
     parser.add_argument("--features", default="bandpower")
     parser.add_argument("--p", default="0.8,0.9")
     parser.add_argument("--early-after", default="0,1.75")
@@ -143,20 +183,14 @@ def main():
     if not DATA.exists():
         print(f"{DATA} is absent: no shared recordings")
         return
-    from sblr_rt.calibration import calibrate
-    from sblr_rt.calibration.config import load_config
-    from sblr_rt.calibration.probability import (
-        calibrate_probability,
-        expected_calibration_error,
-    )
+    from sblr_rt.calibration.probability import expected_calibration_error
 
-    from sblr_rt.io import read_recording
-    from sblr_rt.io.model_file import load_model, save_model
     from sblr_rt.model.link import proba_from_scores
     from sblr_rt.online import Smoothing
 
     ps = [float(p) for p in args.p.split(",") if p]
     afters = [float(a) for a in args.early_after.split(",") if a]
+    ks = [int(k) for k in args.ks.split(",") if k]
     settings = {"tmax": Smoothing(args.smoothing, args.tau)}
     for after in afters:
         for p in ps:
@@ -165,90 +199,71 @@ def main():
             )
     ends = np.round(np.arange(0.0, WINDOW[1] - 1e-9, args.hop), 6)
     ece_idx = [int(np.argmin(abs(ends - e))) for e in ECE_ENDS[:-1]]
-    pooled = {"raw": [], "cal": []}  # per person: (scores at ECE ends, trial, y, sharpness)
-    per_person, sums = [], {}
+    people = [p for p in args.people.split(",") if p]
+    ece_rows = [[f"{e:g} s"] for e in ECE_ENDS]
+    means, per_person = [], []
     t_start = time.perf_counter()
-    for person in [p for p in args.people.split(",") if p]:
-        subject = int(person[1:])
-        files = [physionet_file(subject, r) for r in (4, 8, 12)]
-        if not all(f.exists() for f in files):
-            print(f"{person}: data absent, skipped")
-            continue
-        recs = [read_recording(f) for f in files]
-        cached = Path(args.cache) / f"{person}-{args.features}.sblr.npz" if args.cache else None
-        if cached is not None and cached.exists():
-            model = load_model(cached)
-        else:
-            model = calibrate(
-                recs[:2],
-                classes=LEFT_RIGHT,
-                tmin=WINDOW[0],
-                tmax=WINDOW[1],
-                features=args.features,
-                n_jobs=args.n_jobs,
-            )
-            if cached is not None:
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                save_model(model, cached)
-        config = load_config(None, classes=LEFT_RIGHT, tmin=WINDOW[0], tmax=WINDOW[1])
-        cal = calibrate_probability(model, recs[:2], config, model.classes)
-        scores, trial, y = test_run_windows(model, recs[2], LEFT_RIGHT, ends)
-        sharp = [cal.sharpness_at(e) for e in ECE_ENDS] if cal else [1.0] * len(ECE_ENDS)
-        for kind, c in (("raw", None), ("cal", cal)):
-            pooled[kind].append((scores[:, ece_idx], trial, y, sharp if c else None))
-        n = len(y)
-        for name, smoothing in settings.items():
-            row = [person, name]
-            for kind, c in (("raw", None), ("cal", cal)):
-                labels, times, early = replay_evidence(model, scores, trial, ends, smoothing, c)
-                right = int(np.sum(labels == y))
-                row += [f"{right}/{n}", f"{np.mean(times):.2f}", f"{int(early.sum())}"]
-                s = sums.setdefault((name, kind), [0, 0, 0.0, 0, 0, 0])
-                s[0] += right
-                s[1] += n
-                s[2] += float(np.sum(times))
-                s[3] += int(early.sum())
-                s[4] += int(np.sum((labels == y) & early))
-                if name == "tmax":
-                    s[5] += 0
-            per_person.append(row)
-        line = "  ".join(f"{r[1]}: {r[2]}|{r[5]}" for r in per_person[-len(settings) :])
-        print(f"{person} a(e)={[round(a, 2) for a in sharp]}  {line}", flush=True)
-    # within 1 cue of tmax, per person
-    within = {}
-    for name in settings:
-        for kind, col in (("raw", 2), ("cal", 5)):
-            ok = 0
-            people = {r[0] for r in per_person}
-            for person in people:
-                rows = {r[1]: r for r in per_person if r[0] == person}
-                base = int(rows["tmax"][col].split("/")[0])
-                ok += int(rows[name][col].split("/")[0]) >= base - 1
-            within[(name, kind)] = f"{ok}/{len(people)}"
-    means = []
-    for name in settings:
-        row = [name]
-        for kind in ("raw", "cal"):
-            r, n, t, e, er, _ = sums[(name, kind)]
-            early_acc = f"{er / e:.2f}" if e else "-"
-            row += [f"{r / n:.3f}", f"{t / n:.2f} s", f"{e}/{n}", early_acc, within[(name, kind)]]
-        means.append(row)
-    # ECE per window end, pooled over people
-    ece_rows = []
-    for j, e in enumerate(ECE_ENDS):
-        row = [f"{e:g} s"]
-        for kind in ("raw", "cal"):
-            probs, ys = [], []
-            for s, tr, yy, sharp in pooled[kind]:
-                col = tr if j == len(ECE_ENDS) - 1 else s[:, j]
-                probs.append(proba_from_scores(col, "ovr", 1.0 if sharp is None else sharp[j]))
-                ys.append(yy)
-            row.append(
-                f"{expected_calibration_error(np.concatenate(probs), np.concatenate(ys)):.3f}"
-            )
-        row.append(f"{np.mean([sh[j] for *_, sh in pooled['cal']]):.2f}")
-        ece_rows.append(row)
-    print("ECE per window end (pooled):")
+    for k in ks:
+        pooled = {"raw": [], "cal": []}  # (scores at the ECE ends, trial, y, sharpness)
+        rows, sums = [], {}
+        for person in people:
+            got = person_runs(person, k, args)
+            if got is None:
+                print(f"{person}: data absent, skipped")
+                continue
+            model, cal, test = got
+            scores, trial, y = test_run_windows(model, test, LEFT_RIGHT, ends)
+            sharp = [cal.sharpness_at(e) for e in ECE_ENDS] if cal else [1.0] * len(ECE_ENDS)
+            pooled["raw"].append((scores[:, ece_idx], trial, y, [1.0] * len(ECE_ENDS)))
+            pooled["cal"].append((scores[:, ece_idx], trial, y, sharp))
+            n = len(y)
+            for name, smoothing in settings.items():
+                row = [f"{k}", person, name]
+                for kind, c in (("raw", None), ("cal", cal)):
+                    labels, times, early = replay_evidence(
+                        model, scores, trial, ends, smoothing, c
+                    )
+                    right = int(np.sum(labels == y))
+                    row += [f"{right}/{n}", f"{np.mean(times):.2f}", f"{int(early.sum())}"]
+                    s = sums.setdefault((name, kind), [0, 0, 0.0, 0, 0])
+                    s[0] += right
+                    s[1] += n
+                    s[2] += float(np.sum(times))
+                    s[3] += int(early.sum())
+                    s[4] += int(np.sum((labels == y) & early))
+                rows.append(row)
+            line = "  ".join(f"{r[2]}: {r[3]}|{r[6]}" for r in rows[-len(settings) :])
+            print(f"k={k} {person} a(e)={[round(a, 2) for a in sharp]}  {line}", flush=True)
+        if k == max(ks):
+            per_person = rows
+        within = {}  # people whose accuracy stays within 1 cue of tmax's
+        for name in settings:
+            for kind, col in (("raw", 3), ("cal", 6)):
+                ok, seen = 0, sorted({r[1] for r in rows})
+                for person in seen:
+                    mine = {r[2]: r for r in rows if r[1] == person}
+                    base = int(mine["tmax"][col].split("/")[0])
+                    ok += int(mine[name][col].split("/")[0]) >= base - 1
+                within[(name, kind)] = f"{ok}/{len(seen)}"
+        for name in settings:
+            row = [f"{k}", name]
+            for kind in ("raw", "cal"):
+                r, n, t, e, er = sums[(name, kind)]
+                early_right = f"{er / e:.2f}" if e else "-"
+                row += [f"{r / n:.3f}", f"{t / n:.2f} s", f"{e}/{n}", early_right]
+                row.append(within[(name, kind)])
+            means.append(row)
+        for j in range(len(ECE_ENDS)):
+            for kind in ("raw", "cal"):
+                probs, ys = [], []
+                for sc, tr, yy, sharp in pooled[kind]:
+                    col = tr if j == len(ECE_ENDS) - 1 else sc[:, j]
+                    probs.append(proba_from_scores(col, "ovr", sharp[j]))
+                    ys.append(yy)
+                ece = expected_calibration_error(np.concatenate(probs), np.concatenate(ys))
+                ece_rows[j].append(f"{ece:.3f}")
+            ece_rows[j].append(f"{np.mean([sh[j] for *_, sh in pooled['cal']]):.2f}")
+    print("ECE per window end (pooled), per k: raw, calibrated, mean sharpness")
     for r in ece_rows:
         print("  ", *r)
     print("means (raw | calibrated): acc, time, early, early right, people within 1 cue")
@@ -257,20 +272,24 @@ def main():
     print(f"{time.perf_counter() - t_start:.0f} s")
     if args.no_report:
         return
-    n_people = len({r[0] for r in per_person})
+    n_people = len({r[1] for r in per_person})
     head = ["acc", "time", "early", "early right", "within 1 cue"]
+    ece_head = ["window end"]
+    for k in ks:
+        ece_head += [f"k={k} raw", f"k={k} calibrated", f"k={k} sharpness"]
     write_report(
         "probability",
         Table(
-            ["window end", "ECE raw", "ECE calibrated", "mean sharpness"],
+            ece_head,
             ece_rows,
             caption=(
-                f"Single windows of run 12 ending e s after the cue, {n_people} people "
-                "pooled (the trial window at 3.5 s)."
+                "ECE of single windows of run 12 ending e s after the cue (the trial window "
+                f"at 3.5 s), {n_people} people pooled, after k calibration cues; the mean "
+                "sharpness fitted."
             ),
         ),
         Table(
-            ["setting", *(f"{h} (raw)" for h in head), *(f"{h} (calibrated)" for h in head)],
+            ["k", "setting", *(f"{h} (raw)" for h in head), *(f"{h} (cal.)" for h in head)],
             means,
             caption=(
                 f"Trial decisions over the {n_people} people: accuracy, mean decision time "
@@ -279,24 +298,16 @@ def main():
             ),
         ),
         Table(
-            [
-                "person",
-                "setting",
-                "right (raw)",
-                "time (raw)",
-                "early (raw)",
-                "right (cal)",
-                "time (cal)",
-                "early (cal)",
-            ],
+            ["k", "person", "setting", *PER_PERSON],
             per_person,
-            caption="Per person.",
+            caption=f"Per person, k = {max(ks)}.",
         ),
         notes=(
-            f"Calibration on runs 4 + 8 ({args.features}, window {WINDOW[0]}-{WINDOW[1]} s), "
-            "the probability calibration fitted on those runs only; run 12 decided offline "
-            f"as the online loop decides it (sliding windows every {args.hop:g} s, run "
-            f"centring, {args.smoothing} of the log-probabilities since the cue)."
+            f"Calibration on the first k cues of runs 4 + 8 ({args.features}, window "
+            f"{WINDOW[0]}-{WINDOW[1]} s), the probability calibration fitted by calibrate on "
+            "those cues only; run 12 decided offline as the online loop decides it (sliding "
+            f"windows every {args.hop:g} s, run centring, {args.smoothing} of the "
+            "log-probabilities since the cue)."
         ),
         blas="1 thread (OPENBLAS_NUM_THREADS=1 set by the benchmark)",
     )
