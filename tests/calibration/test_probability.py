@@ -133,7 +133,10 @@ def test_the_model_file_round_trips_the_calibration_and_old_files_have_none(tmp_
     loaded = load_model(save_model(model, tmp_path / "m.sblr.npz"))
     assert loaded.probability == model.probability
     np.testing.assert_allclose(loaded.predict_proba(raw), model.predict_proba(raw))
+    assert "sharpness (the factor on the scores) by window end" in loaded.summary()
+    assert "0 s 0.00, 1 s 0.40" in loaded.summary()
     del model.metadata["probability"]
+    assert "sharpness" not in model.summary()
     assert load_model(save_model(model, tmp_path / "old.sblr.npz")).probability is None
 
 
