@@ -140,6 +140,7 @@ def person_runs(person, k, args):
     subject = int(person[1:])
     files = [physionet_file(subject, r) for r in (4, 8, 12)]
     if not all(f.exists() for f in files):
+        print(f"{person}: data absent, skipped")
         return None
     recs = [read_recording(f) for f in files]
     name = f"{person}-{args.features}-k{k}.sblr.npz"
@@ -147,15 +148,19 @@ def person_runs(person, k, args):
     if cached is not None and cached.exists():
         model = load_model(cached)
     else:
-        model = calibrate(
-            recs[:2],
-            classes=LEFT_RIGHT,
-            tmin=WINDOW[0],
-            tmax=WINDOW[1],
-            features=args.features,
-            n_jobs=args.n_jobs,
-            max_trials=k if k < 30 else None,
-        )
+        try:
+            model = calibrate(
+                recs[:2],
+                classes=LEFT_RIGHT,
+                tmin=WINDOW[0],
+                tmax=WINDOW[1],
+                features=args.features,
+                n_jobs=args.n_jobs,
+                max_trials=k if k < 30 else None,
+            )
+        except ValueError as err:  # too few cues of a class for the CV's folds
+            print(f"k={k} {person}: not calibrated ({err})")
+            return None
         if cached is not None:
             cached.parent.mkdir(parents=True, exist_ok=True)
             save_model(model, cached)
@@ -208,8 +213,7 @@ def main():
         rows, sums = [], {}
         for person in people:
             got = person_runs(person, k, args)
-            if got is None:
-                print(f"{person}: data absent, skipped")
+            if got is None:  # data absent or too few cues for the calibration
                 continue
             model, cal, test = got
             scores, trial, y = test_run_windows(model, test, LEFT_RIGHT, ends)
