@@ -260,3 +260,33 @@ def test_the_loop_weighs_windows_by_the_model_calibration_of_their_end(make_mode
     # the sliding windows' own probabilities are the trial window's (sharpness 1 here)
     clf = OnlineClassifier(model)
     assert clf.probability.trial == 1.0
+
+
+def test_a_swapped_model_brings_its_calibration_to_the_evidence(make_model, fakes):
+    from sblr_rt.model.link import ProbabilityCalibration
+
+    model = make_model()
+    clf = OnlineClassifier(model)
+    n = model.n_times_raw
+    data = np.random.default_rng(4).standard_normal((3 * n, len(clf.ch_names)))
+    times = 50.0 + np.arange(3 * n) / SFREQ
+    source = fakes.Source(data, times, clf.ch_names, SFREQ)
+    clock = fakes.Clock(times[0])
+    loop = OnlineLoop(
+        clf, source, markers=fakes.Markers(), sink=fakes.Sink(), clock=clock,
+        mode="trial", hop=0.05, smoothing=Smoothing("mean", early=0.9),
+    )  # fmt: skip
+    loop.start(thread=False)
+    source.send(n)
+    clock.t = times[n - 1]
+    loop.step_once()
+    evidence = loop._scheduler.evidence
+    assert evidence.calibration is None
+    new = make_model()
+    new.metadata["probability"] = ProbabilityCalibration([0.0, 1.0], [0.2, 0.5]).to_dict()
+    loop.swap_model(new)
+    source.send(5)
+    clock.t = times[n + 4]
+    loop.step_once()
+    assert loop._scheduler.evidence is evidence
+    assert evidence.calibration == new.probability
