@@ -152,30 +152,40 @@ def _shifted_features(recordings, pre, keys, shifts) -> np.ndarray:
     Shape (n_shifts, n_trials, n_rows, n_times); NaN where the window leaves the recording.
     """
     off = round(pre.tmin * pre.sfreq) - pre.n_pad
-    out = None
-    for j, shift in enumerate(shifts):
+    data = {r: _in_model_order(recordings[r], pre) for r in {r for r, _ in keys}}
+    per_shift = []
+    for shift in shifts:
         d = round(float(shift) * pre.sfreq)
         raws, ok = [], []
         for r_idx, onset in keys:
-            rec = recordings[r_idx]
-            data = rec.data if pre.ch_names == list(rec.ch_names) else _reorder(rec, pre)
             lo = onset + off + d
-            good = 0 <= lo and lo + pre.n_times_raw <= data.shape[1]
+            good = _contiguous(recordings[r_idx], onset, lo, lo + pre.n_times_raw)
             ok.append(good)
-            raws.append(data[:, lo : lo + pre.n_times_raw] if good else None)
-        shape = None
-        feats = []
-        if any(ok):
-            batch = np.stack([r for r in raws if r is not None])
-            feats = pre.features_from_filtered(pre.filter_epochs(batch))
-            shape = feats.shape[1:]
-        if out is None:
-            out = np.full((len(shifts), len(keys), *shape), np.nan)
-        out[j, np.flatnonzero(ok)] = feats
+            if good:
+                raws.append(data[r_idx][:, lo : lo + pre.n_times_raw])
+        feats = pre.features_from_filtered(pre.filter_epochs(np.stack(raws))) if raws else None
+        per_shift.append((ok, feats))
+    shape = next(f.shape[1:] for _, f in per_shift if f is not None)  # the trial window's
+    out = np.full((len(shifts), len(keys), *shape), np.nan)
+    for j, (ok, feats) in enumerate(per_shift):
+        if feats is not None:
+            out[j, np.flatnonzero(ok)] = feats
     return out
 
 
-def _reorder(rec, pre) -> np.ndarray:
+def _contiguous(rec, onset: int, lo: int, hi: int) -> bool:
+    """Whether samples ``lo .. hi - 1`` are one stretch of the trial at ``onset``.
+
+    Inside the recording, across no gap, and for an epoched file inside the cue's own
+    trial (the samples before it belong to another trial).
+    """
+    first, last = (onset, onset + rec.epoch_length) if rec.epoch_length else (0, rec.n_samples)
+    return first <= lo and hi <= last and not any(lo < g < hi for g, _ in rec.gaps)
+
+
+def _in_model_order(rec, pre) -> np.ndarray:
+    if list(pre.ch_names) == list(rec.ch_names):
+        return rec.data
     index = {c: i for i, c in enumerate(rec.ch_names)}
     return np.asarray(rec.data)[[index[c] for c in pre.ch_names]]
 

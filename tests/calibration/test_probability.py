@@ -204,3 +204,8 @@ def test_window_end_scores_score_every_trial_at_every_end():
     assert scores.shape == (2, len(yy)) and len(yy) >= 30
     assert np.isfinite(scores[-1]).all()
     assert np.mean((scores[-1] > 0) == yy) > 0.7
+    assert np.isnan(scores[0, 0]) and np.isfinite(scores[0, 1:]).all()  # before the start
+    # an epoched file: the samples before a cue are another trial's, never read
+    rec.epoch_length = n
+    scores, _ = window_end_scores(model, [rec], config, model.classes, ends)
+    assert np.isnan(scores[0]).all() and np.isfinite(scores[-1]).all()
