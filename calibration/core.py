@@ -31,6 +31,7 @@ from sblr_rt.calibration.prior import (
     first_trials,
     start_from_prior,
 )
+from sblr_rt.calibration.probability import calibrate_probability
 from sblr_rt.calibration.selection import select
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel
@@ -240,12 +241,28 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
         model = EnsembleModel(singles, metadata=metadata)
         scores = np.tensordot(model.member_weights, [s for *_, s in members], axes=1)
         model.metadata["train_accuracy"] = train_accuracy(scores, epochs.y, model.multi_class)
-        return model
+        return _with_probability(model, recs, config)
     X = pre.scale(epochs.Z)
     metadata["train_accuracy"] = float(np.mean(est.predict(X) == epochs.y))
     metadata["objective"] = objective_traces(est)
     if members:
         metadata["name"] = members[0][3]
-    return fitted_model(
+    model = fitted_model(
         pre, est, epochs.classes, epochs.reference, config.online.recentre_warmup, metadata
     )
+    return _with_probability(model, recs, config)
+
+
+def _with_probability(model: BCIModel, recs, config) -> BCIModel:
+    """Fit and store the model's probability calibration (none with too few trials)."""
+    t0 = time.perf_counter()
+    calibration = calibrate_probability(model, recs, config, model.classes)
+    if calibration is not None:
+        model.metadata["probability"] = calibration.to_dict()
+        model.metadata["seconds"] = model.metadata.get("seconds", 0.0) + (time.perf_counter() - t0)
+        logger.info(
+            "probability calibration: sharpness %s at window ends %s s",
+            [round(a, 2) for a in calibration.sharpness],
+            list(calibration.ends),
+        )
+    return model

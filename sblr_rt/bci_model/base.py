@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sblr_rt.bci_model.describe import summary_lines
-from sblr_rt.model.link import proba_from_scores
+from sblr_rt.model.link import ProbabilityCalibration, proba_from_scores
 from sblr_rt.regions import weight_regions
 from sblr_rt.units import invalid_samples, max_abs_sample
 from sblr_rt.verdict import model_verdict
@@ -141,6 +141,19 @@ class BCIModel(abc.ABC):
         return [self.ch_names[i] for i in self.pick_indices]
 
     @property
+    def probability(self) -> ProbabilityCalibration | None:
+        """How much its scores are to be believed (``metadata["probability"]``), or None.
+
+        A :class:`~sblr_rt.model.link.ProbabilityCalibration` fitted on trials the model
+        did not train on (:mod:`sblr_rt.calibration.probability`): probabilities of the
+        trial window use its sharpness at ``tmax``, the online evidence of a window ending
+        earlier its sharpness there. None (a model without it, or a file written before
+        it): the raw probabilities.
+        """
+        data = (self.metadata or {}).get("probability")
+        return None if data is None else ProbabilityCalibration.from_dict(data)
+
+    @property
     def multi_class(self) -> str:
         """How scores become probabilities: ``"ovr"`` or ``"multinomial"``."""
         return getattr(self.members[0].estimator, "multi_class", "ovr")
@@ -199,9 +212,15 @@ class BCIModel(abc.ABC):
         -------
         labels : ndarray of str, shape (n_epochs,)
         proba : ndarray, shape (n_epochs, n_classes)
+            Calibrated by :attr:`probability` at the trial window, when the model has one
+            (the labels do not depend on it).
         """
         proba = proba_from_scores(scores, self.multi_class)
-        return np.asarray(self.classes)[np.argmax(proba, axis=1)], proba
+        labels = np.asarray(self.classes)[np.argmax(proba, axis=1)]
+        calibration = self.probability
+        if calibration is not None and calibration.trial != 1.0:
+            proba = proba_from_scores(scores, self.multi_class, calibration.trial)
+        return labels, proba
 
     def predict_proba(self, epochs: np.ndarray) -> np.ndarray:
         """Return class probabilities (n_epochs, n_classes), columns as :attr:`classes`."""

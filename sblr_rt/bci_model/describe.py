@@ -41,6 +41,17 @@ def summary_lines(model) -> list[str]:
             "run centring: on (each new run's mean re-estimated from its trials, warm-up "
             f"{model.run_centring.warmup:g} trial(s))"
         )
+    calibration = model.probability
+    if calibration is not None:
+        pairs = ", ".join(
+            f"{e:g} s {a:.2f}"
+            for e, a in zip(calibration.ends, calibration.sharpness, strict=True)
+            if e in (calibration.ends[0], calibration.ends[-1]) or e % 1 == 0
+        )
+        lines.append(
+            "probabilities: calibrated on trials the model did not train on; sharpness "
+            f"(the factor on the scores) by window end after the cue: {pairs}"
+        )
     lines.append(
         f"window: [{model.tmin:g}, {model.tmax:g}) s at {model.sfreq:g} Hz = "
         f"{model.n_window} samples (+{model.n_pad} filter warm-up); "

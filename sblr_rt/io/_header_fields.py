@@ -215,6 +215,31 @@ PRIOR = mapping(
     },
     optional=True,
 )
+
+
+def _probability_ok(v, name) -> bool:
+    from sblr_rt.model.link import ProbabilityCalibration
+
+    ProbabilityCalibration.from_dict(v)  # ValueError / TypeError: refused
+    return True
+
+
+#: ``metadata.probability``: the probability calibration (:mod:`sblr_rt.model.link`).
+PROBABILITY = _Spec(
+    "a probability calibration: 'ends' strictly increasing seconds, 'sharpness' as many "
+    "numbers in [0, 10], non-decreasing",
+    lambda v, name: (
+        mapping(
+            {
+                "ends": list_of(number(-3600.0, 3600.0), max_len=10_000),
+                "sharpness": list_of(number(0.0, 10.0), max_len=10_000),
+                "how": string(optional=True),
+            }
+        ).test(v, name)
+        and _probability_ok(v, name)
+    ),
+    optional=True,
+)
 #: The metadata fields sblr-rt reads, and what each must be.
 METADATA = mapping(
     {
@@ -264,6 +289,7 @@ METADATA = mapping(
         "objective": _OBJECTIVE,
         "seconds": number(0.0, optional=True),
         "prior": PRIOR,
+        "probability": PROBABILITY,
         "adaptation": mapping(
             {
                 "version": integer(0, MAX_MODEL_VERSION),

@@ -192,6 +192,9 @@ class OnlineClassifier:
         #: RunCentring | None: what the streaming states adapt with (None: no adaptation).
         self.run_centring = centring if self.recentre else None
         self._multi_class = model.multi_class
+        #: ProbabilityCalibration | None: the model's (:attr:`BCIModel.probability`).
+        self.probability = model.probability
+        self._sharpness = 1.0 if self.probability is None else self.probability.trial
         self._binary = len(self.classes) == 2
         #: list of OnlineClassifier: the online form of an ensemble's members (their scores
         #: are weighted; the run centring of the mean is the ensemble's own, in the
@@ -377,8 +380,11 @@ class OnlineClassifier:
         proba : dict
             ``{label: probability}`` for every class, in the model's class order.
         """
-        proba = proba_of_window(scores[:1] if self._binary else scores, self._multi_class)
+        scores = scores[:1] if self._binary else scores
+        proba = proba_of_window(scores, self._multi_class)
         label = self.classes[max(range(len(proba)), key=proba.__getitem__)]
+        if self._sharpness != 1.0:  # the label is the raw argmax's, whatever the confidence
+            proba = proba_of_window(scores, self._multi_class, self._sharpness)
         return label, dict(zip(self.classes, proba, strict=True))
 
     @fill_doc

@@ -16,6 +16,12 @@ kept, so a marker that arrives after them still counts them). With ``early = P``
 first decision after a cue (at least ``early_after`` seconds after it) whose smoothed
 probability of one class reaches ``P`` decides the trial (dynamic stopping).
 
+With a :class:`~sblr_rt.model.link.ProbabilityCalibration` (the model's), a window that
+ends ``e`` seconds after the open trial's cue counts with its calibrated probabilities:
+the decision's (calibrated at the trial window, sharpness ``a(tmax)``) raised to
+``a(e) / a(tmax)`` and normalised, so that a window ending early, which holds less of the
+imagery, weighs less, and an early decision at ``P`` is right about ``P`` of the time.
+
 Pure numpy, no LSL: :class:`~sblr_rt.online.scheduler.Scheduler` feeds it.
 """
 
@@ -29,6 +35,7 @@ import numbers
 import numpy as np
 
 from sblr_rt.limits import check_number
+from sblr_rt.model.link import ProbabilityCalibration
 
 __all__ = ["SMOOTHING", "Evidence", "Smoothing", "check_smoothing"]
 
@@ -183,6 +190,10 @@ class Evidence:
         How to accumulate.
     history : int
         Recent decisions kept to be counted by a cue that arrives after them.
+    calibration : ProbabilityCalibration | None
+        The model's (:attr:`~sblr_rt.bci_model.BCIModel.probability`): the windows of an
+        open trial count with the sharpness of their end relative to its cue. None: as
+        their probabilities are.
 
     Examples
     --------
@@ -194,8 +205,21 @@ class Evidence:
     {'left': 0.620204, 'right': 0.379796}
     """
 
-    def __init__(self, classes, smoothing: Smoothing | None = None, *, history: int = 256):
+    def __init__(
+        self,
+        classes,
+        smoothing: Smoothing | None = None,
+        *,
+        history: int = 256,
+        calibration: ProbabilityCalibration | None = None,
+    ):
         self.classes = [str(c) for c in classes]
+        if calibration is not None and not isinstance(calibration, ProbabilityCalibration):
+            raise TypeError(
+                "'calibration' must be a ProbabilityCalibration or None, got "
+                f"{type(calibration).__name__}"
+            )
+        self.calibration = calibration
         self.smoothing = Smoothing() if smoothing is None else smoothing
         if not isinstance(self.smoothing, Smoothing):
             raise TypeError(
@@ -313,8 +337,20 @@ class Evidence:
         p = np.array([float(proba[c]) for c in self.classes])
         return np.log(np.clip(p, _FLOOR, 1.0))
 
+    def _factor(self, t: float) -> float:
+        """Return the power on the probabilities of a window ending at ``t`` in the trial."""
+        cal = self.calibration
+        if cal is None or self.trial is None or not math.isfinite(t):
+            return 1.0
+        if not cal.trial > 0:  # every window at chance already
+            return 1.0
+        return cal.sharpness_at(t - self.trial[0]) / cal.trial
+
     def _combined(self, logp, t) -> tuple[np.ndarray, int]:
         """Return the state and count with ``logp`` at ``t`` added, without storing them."""
+        factor = self._factor(t)
+        if factor != 1.0:
+            logp = factor * logp
         method = self.smoothing.method
         if method == "none" or self._state is None:
             return logp, 1

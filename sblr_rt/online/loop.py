@@ -321,7 +321,11 @@ class OnlineLoop:
             feed,
             outputs,
             hop=settings.hop,
-            evidence=Evidence(self.classifier.classes, settings.smoothing),
+            evidence=Evidence(
+                self.classifier.classes,
+                settings.smoothing,
+                calibration=self.classifier.probability,
+            ),
             model_version=settings.model_version,
         )
         self._watch.reset()

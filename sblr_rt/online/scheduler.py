@@ -313,6 +313,8 @@ class Scheduler:
             self.next_slide += self.offset - prepared.offset
         self.state, self.offset, self.feed = prepared.state, prepared.offset, prepared.feed
         self.model_version = prepared.version
+        if self.evidence is not None:  # the new model's probabilities, the new calibration
+            self.evidence.calibration = prepared.classifier.probability
         logger.info("Switched from model version %d to %d.", old, self.model_version)
         self.telemetry.set_model_version(self.model_version, _prior_share(prepared.classifier))
 

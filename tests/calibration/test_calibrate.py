@@ -318,6 +318,8 @@ def test_the_fixed_path_keeps_the_scaling_its_final_fit_was_trained_on(monkeypat
 
     monkeypatch.setattr(core, "select", spy)
     monkeypatch.setattr(Preprocessor, "fit_scaling", refit)
+    # the probability calibration refits copies on folds (its own scaling each), not this
+    monkeypatch.setattr(core, "calibrate_probability", lambda *_a, **_k: None)
     model = calibrate(_synthetic_recording(), tmax=1.0, features="bandpower", n_jobs=1, ranks=(1,))
     pre = model.preprocessor
     fitted = (pre.row_offset_, pre.row_scale_, pre.col_scale_)

@@ -237,3 +237,56 @@ def test_the_loop_publishes_smoothed_probabilities_and_early_trial_decisions(
 def model_time(decision, onset):
     """The cue's time: the early decision's window ends at or after it."""
     return 50.0 + onset / SFREQ
+
+
+@pytest.mark.parametrize("method", ["ema", "mean"])
+def test_the_loop_weighs_windows_by_the_model_calibration_of_their_end(make_model, fakes, method):
+    """Windows the calibration does not believe (sharpness 0) never decide a trial early."""
+    from sblr_rt.model.link import ProbabilityCalibration
+
+    model = make_model()
+    n = model.n_times_raw
+    classes = list(model.classes)
+    onsets = {n + 10: classes[0], 2 * n + 40: classes[1]}
+    tmax = model.preprocessor.tmax
+    model.metadata["probability"] = ProbabilityCalibration(
+        [0.0, tmax - 0.1, tmax], [0.0, 0.0, 1.0]
+    ).to_dict()
+    decisions, _ = _trial_loop(fakes, model, 4 * n, Smoothing(method, 0.3, early=0.5001), onsets)
+    trials = [d for d in decisions if d["trial"]]
+    assert [d["cue"] for d in trials] == [classes[0], classes[1]]
+    for d, onset in zip(trials, onsets, strict=True):
+        assert d["window_end"] - model_time(d, onset) >= tmax - 0.1 - 1e-9
+    # the sliding windows' own probabilities are the trial window's (sharpness 1 here)
+    clf = OnlineClassifier(model)
+    assert clf.probability.trial == 1.0
+
+
+def test_a_swapped_model_brings_its_calibration_to_the_evidence(make_model, fakes):
+    from sblr_rt.model.link import ProbabilityCalibration
+
+    model = make_model()
+    clf = OnlineClassifier(model)
+    n = model.n_times_raw
+    data = np.random.default_rng(4).standard_normal((3 * n, len(clf.ch_names)))
+    times = 50.0 + np.arange(3 * n) / SFREQ
+    source = fakes.Source(data, times, clf.ch_names, SFREQ)
+    clock = fakes.Clock(times[0])
+    loop = OnlineLoop(
+        clf, source, markers=fakes.Markers(), sink=fakes.Sink(), clock=clock,
+        mode="trial", hop=0.05, smoothing=Smoothing("mean", early=0.9),
+    )  # fmt: skip
+    loop.start(thread=False)
+    source.send(n)
+    clock.t = times[n - 1]
+    loop.step_once()
+    evidence = loop._scheduler.evidence
+    assert evidence.calibration is None
+    new = make_model()
+    new.metadata["probability"] = ProbabilityCalibration([0.0, 1.0], [0.2, 0.5]).to_dict()
+    loop.swap_model(new)
+    source.send(5)
+    clock.t = times[n + 4]
+    loop.step_once()
+    assert loop._scheduler.evidence is evidence
+    assert evidence.calibration == new.probability

@@ -1,0 +1,289 @@
+"""Calibrated probabilities: what a score of a window ending early in the trial is worth.
+
+A model's raw probabilities are over-confident on trials it did not train on, and more so
+for a window that ends early in the trial: the sliding windows the online loop decides
+after a cue hold less of the imagery and some EEG from before it, yet their scores are as
+large. Early decisions (``--early P``) read those probabilities, so an over-confident one
+stops a trial on a coin toss.
+
+:func:`window_end_scores` scores every calibration trial, at several window ends relative
+to its cue, with the model refitted on the other trials (contiguous blocks in time order,
+each member at its chosen feature path and penalties, as
+:func:`~sblr_rt.calibration.evidence.blocked_evidence`); windows that end before ``tmax``
+are centred on the run's mean trial window, as the online loop centres its sliding windows.
+:func:`fit_probability` fits one sharpness per window end to those scores (the factor on
+the scores that minimises their log-loss), never larger for an earlier end than for a later
+one: a :class:`~sblr_rt.model.link.ProbabilityCalibration` that the model applies wherever
+scores become probabilities.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+from sblr_rt.calibration.assembly import run_of_each
+from sblr_rt.calibration.epochs import extract_epochs
+from scipy.optimize import minimize_scalar
+from sklearn.exceptions import ConvergenceWarning
+
+from sblr_rt.bci_model import BCIModel
+from sblr_rt.model import ZeroTrapWarning
+from sblr_rt.model.link import MAX_SHARPNESS, ProbabilityCalibration, proba_from_scores
+
+__all__ = [
+    "calibrate_probability",
+    "expected_calibration_error",
+    "fit_probability",
+    "window_end_scores",
+]
+
+#: Seconds between the window ends the calibration is fitted at.
+END_STEP = 0.25
+#: Contiguous blocks of trials, each scored by the model refitted on the others.
+N_BLOCKS = 5
+#: Fewer trials scored than this: no calibration (the raw probabilities).
+MIN_TRIALS = 10
+HOW = (
+    "one sharpness per window end, fitted on {n} trials each scored by the model refitted "
+    "on the others ({blocks} contiguous blocks in time order), non-decreasing in the end"
+)
+
+
+def window_ends(tmin: float, tmax: float, step: float = END_STEP) -> np.ndarray:
+    """Window ends relative to the cue, from the cue (or ``tmax - window``) to ``tmax``.
+
+    Examples
+    --------
+    >>> window_ends(0.5, 1.5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5]
+    """
+    n = int(np.floor(max(tmax, 0.0) / step + 1e-9))
+    return np.round(tmax - step * np.arange(n, -1, -1), 9)
+
+
+def window_end_scores(model: BCIModel, recordings, config, classes, ends, n_blocks=N_BLOCKS):
+    """Score every trial at each window end with the model refitted on the other trials.
+
+    Parameters
+    ----------
+    model : BCIModel
+        The model (its members refitted here; the model is not changed).
+    recordings : list of Recording
+        The trials it was calibrated on, in time order.
+    config : CalibrationConfig
+        The class map and rejection thresholds.
+    classes : list of str
+        The class order of the scores.
+    ends : array-like of float
+        Window ends relative to the cue (seconds); ``model.tmax`` is the trial window.
+    n_blocks : int
+        Contiguous blocks of trials (at least 2).
+
+    Returns
+    -------
+    scores : ndarray, shape (n_ends, n_trials) or (n_ends, n_trials, n_classes)
+        NaN where a window could not be cut or a block's training trials lack a class.
+    y : ndarray of int, shape (n_trials,)
+    """
+    order = {c: k for k, c in enumerate(classes)}
+    ends = np.asarray(ends, dtype=np.float64)
+    runs_of = np.asarray(run_of_each(recordings))
+    model = model.for_channels(recordings[0].ch_names)
+    per_member = []
+    for m in model.members:
+        pre = m.preprocessor
+        ep = extract_epochs(
+            recordings,
+            pre,
+            config.class_map,
+            reject=config.rejection.reject,
+            flat=config.rejection.flat,
+            clip_run=config.rejection.clip_run,
+        )
+        per_member.append((pre, ep))
+    keys = sorted(set.intersection(*(set(map(tuple, ep.onsets)) for _, ep in per_member)))
+    n = len(keys)
+    shape = (len(ends), n) if len(classes) == 2 else (len(ends), n, len(classes))
+    scores = np.zeros(shape)
+    missing = np.zeros(shape[:2], dtype=bool)
+    blocks = np.array_split(np.arange(n), max(2, min(int(n_blocks), n)))
+    y = np.zeros(0, np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", ZeroTrapWarning)
+        for m, w, (pre, ep) in zip(model.members, model.member_weights, per_member, strict=True):
+            at = {tuple(o): i for i, o in enumerate(ep.onsets)}
+            rows = [at[k] for k in keys]
+            y = np.array([order[ep.classes[c]] for c in ep.y[rows]], dtype=np.int64)
+            Z0 = ep.Z[rows]
+            run = runs_of[[k[0] for k in keys]]
+            Zs = _shifted_features(recordings, pre, keys, ends - model.tmax)
+            if m.run_centring is not None:  # every window from its run's mean trial window
+                for r in np.unique(run):
+                    mean = Z0[run == r].mean(axis=0)
+                    Zs[:, run == r] -= mean
+                    Z0 = Z0.copy()
+                    Z0[run == r] -= mean
+            for test in blocks:
+                train = np.setdiff1d(np.arange(n), test)
+                if len(np.unique(y[train])) < len(classes):
+                    missing[:, test] = True
+                    continue
+                fold_pre = copy.deepcopy(pre)
+                fold_pre.fit_scaling(Z0[train])
+                est = copy.deepcopy(m.estimator).set_params(warm_start=False)
+                est.fit(fold_pre.scale(Z0[train]), y[train])
+                for j in range(len(ends)):
+                    Z = Zs[j, test]
+                    ok = np.isfinite(Z.reshape(len(Z), -1)).all(axis=1)
+                    s = np.full(scores[j, test].shape, np.nan)
+                    if ok.any():
+                        s[ok] = est.decision_function(fold_pre.scale(Z[ok]))
+                    scores[j, test] += w * s
+    scores[missing] = np.nan
+    return scores, y
+
+
+def _shifted_features(recordings, pre, keys, shifts) -> np.ndarray:
+    """Features of the window of each trial ``(recording, onset)`` moved by each shift (s).
+
+    Shape (n_shifts, n_trials, n_rows, n_times); NaN where the window leaves the recording.
+    """
+    off = round(pre.tmin * pre.sfreq) - pre.n_pad
+    data = {r: _in_model_order(recordings[r], pre) for r in {r for r, _ in keys}}
+    per_shift = []
+    for shift in shifts:
+        d = round(float(shift) * pre.sfreq)
+        raws, ok = [], []
+        for r_idx, onset in keys:
+            lo = onset + off + d
+            good = _contiguous(recordings[r_idx], onset, lo, lo + pre.n_times_raw)
+            ok.append(good)
+            if good:
+                raws.append(data[r_idx][:, lo : lo + pre.n_times_raw])
+        feats = pre.features_from_filtered(pre.filter_epochs(np.stack(raws))) if raws else None
+        per_shift.append((ok, feats))
+    shape = next(f.shape[1:] for _, f in per_shift if f is not None)  # the trial window's
+    out = np.full((len(shifts), len(keys), *shape), np.nan)
+    for j, (ok, feats) in enumerate(per_shift):
+        if feats is not None:
+            out[j, np.flatnonzero(ok)] = feats
+    return out
+
+
+def _contiguous(rec, onset: int, lo: int, hi: int) -> bool:
+    """Whether samples ``lo .. hi - 1`` are one stretch of the trial at ``onset``.
+
+    Inside the recording, across no gap, and for an epoched file inside the cue's own
+    trial (the samples before it belong to another trial).
+    """
+    first, last = (onset, onset + rec.epoch_length) if rec.epoch_length else (0, rec.n_samples)
+    return first <= lo and hi <= last and not any(lo < g < hi for g, _ in rec.gaps)
+
+
+def _in_model_order(rec, pre) -> np.ndarray:
+    if list(pre.ch_names) == list(rec.ch_names):
+        return rec.data
+    index = {c: i for i, c in enumerate(rec.ch_names)}
+    return np.asarray(rec.data)[[index[c] for c in pre.ch_names]]
+
+
+def _log_loss(scores, y, multi_class, sharpness) -> float:
+    proba = proba_from_scores(scores, multi_class, sharpness)
+    return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0))))
+
+
+def fit_probability(scores, y, ends, multi_class="ovr", how="") -> ProbabilityCalibration | None:
+    """Fit one sharpness per window end to out-of-fold scores.
+
+    Each end's sharpness minimises the log-loss of its scores (in ``[0, MAX_SHARPNESS]``);
+    then each is lowered to the smallest of the later ends', so that a window ending
+    earlier is never believed more.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n_ends, n_trials) or (n_ends, n_trials, n_classes)
+        Out-of-fold scores (NaN: not scored).
+    y : ndarray of int, shape (n_trials,)
+    ends : array-like of float, shape (n_ends,)
+        Increasing window ends relative to the cue; the last is ``tmax``.
+    multi_class : str
+        How scores become probabilities.
+    how : str
+        How the scores were made, in words.
+
+    Returns
+    -------
+    calibration : ProbabilityCalibration | None
+        None when fewer than :data:`MIN_TRIALS` trials of the trial window were scored.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int64)
+    sharp = []
+    for j in range(len(ends)):
+        s = scores[j]
+        ok = np.isfinite(s.reshape(len(s), -1)).all(axis=1)
+        if ok.sum() < MIN_TRIALS:
+            if j == len(ends) - 1:
+                return None
+            sharp.append(np.nan)
+            continue
+        res = minimize_scalar(
+            lambda a, s=s[ok], t=y[ok]: _log_loss(s, t, multi_class, a),
+            bounds=(0.0, MAX_SHARPNESS),
+            method="bounded",
+            options={"xatol": 1e-4},
+        )
+        sharp.append(round(float(res.x), 4))
+    sharp = np.array(sharp)
+    sharp[np.isnan(sharp)] = 0.0  # an end too few windows reach: not believed
+    sharp = np.minimum.accumulate(sharp[::-1])[::-1]
+    return ProbabilityCalibration(tuple(float(e) for e in ends), tuple(sharp.tolist()), how)
+
+
+def calibrate_probability(model: BCIModel, recordings, config, classes):
+    """Fit the model's :class:`ProbabilityCalibration` on its calibration trials.
+
+    Returns
+    -------
+    calibration : ProbabilityCalibration | None
+        None with too few trials.
+    """
+    ends = window_ends(model.tmin, model.tmax)
+    scores, y = window_end_scores(model, recordings, config, classes, ends)
+    how = HOW.format(n=len(y), blocks=min(N_BLOCKS, len(y)))
+    return fit_probability(scores, y, ends, model.multi_class, how)
+
+
+def expected_calibration_error(proba, y, n_bins: int = 10) -> float:
+    """Return the expected calibration error of the top class (equal-width bins).
+
+    Parameters
+    ----------
+    proba : ndarray, shape (n_trials, n_classes)
+    y : ndarray of int, shape (n_trials,)
+    n_bins : int
+
+    Returns
+    -------
+    ece : float
+        ``sum_b |B_b| / n * |accuracy(B_b) - confidence(B_b)|``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> expected_calibration_error(np.array([[0.1, 0.9], [0.1, 0.9]]), np.array([1, 0]))
+    0.4
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    y = np.asarray(y)
+    conf = proba.max(axis=1)
+    right = np.argmax(proba, axis=1) == y
+    bins = np.minimum((conf * n_bins).astype(int), n_bins - 1)
+    total = 0.0
+    for b in np.unique(bins):
+        sel = bins == b
+        total += sel.sum() * abs(right[sel].mean() - conf[sel].mean())
+    return round(float(total / len(y)), 12)
