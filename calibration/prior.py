@@ -67,6 +67,7 @@ from sblr_rt.calibration.member_evidence import (
     causal_evidence,
     weigh_prior,
 )
+from sblr_rt.calibration.probability import calibrate_probability
 from sblr_rt.calibration.search import run_path
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneGroupOut
@@ -747,6 +748,8 @@ def combine_with_prior(
     person_evidence: MemberEvidence | None = None,
     why_alone: str | None = None,
     evidence_seen: int = 0,
+    fit_probability: bool = True,
+    probability: dict | None = None,
 ) -> BCIModel:
     """Weigh the adapted prior against the person's own model: the one rule of both.
 
@@ -773,6 +776,12 @@ def combine_with_prior(
         Why there is no person's model (for the record).
     evidence_seen : int
         A session's trials already counted in the evidence (for the next refit).
+    fit_probability : bool
+        Fit the combination's probability calibration
+        (:func:`~sblr_rt.calibration.probability.calibrate_probability`; the adapted prior
+        refitted on its pool and the other blocks' trials).
+    probability : dict | None
+        A probability calibration to keep instead (a session's refit keeps its model's).
 
     Returns
     -------
@@ -814,12 +823,20 @@ def combine_with_prior(
     }
     metadata = copy.deepcopy(person.metadata)
     metadata["prior"] = info
+    metadata.pop("probability", None)  # the person's model's, not the combination's
     w = weighting.weight
-    return EnsembleModel(
+    model = EnsembleModel(
         [*members, _as_member(adapted)],
         [(1 - w) * v for v in person.member_weights] + [w],
         metadata,
     )
+    if probability is not None:
+        model.metadata["probability"] = probability
+    elif fit_probability:
+        fitted = calibrate_probability(model, recs, config, classes)
+        if fitted is not None:
+            model.metadata["probability"] = fitted.to_dict()
+    return model
 
 
 def person_part(model: BCIModel) -> BCIModel | None:

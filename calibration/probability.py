@@ -9,7 +9,7 @@ stops a trial on a coin toss.
 :func:`window_end_scores` scores every calibration trial, at several window ends relative
 to its cue, with the model refitted on the other trials (contiguous blocks in time order,
 each member at its chosen feature path and penalties, as
-:func:`~sblr_rt.calibration.evidence.blocked_evidence`); windows that end before ``tmax``
+:func:`~sblr_rt.calibration.member_evidence.blocked_evidence`); windows that end before ``tmax``
 are centred on the run's mean trial window, as the online loop centres its sliding windows.
 :func:`fit_probability` fits one sharpness per window end to those scores (the factor on
 the scores that minimises their log-loss), never larger for an earlier end than for a later
@@ -69,7 +69,9 @@ def window_end_scores(model: BCIModel, recordings, config, classes, ends, n_bloc
     Parameters
     ----------
     model : BCIModel
-        The model (its members refitted here; the model is not changed).
+        The model (its members refitted here; the model is not changed). A member with a
+        pool (a prior across people adapted to these trials) is refitted on its pool and
+        the other blocks' trials.
     recordings : list of Recording
         The trials it was calibrated on, in time order.
     config : CalibrationConfig
@@ -131,10 +133,13 @@ def window_end_scores(model: BCIModel, recordings, config, classes, ends, n_bloc
                 if len(np.unique(y[train])) < len(classes):
                     missing[:, test] = True
                     continue
-                fold_pre = copy.deepcopy(pre)
-                fold_pre.fit_scaling(Z0[train])
-                est = copy.deepcopy(m.estimator).set_params(warm_start=False)
-                est.fit(fold_pre.scale(Z0[train]), y[train])
+                if m.pool is None:
+                    fold_pre = copy.deepcopy(pre)
+                    fold_pre.fit_scaling(Z0[train])
+                    est = copy.deepcopy(m.estimator).set_params(warm_start=False)
+                    est.fit(fold_pre.scale(Z0[train]), y[train])
+                else:  # a prior across people: adapted with the other blocks' trials only
+                    fold_pre, est = pre, _adapted_without(m, Z0[train], y[train])
                 for j in range(len(ends)):
                     Z = Zs[j, test]
                     ok = np.isfinite(Z.reshape(len(Z), -1)).all(axis=1)
@@ -241,6 +246,21 @@ def fit_probability(scores, y, ends, multi_class="ovr", how="") -> ProbabilityCa
     sharp[np.isnan(sharp)] = 0.0  # an end too few windows reach: not believed
     sharp = np.minimum.accumulate(sharp[::-1])[::-1]
     return ProbabilityCalibration(tuple(float(e) for e in ends), tuple(sharp.tolist()), how)
+
+
+def _adapted_without(prior, Z, y):
+    """Return the prior's estimator refitted on its pool and these trials only.
+
+    As :func:`~sblr_rt.calibration.prior.adapt_prior` refits it (the pool's scaling kept,
+    each trial weighing ``pool.trial_weight`` pooled epochs), started from its current
+    factors.
+    """
+    pool = prior.pool
+    Z = np.concatenate([np.asarray(pool.Z, dtype=np.float64), Z])
+    weights = np.concatenate([np.ones(pool.n_epochs), np.full(len(y), pool.trial_weight)])
+    est = copy.deepcopy(prior.estimator).set_params(warm_start=True)
+    est.fit(prior.preprocessor.scale(Z), np.concatenate([pool.y, y]), sample_weight=weights)
+    return est.set_params(warm_start=False)
 
 
 def calibrate_probability(model: BCIModel, recordings, config, classes):

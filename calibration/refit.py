@@ -310,9 +310,12 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
             person = person_ev = None
     else:
         person = person_ev = None
+    # A refit keeps the probability calibration of the model it refits: fitting one takes
+    # a refit per block, and the session's trials are few next to the calibration's.
     new = combine_with_prior(adapted, person, recordings, config, prior_evidence=prior_ev,
                              person_evidence=person_ev, why_alone=why,
-                             evidence_seen=len(session))  # fmt: skip
+                             evidence_seen=len(session), fit_probability=False,
+                             probability=(model.metadata or {}).get("probability"))  # fmt: skip
     for key in ("unit", "sources"):  # the session's, not the trial segments'
         if key in (model.metadata or {}):
             new.metadata[key] = model.metadata[key]

@@ -18,6 +18,7 @@ from sblr_rt.calibration.prior import PriorSettings, adapt_prior, first_trials, 
 from scipy.signal import butter, lfilter
 
 from sblr_rt.io import load_model, save_model
+from sblr_rt.model.link import ProbabilityCalibration
 from sblr_rt.io.recording import Recording
 
 CHANNELS = ["Fp1", "FC3", "FCz", "FC4", "C3", "C1", "Cz", "C2", "C4", "CP3", "CPz", "CP4", "O1"]
@@ -135,6 +136,9 @@ def test_calibrate_with_a_prior_keeps_the_prior_for_few_trials_and_weighs_it_for
     assert info["weight"] == pytest.approx(20 / (20 + 40))  # the schedule: both above chance
     assert many.member_weights[-1] == pytest.approx(info["weight"])
     assert many.members[-1].pool is not None
+    # the combination's own probability calibration, the prior refitted without each block
+    calibration = ProbabilityCalibration.from_dict(many.metadata["probability"])
+    assert 0 < calibration.sharpness[-1] and "blocks" in calibration.how
     again = load_model(save_model(many, tmp_path / "many.sblr.npz"))
     np.testing.assert_allclose(again.member_weights, many.member_weights)
     assert again.metadata["prior"]["evidence"] == info["evidence"]
