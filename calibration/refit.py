@@ -42,7 +42,7 @@ from sblr_rt.calibration.member_evidence import CAUSAL, MemberEvidence, causal_s
 from sblr_rt.calibration.prior import adapt_prior, combine_with_prior, person_part, prior_settings
 from sklearn.exceptions import ConvergenceWarning
 
-from sblr_rt.bci_model import BCIModel, EnsembleModel
+from sblr_rt.bci_model import BCIModel
 from sblr_rt.model import ZeroTrapWarning
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -179,8 +179,8 @@ def refit_model(
                 new = _warm(model, recordings, config, classes, min_per_class)
     except ValueError as err:  # e.g. too few epochs per class for the CV
         raise RefitError(str(err)) from err
-    for k, member in enumerate(new.members):  # every member, not only the first
-        _check_usable(member.estimator, k if new.is_ensemble else None)
+    for label, member in zip(new.member_labels, new.members, strict=True):  # every one
+        _check_usable(member.estimator, label)
     parent = (model.metadata or {}).get("adaptation") or {}
     metadata = copy.deepcopy(dict(new.metadata or {}))
     metadata["adaptation"] = {
@@ -210,8 +210,7 @@ def _count_check(y, classes, min_per_class) -> dict:
 def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
     """Refit every member warm on ``recordings``; an ensemble keeps its members' weights."""
     fits = [_warm_single(m, recordings, config, classes, min_per_class) for m in model.members]
-    if not model.is_ensemble:
-        return fits[0][0]
+    epochs = [m.metadata.get("epochs") for m, _, _ in fits if m.metadata.get("epochs")]
     members = []
     for new, _, _ in fits:  # a member keeps its own figures only
         new.metadata = {k: v for k, v in new.metadata.items() if k in MEMBER_KEYS}
@@ -222,10 +221,9 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
     if len(ys) == len(fits) and all(np.array_equal(ys[0], y) for y in ys):
         scores = np.tensordot(model.member_weights, [s for _, s, _ in fits], axes=1)
         metadata["train_accuracy"] = train_accuracy(scores, ys[0], model.multi_class)
-    epochs = [m.metadata.get("epochs") for m, _, _ in fits if m.metadata.get("epochs")]
     if epochs:  # the fewest trials any member kept
         metadata["epochs"] = min(epochs, key=lambda e: e["used"])
-    return EnsembleModel(members, model.member_weights, metadata)
+    return model.with_members(members, metadata)
 
 
 def _warm_single(model, recordings, config, classes, min_per_class) -> tuple:
@@ -336,9 +334,9 @@ def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
     return new
 
 
-def _check_usable(est, member: int | None = None) -> None:
-    """Refuse a fit whose factors are not finite or all zero (naming an ensemble's member)."""
-    which = "" if member is None else f" of member {member}"
+def _check_usable(est, label: str) -> None:
+    """Refuse a fit whose factors are not finite or all zero, naming the member by ``label``."""
+    which = f" ({label})"
     params = [np.asarray(est.spatial_), np.asarray(est.temporal_), np.asarray(est.intercept_)]
     if not all(np.all(np.isfinite(p)) for p in params):
         raise RefitError(f"degenerate fit: the factors{which} are not finite")
