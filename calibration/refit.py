@@ -39,11 +39,14 @@ from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.core import calibrate, fitted_model
 from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
 from sblr_rt.calibration.member_evidence import CAUSAL, MemberEvidence, causal_scores
+from sblr_rt.calibration.outcome import CalibrationOutcome
 from sblr_rt.calibration.prior import adapt_prior, combine_with_prior, person_part, prior_settings
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.model import ZeroTrapWarning
+from sblr_rt.online.run_info import RunInfo
+from sblr_rt.verdict import prior_info
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -181,14 +184,14 @@ def refit_model(
         raise RefitError(str(err)) from err
     for label, member in zip(new.member_labels, new.members, strict=True):  # every one
         _check_usable(member.estimator, label)
-    parent = (model.metadata or {}).get("adaptation") or {}
+    outcome = CalibrationOutcome.from_model(new)
     metadata = copy.deepcopy(dict(new.metadata or {}))
     metadata["adaptation"] = {
         "version": int(version),
-        "parent": int(parent.get("version", 0)),
+        "parent": RunInfo.from_model(model).version,
         "reselected": bool(reselect),
-        "n_epochs": int(new.metadata.get("epochs", {}).get("used", 0)),
-        "per_class": new.metadata.get("epochs", {}).get("per_class", {}),
+        "n_epochs": int(outcome.n_used or 0),
+        "per_class": outcome.per_class,
         "seconds": time.perf_counter() - t0,
     } | dict(info or {})
     new.metadata = metadata
@@ -292,7 +295,7 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
     adapted = adapt_prior(prior, recordings, config=config, classes=classes,
                           min_per_class=min_per_class,
                           trial_weight=settings.trial_weight)  # fmt: skip
-    n = adapted.metadata["prior"]["n_trials"]
+    n = prior_info(adapted)["n_trials"]
     why = None
     if person is not None and not reselect:
         person = _warm(person, recordings, config, classes, min_per_class)
@@ -325,7 +328,7 @@ def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
     new = calibrate(recordings, config=config, prior=model.prior_member)
     if [str(c) for c in new.classes] != classes:
         raise RefitError(f"the classes changed: {list(new.classes)} instead of {classes}")
-    per_class = new.metadata["epochs"]["per_class"]
+    per_class = CalibrationOutcome.from_model(new).per_class
     _count_check(np.repeat(np.arange(len(classes)), [per_class[c] for c in classes]), classes,
                  min_per_class)  # fmt: skip
     for key in ("unit", "sources"):  # the session's, not the trial segments'
