@@ -278,7 +278,7 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
     """
     prior = model.prior_member.for_channels(recordings[0].ch_names)
     person = person_part(model)
-    info = (model.metadata or {}).get("prior") or {}
+    info = prior_info(model)
     stored = info.get("evidence") or {}
     n_classes = len(classes)
     prior_ev = MemberEvidence.from_dict(stored.get("prior") or {}, n_classes)
