@@ -101,10 +101,8 @@ def calibrate(
     Notes
     -----
     The calibration runs with BLAS limited to one thread (``threadpoolctl``), as the
-    solver's fits always did: its matrix products are small, and OpenBLAS's threads cost
-    more than they give there. ``sblr-rt calibrate`` at the paper's scale on two cores
-    took 3.7-4.2 s with OpenBLAS's default two threads outside the fits and 3.4-3.6 s with
-    one.
+    solver's fits always did: its matrix products are small, and BLAS threads cost more
+    than they give there (docs/benchmarks.md, "Calibration search").
     """
     with single_threaded_blas():
         if prior is None and max_trials is None:

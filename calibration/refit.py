@@ -39,11 +39,14 @@ from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.core import calibrate, fitted_model
 from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
 from sblr_rt.calibration.member_evidence import CAUSAL, MemberEvidence, causal_scores
+from sblr_rt.calibration.outcome import CalibrationOutcome
 from sblr_rt.calibration.prior import adapt_prior, combine_with_prior, person_part, prior_settings
 from sklearn.exceptions import ConvergenceWarning
 
-from sblr_rt.bci_model import BCIModel, EnsembleModel
+from sblr_rt.bci_model import BCIModel
 from sblr_rt.model import ZeroTrapWarning
+from sblr_rt.online.run_info import RunInfo
+from sblr_rt.verdict import prior_info
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -179,16 +182,16 @@ def refit_model(
                 new = _warm(model, recordings, config, classes, min_per_class)
     except ValueError as err:  # e.g. too few epochs per class for the CV
         raise RefitError(str(err)) from err
-    for k, member in enumerate(new.members):  # every member, not only the first
-        _check_usable(member.estimator, k if new.is_ensemble else None)
-    parent = (model.metadata or {}).get("adaptation") or {}
+    for label, member in zip(new.member_labels, new.members, strict=True):  # every one
+        _check_usable(member.estimator, label)
+    outcome = CalibrationOutcome.from_model(new)
     metadata = copy.deepcopy(dict(new.metadata or {}))
     metadata["adaptation"] = {
         "version": int(version),
-        "parent": int(parent.get("version", 0)),
+        "parent": RunInfo.from_model(model).version,
         "reselected": bool(reselect),
-        "n_epochs": int(new.metadata.get("epochs", {}).get("used", 0)),
-        "per_class": new.metadata.get("epochs", {}).get("per_class", {}),
+        "n_epochs": int(outcome.n_used or 0),
+        "per_class": outcome.per_class,
         "seconds": time.perf_counter() - t0,
     } | dict(info or {})
     new.metadata = metadata
@@ -210,8 +213,7 @@ def _count_check(y, classes, min_per_class) -> dict:
 def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
     """Refit every member warm on ``recordings``; an ensemble keeps its members' weights."""
     fits = [_warm_single(m, recordings, config, classes, min_per_class) for m in model.members]
-    if not model.is_ensemble:
-        return fits[0][0]
+    epochs = [m.metadata.get("epochs") for m, _, _ in fits if m.metadata.get("epochs")]
     members = []
     for new, _, _ in fits:  # a member keeps its own figures only
         new.metadata = {k: v for k, v in new.metadata.items() if k in MEMBER_KEYS}
@@ -222,10 +224,9 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
     if len(ys) == len(fits) and all(np.array_equal(ys[0], y) for y in ys):
         scores = np.tensordot(model.member_weights, [s for _, s, _ in fits], axes=1)
         metadata["train_accuracy"] = train_accuracy(scores, ys[0], model.multi_class)
-    epochs = [m.metadata.get("epochs") for m, _, _ in fits if m.metadata.get("epochs")]
     if epochs:  # the fewest trials any member kept
         metadata["epochs"] = min(epochs, key=lambda e: e["used"])
-    return EnsembleModel(members, model.member_weights, metadata)
+    return model.with_members(members, metadata)
 
 
 def _warm_single(model, recordings, config, classes, min_per_class) -> tuple:
@@ -277,7 +278,7 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
     """
     prior = model.prior_member.for_channels(recordings[0].ch_names)
     person = person_part(model)
-    info = (model.metadata or {}).get("prior") or {}
+    info = prior_info(model)
     stored = info.get("evidence") or {}
     n_classes = len(classes)
     prior_ev = MemberEvidence.from_dict(stored.get("prior") or {}, n_classes)
@@ -294,7 +295,7 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
     adapted = adapt_prior(prior, recordings, config=config, classes=classes,
                           min_per_class=min_per_class,
                           trial_weight=settings.trial_weight)  # fmt: skip
-    n = adapted.metadata["prior"]["n_trials"]
+    n = prior_info(adapted)["n_trials"]
     why = None
     if person is not None and not reselect:
         person = _warm(person, recordings, config, classes, min_per_class)
@@ -334,7 +335,7 @@ def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
     new = calibrate(recordings, config=config, prior=model.prior_member)
     if [str(c) for c in new.classes] != classes:
         raise RefitError(f"the classes changed: {list(new.classes)} instead of {classes}")
-    per_class = new.metadata["epochs"]["per_class"]
+    per_class = CalibrationOutcome.from_model(new).per_class
     _count_check(np.repeat(np.arange(len(classes)), [per_class[c] for c in classes]), classes,
                  min_per_class)  # fmt: skip
     for key in ("unit", "sources"):  # the session's, not the trial segments'
@@ -343,9 +344,9 @@ def _reselect(model, recordings, config, classes, min_per_class) -> BCIModel:
     return new
 
 
-def _check_usable(est, member: int | None = None) -> None:
-    """Refuse a fit whose factors are not finite or all zero (naming an ensemble's member)."""
-    which = "" if member is None else f" of member {member}"
+def _check_usable(est, label: str) -> None:
+    """Refuse a fit whose factors are not finite or all zero, naming the member by ``label``."""
+    which = f" ({label})"
     params = [np.asarray(est.spatial_), np.asarray(est.temporal_), np.asarray(est.intercept_)]
     if not all(np.all(np.isfinite(p)) for p in params):
         raise RefitError(f"degenerate fit: the factors{which} are not finite")

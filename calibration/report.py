@@ -13,12 +13,14 @@ member, titled with the member's feature path, spatial stage and weight in the d
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.bci_model import EnsembleModel, SingleModel
 from sblr_rt.preprocessing.spatial import spatial_label
 from sblr_rt.search_record import candidate_name, cv_text, search_record
 from sblr_rt.verdict import describe_rank, model_verdict, rank_used, spread_text
@@ -117,18 +119,9 @@ def report_text(model, *, top: int = 10) -> str:
     sel = search_record(md)
     tol = max(m.estimator.tol for m in model.members)
     if sel:
-        if model.is_ensemble:
-            chosen = f"chosen: the {len(model.members)} members above, each at its own penalties"
-        else:
-            est = model.estimator
-            chosen = (
-                f"chosen: rank {describe_rank(est)}, mu1 {est.mu1:.4g}"
-                f"{_fraction(sel, 'mu1', 0)}, mu2 {est.mu2:.4g}, nu1 {est.nu1:.4g}"
-                f"{_fraction(sel, 'nu1', 1)}, nu2 {est.nu2:.4g}"
-            )
         lines += [
             "",
-            chosen,
+            _chosen(model, sel),
             f"search time: {sel.get('seconds', {}).get('total', float('nan')):.1f} s"
             + _jobs(sel.get("n_jobs"))
             + (
@@ -177,6 +170,27 @@ def _jobs(n_jobs) -> str:
     if not isinstance(n_jobs, int) or n_jobs < 1:  # files before 0.1 kept joblib's setting
         return ""
     return " (1 job)" if n_jobs == 1 else f" ({n_jobs} parallel jobs)"
+
+
+@functools.singledispatch
+def _chosen(model, sel: dict) -> str:
+    """Return the line naming what the search chose, in the words of the model's form."""
+    raise TypeError(f"no report for a {type(model).__name__}")
+
+
+@_chosen.register
+def _(model: SingleModel, sel: dict) -> str:
+    est = model.estimator
+    return (
+        f"chosen: rank {describe_rank(est)}, mu1 {est.mu1:.4g}"
+        f"{_fraction(sel, 'mu1', 0)}, mu2 {est.mu2:.4g}, nu1 {est.nu1:.4g}"
+        f"{_fraction(sel, 'nu1', 1)}, nu2 {est.nu2:.4g}"
+    )
+
+
+@_chosen.register
+def _(model: EnsembleModel, sel: dict) -> str:
+    return f"chosen: the {len(model.members)} members above, each at its own penalties"
 
 
 def _fraction(sel: dict, name: str, index: int) -> str:
@@ -237,10 +251,19 @@ def _n_maps(pre) -> int:
     return len(pre.bands) if pre.features == "bandpower" else 1
 
 
+@functools.singledispatch
 def _blocks(model) -> list[tuple[str, object]]:
     """Return (title, single model) per block of factors: each member of an ensemble."""
-    if not model.is_ensemble:
-        return [("", model)]
+    raise TypeError(f"no report for a {type(model).__name__}")
+
+
+@_blocks.register
+def _(model: SingleModel) -> list[tuple[str, object]]:
+    return [("", model)]
+
+
+@_blocks.register
+def _(model: EnsembleModel) -> list[tuple[str, object]]:
     n = len(model.members)
     blocks = []
     for k, (m, w) in enumerate(zip(model.members, model.member_weights, strict=True)):
@@ -361,19 +384,31 @@ def _plot_selection(fig, gs, model) -> None:
         if verdict.accuracy is not None
         else ""
     )
-    if model.is_ensemble:
-        what = (
-            f"ensemble of {len(model.members)} members:\nthe weighted mean of their scores;\n"
-            "each member's factors below"
-        )
-    else:
-        pre, est = model.preprocessor, model.estimator
-        what = (
-            f"features {pre.features}\nspatial {spatial_label(pre.spatial)}\n"
-            f"rank {describe_rank(est)}\nmu1 {est.mu1:.3g} mu2 {est.mu2:.3g}\n"
-            f"nu1 {est.nu1:.3g} nu2 {est.nu2:.3g}"
-        )
-    ax.text(0, 1, f"classes {model.classes}\n{what}{cv}", va="top", fontsize=9)
+    ax.text(0, 1, f"classes {model.classes}\n{_what(model)}{cv}", va="top", fontsize=9)
+
+
+@functools.singledispatch
+def _what(model) -> str:
+    """Return the figure's few lines on what the model is, in the words of its form."""
+    raise TypeError(f"no report for a {type(model).__name__}")
+
+
+@_what.register
+def _(model: SingleModel) -> str:
+    pre, est = model.preprocessor, model.estimator
+    return (
+        f"features {pre.features}\nspatial {spatial_label(pre.spatial)}\n"
+        f"rank {describe_rank(est)}\nmu1 {est.mu1:.3g} mu2 {est.mu2:.3g}\n"
+        f"nu1 {est.nu1:.3g} nu2 {est.nu2:.3g}"
+    )
+
+
+@_what.register
+def _(model: EnsembleModel) -> str:
+    return (
+        f"ensemble of {len(model.members)} members:\nthe weighted mean of their scores;\n"
+        "each member's factors below"
+    )
 
 
 def _plot_auto_table(ax, model) -> None:

@@ -24,16 +24,12 @@ FEW_CORES = 2
 def one_off_n_jobs(cpu_count: int | None = None) -> int:
     """Return the workers for a calibration that runs once in a fresh process.
 
-    A fresh worker spends about a second importing scikit-learn and this package before
-    its first task. On two cores that start-up outweighs the parallel search for one
-    person: ``auto`` on 30 cues x 64 channels took 4.0-4.9 s in a fresh process with one
-    job against 4.7-5.0 s with two on an idle machine, and 4.7-6.0 s against 7.0-13.2 s
-    on a loaded one (the models identical); at the paper's size (210 cues x 118 channels,
-    ``benchmarks/calibration.py --parts command``) the whole command took 3.3-3.6 s with
-    one job against 3.8-4.3 s with two. A process that
-    calibrates again (the dashboard) gains from its warm workers (1.6-1.8 s against
-    2.4-2.7 s). ``sblr-rt calibrate`` therefore runs one job on machines of
-    :data:`FEW_CORES` cores or fewer, and all cores otherwise.
+    A fresh worker imports scikit-learn and this package before its first task; on few
+    cores that start-up outweighs the parallel search for one person, while a process
+    that calibrates again (the dashboard) keeps its warm workers (docs/benchmarks.md,
+    "Calibration search"). The models are the same for any number of jobs.
+    ``sblr-rt calibrate`` therefore runs one job on machines of :data:`FEW_CORES` cores
+    or fewer, and all cores otherwise.
 
     Parameters
     ----------

@@ -278,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
 
     from sblr_rt.io.model_file import remove_stale_temporaries
     from sblr_rt.io.outputs import check_output, write_or_rescue
-    from sblr_rt.verdict import model_verdict
+    from sblr_rt.verdict import model_verdict, prior_info
 
     out = Path(args.out)
     _check_source_options(args)
@@ -362,7 +362,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"report written to {paths[-2]} and {paths[-1]}")
     else:
         print(model.summary())
-    weighed = (model.metadata or {}).get("prior") or {}
+    weighed = prior_info(model)
     if "weight" in weighed:  # how the prior and the person's own model were weighed, and why
         print(f"prior's weight {float(weighed['weight']):.2f}: {weighed.get('reason', '')}")
     # The word again, last, where the eye lands when the command ends.

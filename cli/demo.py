@@ -419,11 +419,12 @@ def run(args: argparse.Namespace) -> int:
     prior_file = None
     if args.prior:
         from sblr_rt.priors import SHIPPED, shipped_prior_path
+        from sblr_rt.verdict import prior_info
 
         prior_file = shipped_prior_path(PRIOR_NAME)
         model = load_model(prior_file)
         recording_path = _physionet_folder() / PHYSIONET_PRIOR_RUN
-        info = model.metadata["prior"]
+        info = prior_info(model)
         lopo = info.get("lopo") or {}
         _say(
             f"[1/3] No calibration: the shipped prior {PRIOR_NAME} ({SHIPPED[PRIOR_NAME]}); "

@@ -65,9 +65,8 @@ def run(args: argparse.Namespace) -> int:
     print(model.summary())
     if args.channels:
         print("raw channels: " + ", ".join(model.ch_names))
-        for k, member in enumerate(model.members):
-            which = f"member {k} rows: " if model.is_ensemble else "model rows:   "
-            print(which + ", ".join(member.preprocessor.row_names))
+        for label, member in zip(model.member_labels, model.members, strict=True):
+            print(f"{label + ' rows:':<13} " + ", ".join(member.preprocessor.row_names))
         excluded = CalibrationOutcome.from_model(model).excluded_channels
         if excluded:
             print(

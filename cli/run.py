@@ -565,7 +565,9 @@ def _summary(args, log, folder, started, seconds, ended_by, reason, model_file, 
     paths["summary"] = str(folder / SUMMARY_FILE)
     prior = None
     if share_start is not None:
-        info = _prior_info(final_model)
+        from sblr_rt.verdict import prior_info
+
+        info = prior_info(final_model)
         prior = {
             "share_start": share_start,
             "share_end": None if snap is None else snap.prior_share,
@@ -586,14 +588,6 @@ def _summary(args, log, folder, started, seconds, ended_by, reason, model_file, 
         prior=prior,
         paths=paths,
     )
-
-
-def _prior_info(model) -> dict:
-    """Return the prior's description a model records (``metadata["prior"]``; {} if none)."""
-    info = (model.metadata or {}).get("prior")
-    if not isinstance(info, dict) and model.prior_member is not None:
-        info = (model.prior_member.metadata or {}).get("prior")
-    return info if isinstance(info, dict) else {}
 
 
 def _adapter(args, loop, model, model_file, adapting, folder):

@@ -13,6 +13,7 @@ The scalp geometry (:func:`sblr_rt.montage.scalp_layout`,
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sblr_rt.calibration.report import auto_candidates
 
+from sblr_rt.bci_model import EnsembleModel
 from sblr_rt.preprocessing.spatial import spatial_label
 from sblr_rt.regions import weight_regions
 from sblr_rt.search_record import search_record
@@ -204,6 +206,7 @@ class MemberSummary:
         return f"member {self.index}: {self.name}{prior}, weight {self.weight:.2f}"
 
 
+@functools.singledispatch
 def summarize_members(model) -> list[MemberSummary]:
     """Return the members of an ensemble, each summarised; empty for a single model.
 
@@ -217,8 +220,11 @@ def summarize_members(model) -> list[MemberSummary]:
     members : list of MemberSummary
         In the ensemble's order, with the weights of ``model.member_weights``.
     """
-    if not getattr(model, "is_ensemble", False):
-        return []
+    return []
+
+
+@summarize_members.register
+def _(model: EnsembleModel) -> list[MemberSummary]:
     members, weights = model.members, model.member_weights
     return [
         MemberSummary(
@@ -272,6 +278,7 @@ def _factors(est) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(est.spatial_, float), np.asarray(est.temporal_, float)
 
 
+@functools.singledispatch
 def summarize_model(
     model,
     *,
@@ -299,8 +306,6 @@ def summarize_model(
     summary : ModelSummary
         The arrays to draw.
     """
-    if getattr(model, "is_ensemble", False):
-        return _summarize_ensemble(model)
     est = _estimator_of(model)
     classes = [str(c) for c in _first_attr(model, ("classes", "classes_"), est.classes_)]
     scores = _scores(est, classes)
@@ -348,7 +353,8 @@ def summarize_model(
     )
 
 
-def _summarize_ensemble(model) -> ModelSummary:
+@summarize_model.register
+def _summarize_ensemble(model: EnsembleModel, **_) -> ModelSummary:
     """Summarise an ensemble: its own verdict, selection and regions, and every member.
 
     The factors drawn first are member 0's, as the member table selects it first; the

@@ -119,6 +119,21 @@ def test_members_must_read_the_same_epochs_and_weights_must_be_weights(single, e
         EnsembleModel([model, model], weights=[1.0])
 
 
+def test_both_forms_rebuild_from_new_members(single, ensemble):
+    for model, raw, _ in (single, ensemble):
+        new = model.with_members(list(model.members), {"train_accuracy": 0.5})
+        assert type(new) is type(model) and new.form == model.form
+        assert len(new.member_labels) == len(new.members) == len(model.members)
+        assert new.train_accuracy == 0.5
+        np.testing.assert_allclose(new.decision_function(raw), model.decision_function(raw))
+    assert single[0].member_labels == ("model",)
+    assert ensemble[0].member_labels[1] == "member 1"
+    with pytest.raises(ValueError, match="'members' must be"):
+        ensemble[0].with_members(ensemble[0].members[:1])
+    with pytest.raises(ValueError, match="'members' must be one SingleModel"):
+        single[0].with_members(ensemble[0].members)
+
+
 def test_both_forms_read_another_channel_order(single, ensemble):
     for model, raw, _ in (single, ensemble):
         order = [*reversed(model.ch_names), "EXTRA"]
@@ -132,9 +147,9 @@ def test_both_forms_read_another_channel_order(single, ensemble):
 def test_the_online_classifier_reads_the_concept(single, ensemble):
     for model, raw, _ in (single, ensemble):
         clf = OnlineClassifier(model)
-        assert clf.n_times_raw == model.n_times_raw and len(clf.members) == len(
-            model.members if model.is_ensemble else []
-        )
+        # An ensemble's members are scored each on its own; a single model has none to weigh.
+        n_weighed = {"single": 0, "ensemble": len(model.members)}[model.form]
+        assert clf.n_times_raw == model.n_times_raw and len(clf.scoring.members) == n_weighed
         window = raw[0, :, -model.n_times_raw :]
         np.testing.assert_allclose(
             clf.decision_function(window)[0], model.decision_function(window[None])[0]

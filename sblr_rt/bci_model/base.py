@@ -39,8 +39,13 @@ class BCIModel(abc.ABC):
         (:mod:`sblr_rt.model.run_centring`); None: scores as they are.
     """
 
-    #: Whether the score is the weighted mean of two or more members.
+    #: Whether the score is the weighted mean of two or more members. Other layers do not
+    #: read it: they ask the model (:attr:`members`, :attr:`member_labels`, :attr:`form`,
+    #: :meth:`with_members`) or dispatch on its class.
     is_ensemble: bool = False
+
+    #: The form's name, as reports say it: ``"single"`` or ``"ensemble"``.
+    form: str
 
     classes: list[str]
     metadata: dict
@@ -66,6 +71,31 @@ class BCIModel(abc.ABC):
     @abc.abstractmethod
     def n_pad(self) -> int:
         """Filter warm-up samples before the window (an ensemble: its members' longest)."""
+
+    @property
+    @abc.abstractmethod
+    def member_labels(self) -> tuple[str, ...]:
+        """How reports name each member, in member order (a single model: ``"model"``)."""
+
+    @abc.abstractmethod
+    def with_members(self, members: Sequence, metadata: dict | None = None) -> BCIModel:
+        """Return a model of the same form built from new members (e.g. refitted ones).
+
+        Parameters
+        ----------
+        members : sequence of SingleModel
+            One new single model per member of this one, in :attr:`members` order, each
+            with its own metadata.
+        metadata : dict | None
+            The whole model's metadata. A single model is its own member: the new member's
+            metadata, updated with ``metadata``. An ensemble: its metadata (None: empty),
+            with this ensemble's weights.
+
+        Returns
+        -------
+        model : BCIModel
+            Of this model's class.
+        """
 
     @abc.abstractmethod
     def member_scores(self, epochs: np.ndarray) -> np.ndarray:

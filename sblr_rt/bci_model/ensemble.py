@@ -37,6 +37,7 @@ class EnsembleModel(BCIModel):
     """
 
     is_ensemble = True
+    form = "ensemble"
 
     def __init__(
         self,
@@ -88,6 +89,22 @@ class EnsembleModel(BCIModel):
     def member_weights(self) -> np.ndarray:
         """Each member's weight in the score (a copy), summing to 1."""
         return self._weights.copy()
+
+    @property
+    def member_labels(self) -> tuple[str, ...]:
+        """``("member 0", "member 1", ...)``."""
+        return tuple(f"member {k}" for k in range(len(self._members)))
+
+    def with_members(
+        self, members: Sequence[SingleModel], metadata: dict | None = None
+    ) -> EnsembleModel:
+        """Return an ensemble of ``members`` at this ensemble's weights, with ``metadata``."""
+        if len(members) != len(self._members):
+            raise ValueError(
+                f"'members' must be {len(self._members)} single models (one per member), "
+                f"got {len(members)}"
+            )
+        return EnsembleModel(members, self._weights, metadata)
 
     @property
     def features(self) -> str:

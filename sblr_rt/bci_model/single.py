@@ -47,6 +47,8 @@ class SingleModel(BCIModel):
         ``(self,)``: a single model is its own only member, of weight 1.
     """
 
+    form = "single"
+
     def __init__(
         self,
         *,
@@ -109,6 +111,28 @@ class SingleModel(BCIModel):
     def member_weights(self) -> np.ndarray:
         """``[1.0]``."""
         return np.ones(1)
+
+    @property
+    def member_labels(self) -> tuple[str, ...]:
+        """``("model",)``."""
+        return ("model",)
+
+    def with_members(self, members: Sequence[SingleModel], metadata: dict | None = None):
+        """Return the one new member, its metadata updated with ``metadata``."""
+        if len(members) != 1 or not isinstance(members[0], SingleModel):
+            raise ValueError(
+                f"'members' must be one SingleModel (a single model's only member), got "
+                f"{[type(m).__name__ for m in members]}"
+            )
+        (new,) = members
+        return SingleModel(
+            preprocessor=new.preprocessor,
+            estimator=new.estimator,
+            classes=new.classes,
+            metadata={**new.metadata, **(metadata or {})},
+            run_centring=new.run_centring,
+            pool=new.pool,
+        )
 
     @property
     def features(self) -> str:

@@ -105,6 +105,30 @@ def _estimator_arrays(est) -> dict[str, np.ndarray]:
     return arrays
 
 
+def _single_layout(model) -> tuple:
+    """Return a single model's parts: arrays unprefixed, header at the top, its grid."""
+    grid = {
+        "time_grid": model.preprocessor.times.tolist(),
+        "row_names": model.preprocessor.row_names,
+    }
+    return _model_arrays(model, ""), _model_header(model), [], None, grid
+
+
+def _ensemble_layout(model) -> tuple:
+    """Return an ensemble's parts: each member its own header and arrays (``m{k}/``)."""
+    arrays, members = {}, []
+    for k, member in enumerate(model.members):
+        arrays.update(_model_arrays(member, f"m{k}/"))
+        members.append({**_model_header(member), "metadata": dict(member.metadata)})
+    single = {"preprocessor": None, "estimator": None, "pool": None}
+    return arrays, single, members, [float(w) for w in model.member_weights], {}
+
+
+#: How each form of model lays out its parts in the file, by :attr:`BCIModel.form`:
+#: (arrays, the single model's header fields, members, member weights, window grid).
+_LAYOUTS = {"single": _single_layout, "ensemble": _ensemble_layout}
+
+
 def save_model(model, path) -> Path:
     """Write a :class:`~sblr_rt.bci_model.BCIModel` to one file, atomically.
 
@@ -137,20 +161,8 @@ def save_model(model, path) -> Path:
         "n_window": model.n_window,
         "n_times_raw": model.n_times_raw,
     }
-    if model.is_ensemble:  # every member its own part and arrays; none leads
-        arrays, members = {}, []
-        for k, member in enumerate(model.members):
-            arrays.update(_model_arrays(member, f"m{k}/"))
-            members.append({**_model_header(member), "metadata": dict(member.metadata)})
-        single = {"preprocessor": None, "estimator": None, "pool": None}
-        member_weights = [float(w) for w in model.member_weights]
-    else:
-        arrays, members, member_weights = _model_arrays(model, ""), [], None
-        single = _model_header(model)
-        window |= {
-            "time_grid": model.preprocessor.times.tolist(),
-            "row_names": model.preprocessor.row_names,
-        }
+    arrays, single, members, member_weights, grid = _LAYOUTS[model.form](model)
+    window |= grid
     header = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,

@@ -2,23 +2,21 @@
 
 At the paper's BCI shape (210 x 118 x 100) float64 epochs take 20 MB, more than the
 cache, and the two passes over X of every iteration dominate a fit; float32 epochs take
-half the memory and their passes run about 7x faster. This route therefore runs the
-paper's iterations (:func:`~sblr_rt.model.solver.bcpd`, each block update one compiled
-call, :data:`KERNEL`) on a standardised float32 copy of X until its stopping rule holds,
-then continues the very same iterations on the float64 data from that point until the
-float64 stopping rule ``q^k <= tol`` holds (the float64 data are not copied: the
-products are divided by the scale, see :func:`fast_inputs`). The small
-state (factors, scores, losses, gradients) is float64 throughout, and every iteration
+half the memory, and their passes are faster (docs/benchmarks.md, "Solver"). This
+route therefore runs the paper's iterations (:func:`~sblr_rt.model.solver.bcpd`, each
+block update one compiled call, :data:`KERNEL`) on a standardised float32 copy of X
+until its stopping rule holds, then continues the very same iterations on the float64
+data from that point until the float64 stopping rule ``q^k <= tol`` holds (the float64
+data are not copied: the products are divided by the scale, see :func:`fast_inputs`).
+The small state (factors, scores, losses, gradients) is float64 throughout, and every iteration
 is a descent step of the float64 objective up to float32 rounding of the products; the
 float64 iterations that finish the fit are exact descent steps, so the result is a point
 at which the paper's own stopping test holds on the data as given.
 
-The step parameters start where the paper starts them (``L_min``, or a warm start's).
-A start at the loss's curvature along its gradient saved about 10 % of a fit at the BCI
-shape, but its first long step took one of the paper's Table 1 problems (s = t = 50,
-l2-dominated, the paper's start) to the zero factors, which the paper's route does not
-reach (F = log 2 against 0.519); with the paper's start the route ends no higher than
-the paper's on all 60 problems of ``benchmarks/solver.py --routes`` (lower on 57).
+The step parameters start where the paper starts them (``L_min``, or a warm start's):
+a longer first step can reach the zero factors where the paper's route does not (why
+this start: docs/benchmarks.md, "Solver"). The route's objective is compared with the
+paper's route on the Table 1 problems by ``benchmarks/solver.py --routes``.
 """
 
 from __future__ import annotations

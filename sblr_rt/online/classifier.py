@@ -45,13 +45,14 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
 
 from sblr_rt._docs import fill_doc
 from sblr_rt._renamed import renamed_attribute, renamed_keyword, warn_renamed
-from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
 from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
 from sblr_rt.online.decision import Decision
@@ -196,20 +197,19 @@ class OnlineClassifier:
         self.probability = model.probability
         self._sharpness = 1.0 if self.probability is None else self.probability.trial
         self._binary = len(self.classes) == 2
-        #: list of OnlineClassifier: the online form of an ensemble's members (their scores
-        #: are weighted; the run centring of the mean is the ensemble's own, in the
-        #: streaming state); empty for a single model.
-        self.members = [
-            OnlineClassifier(m, fast=fast, recentre=False) for m in model.members
-        ] if model.is_ensemble else []  # fmt: skip
         #: Scoring: how the scores are computed, for this class and its incremental forms.
-        self.scoring = self._ensemble_scoring() if model.is_ensemble else self._single_scoring()
+        self.scoring = self._scoring(model)
         self.rank = self.scoring.rank
         self.form = "folded" if (self.fast and self.scoring.native is not None) else "plain"
 
-    def _single_scoring(self) -> Scoring:
+    @functools.singledispatchmethod
+    def _scoring(self, model) -> Scoring:
+        """Return how ``model``'s scores are computed (one implementation per form)."""
+        raise TypeError(f"no online scoring for a {type(model).__name__}")
+
+    @_scoring.register
+    def _single_scoring(self, model: SingleModel) -> Scoring:
         """Return a single model's scoring: its factors, folded onto the raw window if linear."""
-        model = self.model
         est = model.estimator
         # Model-grid factors, stacked per output column: (K, n_rows, r), (K, n_times, r).
         U = np.asarray(est.spatial_, dtype=np.float64)
@@ -239,22 +239,28 @@ class OnlineClassifier:
             native=native,
         )
 
-    def _ensemble_scoring(self) -> Scoring:
-        """Return an ensemble's scoring: its members' scorings and weights, none of its own."""
+    @_scoring.register
+    def _ensemble_scoring(self, model: EnsembleModel) -> Scoring:
+        """Return an ensemble's scoring: its members' scorings and weights, none of its own.
+
+        Each member is scored by its own online classifier, without run centring: the
+        centring of the weighted mean is the ensemble's own, in the streaming state.
+        """
+        members = [OnlineClassifier(m, fast=self.fast, recentre=False) for m in model.members]
         return Scoring(
-            model=self.model,
+            model=model,
             features=self.features,
             n_channels=len(self.ch_names),
             n_times_raw=self.n_times_raw,
             n_pad=self.n_pad,
             weights=None,
             intercept=np.tensordot(
-                self.model.member_weights, [m.scoring.intercept for m in self.members], axes=1
+                model.member_weights, [m.scoring.intercept for m in members], axes=1
             ),
-            rank=max(m.rank for m in self.members),
+            rank=max(m.rank for m in members),
             native=None,
-            members=tuple((m.auto_form(), m.scoring) for m in self.members),
-            member_weights=self.model.member_weights,
+            members=tuple((m.auto_form(), m.scoring) for m in members),
+            member_weights=model.member_weights,
         )
 
     def __repr__(self) -> str:

@@ -1,10 +1,9 @@
 """Keep Python's cyclic garbage collector from stalling a live process.
 
 The cyclic collector's full (generation 2) pass scans every container object the process
-holds: after importing scipy, scikit-learn and MNE and loading a model that is over
-100,000 objects, and one pass took 61-95 ms on the benchmark machine, stalling every
-thread at once (four loops on a 256 x 2048 Hz stream: a 95 ms pass during a 40 s run
-gave every loop's worst decision 100 ms). The objects that exist when a session starts
+holds (after importing scipy, scikit-learn and MNE and loading a model, a great many),
+stalling every thread at once: it sets the online loop's worst decision
+(docs/benchmarks.md, "Online loop"). The objects that exist when a session starts
 (modules, the model, the GUI) live until it ends, so scanning them again finds nothing.
 
 :func:`freeze_heap` collects once, then moves every surviving object to the collector's

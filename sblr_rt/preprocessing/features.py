@@ -29,14 +29,13 @@ here (its :meth:`FeaturePath.from_params` picks the parameters it uses), registe
     bilinear form of SBLEST, Wang et al., IEEE TPAMI 2023).
 
 Why the reference. Between two runs of one person the log power of each electrode
-shifts by two to three times the class effect, and about 70 % of that shift is a
-per-channel offset shared by every band (contact and gain), a third one offset shared by
-every channel. A model centred on the calibration runs reads every such offset of a new
-run as evidence, and its decisions flip from run to run (docs/benchmarks.md, "Accuracy
-across runs"). Subtracting, within each window, the
-mean log power over channels (band power) or over bands (spectral) cancels those
-offsets exactly. It needs no state and no labels, so the online loop computes the same
-numbers from one window. ``reference=None`` gives the plain log power.
+shifts by more than the class effect, mostly by a per-channel offset shared by every band
+(contact and gain) and by one offset shared by every channel. A model centred on the
+calibration runs reads every such offset of a new run as evidence, and its decisions flip
+from run to run (the figures: docs/benchmarks.md, "Accuracy across runs"). Subtracting,
+within each window, the mean log power over channels (band power) or over bands
+(spectral) cancels those offsets exactly. It needs no state and no labels, so the online
+loop computes the same numbers from one window. ``reference=None`` gives the plain log power.
 """
 
 from __future__ import annotations

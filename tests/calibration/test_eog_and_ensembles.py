@@ -74,10 +74,11 @@ def test_an_ensemble_refits_member_by_member_and_stays_run_centred(tmp_path):
     model = calibrate(runs, classes={"T1": "left", "T2": "right"}, tmin=0.0, tmax=1.0, n_jobs=1)
     assert model.is_ensemble
     class_map = {"T1": "left", "T2": "right"}
-    new = refit_model(
-        model, [labelled_recording(r, class_map) for r in runs], version=1, folder=tmp_path
-    )
+    new = refit_model(model, [labelled_recording(runs[0], class_map)], version=1, folder=tmp_path)
     assert new.is_ensemble and len(new.members) == len(model.members)
+    # The ensemble records the epochs of this refit (one run), not its parent's (two).
+    assert new.metadata["epochs"]["used"] == new.metadata["adaptation"]["n_epochs"]
+    assert new.metadata["epochs"]["used"] < model.metadata["epochs"]["used"]
     assert all(m.run_centring is not None for m in new.members)
     assert new.metadata["config"] == model.metadata["config"]
     again = load_model(next(tmp_path.glob("*.sblr.npz")))
