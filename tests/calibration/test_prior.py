@@ -18,8 +18,8 @@ from sblr_rt.calibration.prior import PriorSettings, adapt_prior, first_trials, 
 from scipy.signal import butter, lfilter
 
 from sblr_rt.io import load_model, save_model
-from sblr_rt.model.link import ProbabilityCalibration
 from sblr_rt.io.recording import Recording
+from sblr_rt.model.link import ProbabilityCalibration
 
 CHANNELS = ["Fp1", "FC3", "FCz", "FC4", "C3", "C1", "Cz", "C2", "C4", "CP3", "CPz", "CP4", "O1"]
 CLASSES = {"T1": "left", "T2": "right"}
