@@ -43,9 +43,17 @@ __all__ = [
 SESSION_TRIAL_SOURCE = "session trial"
 
 
-def as_recordings(recordings) -> list:
-    """Return the recordings as Recording objects, reading those given as paths."""
+def as_recordings(recordings, *, rename=None) -> list:
+    """Return the recordings as Recording objects, reading those given as paths.
+
+    ``rename``: a :class:`~sblr_rt.io.labels.ChannelRenaming` (or what it parses) applied
+    to each (:meth:`~sblr_rt.io.Recording.rename_channels`), before their channels are
+    compared.
+    """
+    from sblr_rt.io.labels import ChannelRenaming
     from sblr_rt.io.reading import Recording, read_recording
+
+    rename = ChannelRenaming.parse(rename)
 
     if isinstance(recordings, str | Path | Recording):
         recordings = [recordings]
@@ -57,7 +65,7 @@ def as_recordings(recordings) -> list:
             raise TypeError(
                 f"'recordings' must hold paths or Recording objects, got {type(rec).__name__}"
             )
-        out.append(rec)
+        out.append(rec.rename_channels(rename))
     if not out:
         raise ValueError("'recordings' must name at least one recording, got none")
     return _common_channels(out)
