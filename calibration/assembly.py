@@ -219,14 +219,17 @@ def build_preprocessor(config: CalibrationConfig, recording, eog=None) -> Prepro
     pre : Preprocessor
         Not fitted.
     """
+    from sblr_rt.io.labels import close_matches_text
+
     tmin, tmax = default_window(config, recording)
     p = config.preprocessing
     if p.picks is not None:
         missing = [c for c in p.picks if c not in recording.ch_names]
         if missing:
             raise ValueError(
-                f"channels named by the configuration are missing from {recording.source}: "
-                f"{missing}; available: {recording.ch_names}"
+                f"'picks' must name channels of the recordings, got some missing from "
+                f"{recording.source}: {missing}; available: {recording.ch_names}"
+                f"{close_matches_text(missing, recording.ch_names)}"
             )
     stage = _spatial_stage(p, len(recording.ch_names) if p.picks is None else len(p.picks))
     spatial, matrix = stage, None
@@ -273,7 +276,15 @@ def eog_matrix(config: CalibrationConfig, recordings) -> np.ndarray | None:
     eog = config.preprocessing.eog
     if eog is None:
         return None
+    from sblr_rt.io.labels import close_matches_text
+
     picks = list(config.preprocessing.picks or recordings[0].ch_names)
+    missing = [c for c in eog if c not in picks]
+    if missing:
+        raise ValueError(
+            f"'eog' must name channels of the model, got {list(eog)} (missing {missing}; "
+            f"channels: {picks}){close_matches_text(missing, picks)}"
+        )
     data = []
     for rec in recordings:
         missing = [c for c in picks if c not in rec.ch_names]

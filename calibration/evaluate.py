@@ -188,9 +188,11 @@ def _model_for(model, rec):
         return model
     missing = [c for c in model.picks if c not in rec.ch_names]
     if missing:
+        from sblr_rt.io.labels import close_matches_text
+
         raise ValueError(
             f"the recording must hold the channels the model reads, got none named {missing} "
-            f"({rec.source})"
+            f"({rec.source}){close_matches_text(missing, rec.ch_names)}"
         )
     return model.for_channels(list(rec.ch_names))
 

@@ -136,9 +136,8 @@ def close_matches_text(missing: Sequence[str], names: Sequence[str]) -> str:
     shown = list(close.items())[:8]
     pairs = ",".join(f"{cs[0]}={m}" for m, cs in shown)
     return (
-        f"; {_close_labels(close)}: rename the channels to the model's labels if they are the "
-        f"same electrodes (--rename-channels '{pairs}', or rename_channels in the calibration "
-        "TOML)"
+        f"; {_close_labels(close)}: rename the channels if they are the same electrodes "
+        f"(--rename-channels '{pairs}', or rename_channels in the calibration TOML)"
     )
 
 
