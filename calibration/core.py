@@ -74,7 +74,9 @@ def calibrate(
         first); None: all.
     **overrides
         Configuration fields that win over ``config`` (None values ignored), e.g.
-        ``classes=["T1", "T2"]``, ``features="bandpower"``, ``cv="loo"``.
+        ``classes=["T1", "T2"]``, ``features="bandpower"``, ``cv="loo"``, or
+        ``rename_channels="EEG C3-REF=C3,EEG C4-REF=C4"`` (applied to every recording as it
+        is read; :class:`sblr_rt.io.labels.ChannelRenaming`).
 
     Returns
     -------
