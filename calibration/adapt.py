@@ -295,7 +295,8 @@ class Adapter:
             :data:`SESSIONS` (:func:`~sblr_rt.online.session.new_session_folder`).
         calibration : sequence of str | Path | None
             Calibration recordings kept in the calibration set; None: the model's own
-            calibration runs (``metadata["sources"]``) that still exist.
+            calibration runs (``metadata["sources"]``) that still exist, their channels
+            renamed as the calibration did (the configuration's ``rename_channels``).
         every : int
             Re-selection every this many trials (0: never).
 
@@ -306,9 +307,12 @@ class Adapter:
         """
         from sblr_rt.io import read_recording
 
+        rename = None
         if calibration is None:
             sources = (model.metadata or {}).get("sources") or []
             calibration = [f for f in sources if Path(f).is_file()]
+            # the model's own runs, read as its calibration read them
+            rename = ((model.metadata or {}).get("config") or {}).get("rename_channels")
         if folder is None:
             from sblr_rt.online.session import new_session_folder
 
@@ -317,7 +321,7 @@ class Adapter:
             loop,
             model,
             folder=folder,
-            calibration=[read_recording(f) for f in calibration],
+            calibration=[read_recording(f).rename_channels(rename) for f in calibration],
             every=every,
         )
 

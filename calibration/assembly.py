@@ -43,9 +43,17 @@ __all__ = [
 SESSION_TRIAL_SOURCE = "session trial"
 
 
-def as_recordings(recordings) -> list:
-    """Return the recordings as Recording objects, reading those given as paths."""
+def as_recordings(recordings, *, rename=None) -> list:
+    """Return the recordings as Recording objects, reading those given as paths.
+
+    ``rename``: a :class:`~sblr_rt.io.labels.ChannelRenaming` (or what it parses) applied
+    to each (:meth:`~sblr_rt.io.Recording.rename_channels`), before their channels are
+    compared.
+    """
+    from sblr_rt.io.labels import ChannelRenaming
     from sblr_rt.io.reading import Recording, read_recording
+
+    rename = ChannelRenaming.parse(rename)
 
     if isinstance(recordings, str | Path | Recording):
         recordings = [recordings]
@@ -57,7 +65,7 @@ def as_recordings(recordings) -> list:
             raise TypeError(
                 f"'recordings' must hold paths or Recording objects, got {type(rec).__name__}"
             )
-        out.append(rec)
+        out.append(rec.rename_channels(rename))
     if not out:
         raise ValueError("'recordings' must name at least one recording, got none")
     return _common_channels(out)
@@ -211,14 +219,17 @@ def build_preprocessor(config: CalibrationConfig, recording, eog=None) -> Prepro
     pre : Preprocessor
         Not fitted.
     """
+    from sblr_rt.io.labels import close_matches_text
+
     tmin, tmax = default_window(config, recording)
     p = config.preprocessing
     if p.picks is not None:
         missing = [c for c in p.picks if c not in recording.ch_names]
         if missing:
             raise ValueError(
-                f"channels named by the configuration are missing from {recording.source}: "
-                f"{missing}; available: {recording.ch_names}"
+                f"'picks' must name channels of the recordings, got some missing from "
+                f"{recording.source}: {missing}; available: {recording.ch_names}"
+                f"{close_matches_text(missing, recording.ch_names)}"
             )
     stage = _spatial_stage(p, len(recording.ch_names) if p.picks is None else len(p.picks))
     spatial, matrix = stage, None
@@ -265,7 +276,15 @@ def eog_matrix(config: CalibrationConfig, recordings) -> np.ndarray | None:
     eog = config.preprocessing.eog
     if eog is None:
         return None
+    from sblr_rt.io.labels import close_matches_text
+
     picks = list(config.preprocessing.picks or recordings[0].ch_names)
+    missing = [c for c in eog if c not in picks]
+    if missing:
+        raise ValueError(
+            f"'eog' must name channels of the model, got {list(eog)} (missing {missing}; "
+            f"channels: {picks}){close_matches_text(missing, picks)}"
+        )
     data = []
     for rec in recordings:
         missing = [c for c in picks if c not in rec.ch_names]

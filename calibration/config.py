@@ -65,6 +65,7 @@ from sblr_rt.calibration.constraints import (
     positive,
 )
 
+from sblr_rt.io.labels import ChannelRenaming
 from sblr_rt.limits import LIMITS, check_n_jobs
 from sblr_rt.online.settings import refuse_unknown, take_options
 from sblr_rt.preprocessing.scaling import SCALINGS
@@ -141,6 +142,13 @@ class PreprocessingSettings:
         which cancels run-to-run gain changes; None: plain log power).
     picks : tuple of str | None
         Model channels by label (None: all).
+    rename_channels : ChannelRenaming | None
+        Old label -> new label, applied to every recording as it is read, before
+        anything else (``picks``, ``eog`` and the model name the new labels): the labels
+        of another cap mapped onto 10-10 names (``{ "EEG C3-REF" = "C3" }``). The rules of
+        :func:`mne.rename_channels`: an old label a recording lacks is refused (close
+        labels named), and so are two channels with one label
+        (:class:`sblr_rt.io.labels.ChannelRenaming`). None: the recordings' own labels.
     eog : tuple of str | None
         Channels regressed out of the others before the spatial stage, and not read by the
         model (:func:`sblr_rt.preprocessing.spatial.eog_regression`, fitted on the
@@ -165,6 +173,7 @@ class PreprocessingSettings:
     spatial: str | None = "default"
     reference: str | None = "default"
     picks: tuple[str, ...] | None = None
+    rename_channels: ChannelRenaming | None = None
     eog: tuple[str, ...] | None = None
     l_freq: float | None = None
     h_freq: float | None = None
@@ -572,6 +581,8 @@ class CalibrationConfig:
             out.update(dataclasses.asdict(getattr(self, name)))
         if self.epochs.classes is not None:
             out["classes"] = dict(self.epochs.classes)
+        renaming = self.preprocessing.rename_channels
+        out["rename_channels"] = None if renaming is None else renaming.mapping
         return out
 
 
@@ -623,6 +634,9 @@ CONSTRAINTS: dict[str, Rule] = {
     "spatial": option("default", None, "car", "csd", aliases={"none": None}),
     "reference": option("default", "channels", "bands", None, aliases={"none": None}),
     "picks": names(),
+    "rename_channels": custom(
+        lambda name, value: ChannelRenaming.parse(value, name=name) or None, none=True
+    ),
     "eog": names(empty_is_none=True),
     "l_freq": number(none=True),
     "h_freq": number(none=True),

@@ -75,7 +75,9 @@ def calibrate(
         first); None: all.
     **overrides
         Configuration fields that win over ``config`` (None values ignored), e.g.
-        ``classes=["T1", "T2"]``, ``features="bandpower"``, ``cv="loo"``.
+        ``classes=["T1", "T2"]``, ``features="bandpower"``, ``cv="loo"``, or
+        ``rename_channels="EEG C3-REF=C3,EEG C4-REF=C4"`` (applied to every recording as it
+        is read; :class:`sblr_rt.io.labels.ChannelRenaming`).
 
     Returns
     -------
@@ -112,12 +114,12 @@ def calibrate(
             config = config.replace(**overrides)
         else:
             config = load_config(config, **overrides)
-        recs = as_recordings(recordings)
+        recs = as_recordings(recordings, rename=config.preprocessing.rename_channels)
         if prior is None:
             recs = first_trials(recs, config.class_map, max_trials)
             if not recs:
                 raise ValueError("'max_trials' left no class cue in the recordings")
-            return _calibrate(recs, config=config, progress=progress)
+            return _calibrate(recs, config=config, progress=progress, renamed=True)
         if not isinstance(prior, BCIModel):
             from sblr_rt.io.model_file import load_model
 
@@ -130,7 +132,9 @@ def calibrate(
         person, why = None, None
         if start.wants_person:
             try:
-                person = _calibrate(start.recordings, config=config, progress=progress)
+                person = _calibrate(
+                    start.recordings, config=config, progress=progress, renamed=True
+                )
             except ValueError as err:  # e.g. too few trials of a class for the CV's folds
                 why = f"the person's own model could not be calibrated: {err}"
                 logger.info("%s; the adapted prior alone.", why)
@@ -170,8 +174,12 @@ def _dated(model: BCIModel, prior: BCIModel) -> BCIModel:
     return model
 
 
-def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
-    """:func:`calibrate`'s work, with BLAS limited to one thread."""
+def _calibrate(recordings, *, config, progress, renamed=False, **overrides) -> BCIModel:
+    """:func:`calibrate`'s work, with BLAS limited to one thread.
+
+    ``renamed``: the recordings' channels already carry the configuration's new labels
+    (``rename_channels`` is not applied again).
+    """
     from sblr_rt import __version__
 
     t0 = time.perf_counter()
@@ -179,7 +187,8 @@ def _calibrate(recordings, *, config, progress, **overrides) -> BCIModel:
         config = config.replace(**overrides)
     else:
         config = load_config(config, **overrides)
-    recs = as_recordings(recordings)
+    rename = None if renamed else config.preprocessing.rename_channels
+    recs = as_recordings(recordings, rename=rename)
     eog = eog_matrix(config, recs)
     members = []
     if config.preprocessing.features == "auto":

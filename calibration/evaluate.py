@@ -188,9 +188,11 @@ def _model_for(model, rec):
         return model
     missing = [c for c in model.picks if c not in rec.ch_names]
     if missing:
+        from sblr_rt.io.labels import close_matches_text
+
         raise ValueError(
             f"the recording must hold the channels the model reads, got none named {missing} "
-            f"({rec.source})"
+            f"({rec.source}){close_matches_text(missing, rec.ch_names)}"
         )
     return model.for_channels(list(rec.ch_names))
 
@@ -225,12 +227,15 @@ def _score(trials, classes) -> Score:
     )
 
 
-def read_labelled(paths) -> list:
+def read_labelled(paths, *, rename=None) -> list:
     """Read recordings given as paths (:class:`~sblr_rt.io.recording.Recording` objects pass).
 
     Parameters
     ----------
     paths : sequence of str | Path | Recording
+    rename : ChannelRenaming | dict | str | None
+        Old label -> new label, applied to each
+        (:meth:`~sblr_rt.io.recording.Recording.rename_channels`); None: their own labels.
 
     Returns
     -------
@@ -238,4 +243,5 @@ def read_labelled(paths) -> list:
     """
     from sblr_rt.io import read_recording
 
-    return [r if not isinstance(r, str | Path) else read_recording(r) for r in paths]
+    recs = [r if not isinstance(r, str | Path) else read_recording(r) for r in paths]
+    return [r.rename_channels(rename) for r in recs]

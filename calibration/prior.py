@@ -375,6 +375,7 @@ def build_prior(
     settings: PriorSettings | None = None,
     lopo: bool = True,
     warmup: float = 1.0,
+    rename_channels=None,
 ) -> BCIModel:
     """Train a prior on recordings of several people, each run centred on its own mean.
 
@@ -398,6 +399,10 @@ def build_prior(
         (run-centred causally, as a session would): ``metadata["prior"]["lopo"]``.
     warmup : float
         The calibration reference's weight, in trials, in a new run's running mean.
+    rename_channels : ChannelRenaming | dict | str | None
+        Old label -> new label, applied to every recording as it is read
+        (:meth:`sblr_rt.io.Recording.rename_channels`: every recording must hold each old
+        label); ``picks`` and the prior name the new labels. None: the recordings' own.
 
     Returns
     -------
@@ -420,7 +425,7 @@ def build_prior(
     picks = _PICKS.check("picks", picks)
     warmup = _WARMUP.check("warmup", warmup)
     lopo = _LOPO.check("lopo", lopo)
-    recs = as_recordings(recordings)
+    recs = as_recordings(recordings, rename=rename_channels)
     people = [person_of(r) for r in recs] if people is None else list(people)
     if len(people) != len(recs):
         raise ValueError(

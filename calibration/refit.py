@@ -164,6 +164,8 @@ def refit_model(
     classes = [str(c) for c in model.classes]
     base = dict((model.metadata or {}).get("config") or {})
     base.update(classes=[(c, c) for c in classes], n_jobs=1)
+    # The trials (and the calibration runs the adapter read) carry the model's labels already.
+    renaming = base.pop("rename_channels", None)
     config = load_config(None, **base)
     cued = np.concatenate([np.asarray(r.marker_values, dtype=object) for r in recordings] or [[]])
     _count_check(np.array([classes.index(v) for v in cued if v in classes]), classes,
@@ -186,6 +188,8 @@ def refit_model(
         _check_usable(member.estimator, label)
     outcome = CalibrationOutcome.from_model(new)
     metadata = copy.deepcopy(dict(new.metadata or {}))
+    if renaming and isinstance(metadata.get("config"), dict):  # how the sources are read
+        metadata["config"]["rename_channels"] = renaming
     metadata["adaptation"] = {
         "version": int(version),
         "parent": RunInfo.from_model(model).version,

@@ -10,7 +10,13 @@ from __future__ import annotations
 import argparse
 import logging
 
-__all__ = ["DefaultsFormatter", "SubcommandParser", "add_logging_options"]
+__all__ = [
+    "DefaultsFormatter",
+    "SubcommandParser",
+    "add_logging_options",
+    "add_rename_option",
+    "renaming_of",
+]
 
 
 class DefaultsFormatter(argparse.HelpFormatter):
@@ -84,3 +90,37 @@ def add_logging_options(parser: argparse.ArgumentParser, *, default) -> None:
         default=default,
         help="also write the log to this file (appended)",
     )
+
+
+def add_rename_option(parser: argparse.ArgumentParser, *, where: str) -> None:
+    """Add ``--rename-channels`` (labels of another cap mapped onto the model's).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        A sub-command's parser.
+    where : str
+        What the renaming applies to, for the help (``"every recording as it is read"``).
+    """
+    parser.add_argument(
+        "--rename-channels",
+        metavar="OLD=NEW,...|FILE",
+        help=f"channel labels to rename in {where}, by MNE's rules (mne.rename_channels: a "
+        "label that is not there is refused, and so are two channels with one label): "
+        "'EEG C3-REF=C3,EEG C4-REF=C4', or a file of such pairs (one or more a line, # "
+        "comments)",
+    )
+
+
+def renaming_of(args: argparse.Namespace):
+    """Return ``--rename-channels`` parsed (:class:`sblr_rt.io.labels.ChannelRenaming`), or None.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not OLD=NEW pairs nor a file of them: one line, naming the option.
+    """
+    from sblr_rt.io.labels import ChannelRenaming
+
+    value = getattr(args, "rename_channels", None)
+    return ChannelRenaming.parse(value, name="--rename-channels") or None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option, parse_classes
 from sblr_rt.cli._numbers import bounded, n_jobs
+from sblr_rt.cli._parser import add_rename_option, renaming_of
 
 from sblr_rt._docs import fill_doc, help_text
 
@@ -75,6 +76,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
     parser.add_argument("--config", metavar="FILE.toml", help="calibration configuration")
+    add_rename_option(
+        parser, where="every recording as it is read, before anything else (wins over "
+        "rename_channels in --config); the model names the new labels"
+    )  # fmt: skip
     parser.add_argument(
         "--classes",
         type=parse_classes,
@@ -302,6 +307,7 @@ def run(args: argparse.Namespace) -> int:
         "cv": args.cv,
         "search": args.search,
         "n_jobs": args.n_jobs,
+        "rename_channels": renaming_of(args),
     }
     if args.n_jobs is None and args.config is None:
         overrides["n_jobs"] = one_off_n_jobs()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sblr_rt.cli._markers import parse_classes
+from sblr_rt.cli._parser import add_rename_option, renaming_of
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -50,6 +51,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="print the scores and a row per trial as JSON, nothing else",
     )
+    add_rename_option(parser, where="every recording as it is read (as calibrate did)")
     parser.set_defaults(func=run)
     return parser
 
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.io.model_file import load_model
     from sblr_rt.priors import resolve_model_path
 
+    rename = renaming_of(args)
     path = resolve_model_path(args.model)
     if not path.exists():
         raise FileNotFoundError(f"'--model' file not found: {path}")
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(classes, list):  # marker values that are their own class
         classes = {c: c for c in classes}
     result = evaluate_model(
-        model, read_labelled(args.recordings), class_map=classes, static=args.static
+        model, read_labelled(args.recordings, rename=rename), class_map=classes, static=args.static
     )
     if args.json:
         print(dumps({"model": str(path)} | result.to_dict(), indent=2))

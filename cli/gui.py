@@ -8,6 +8,7 @@ from pathlib import Path
 from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
+from sblr_rt.cli._parser import add_rename_option, renaming_of
 
 from sblr_rt._docs import help_text
 
@@ -75,6 +76,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=4.0,
         help="with --screenshot and --stream: seconds of live data before the shot",
     )
+    add_rename_option(
+        parser, where="the stream's labels before they are matched to the model's (as run)"
+    )
     add_adapt_options(parser)
     parser.set_defaults(func=main)
     return parser
@@ -123,6 +127,7 @@ def main(args: argparse.Namespace) -> int:
         )
     if not args.hop > 0:
         raise ValueError(f"--hop must be > 0 seconds, got {args.hop}")
+    rename = renaming_of(args)
     check_adapt_options(args)
     adapt = None
     if args.adapt:
@@ -148,6 +153,7 @@ def main(args: argparse.Namespace) -> int:
         hop=args.hop,
         settle=args.settle,
         adapt=adapt,
+        rename_channels=rename,
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sblr_rt.cli._markers import parse_classes as _classes
 from sblr_rt.cli._numbers import bounded
+from sblr_rt.cli._parser import add_rename_option, renaming_of
 
 from sblr_rt._docs import fill_doc
 
@@ -74,6 +75,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-lopo", action="store_true", help="skip the leave-one-person-out accuracy"
     )
+    add_rename_option(
+        parser, where="every --recording as it is read (each must hold every old label); "
+        "the prior names the new labels"
+    )  # fmt: skip
     parser.set_defaults(func=run)
     return parser
 
@@ -97,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from sblr_rt.io.model_file import remove_stale_temporaries, save_model
     from sblr_rt.io.outputs import OutputLock, check_output, write_or_rescue
 
+    rename = renaming_of(args)
     out = Path(args.out)
     if not out.parent.is_dir():
         raise FileNotFoundError(f"--out: folder {out.parent} does not exist")
@@ -120,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
             people=args.person,
             settings=PriorSettings(sensorimotor=not args.all_channels),
             lopo=not args.no_lopo,
+            rename_channels=rename,
         )
         written = write_or_rescue(lambda path: save_model(prior, path), out, what="the prior")
     if written != out:

@@ -9,6 +9,7 @@ import math
 from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
+from sblr_rt.cli._parser import add_rename_option, renaming_of
 
 from sblr_rt._docs import fill_doc, help_text
 from sblr_rt.timing import DEFAULT_TIMING
@@ -199,6 +200,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="no early decision before this many seconds after the cue: the windows that "
         "end just after it hold mostly the EEG from before it (model's, else 0)",
     )
+    add_rename_option(
+        parser, where="the stream's labels before they are matched to the model's (a cap "
+        "that publishes 'EEG C3-REF' for the model's C3)"
+    )  # fmt: skip
     add_adapt_options(parser, folder=False)
     parser.set_defaults(func=run)
     return parser
@@ -341,6 +346,8 @@ def run(args: argparse.Namespace) -> int:
     adapting = args.adapt or args.init is not None
     from sblr_rt.priors import PREFIX, resolve_model_path
 
+    rename = renaming_of(args)
+
     model_file = args.model if args.init is None else args.init
     option = "--model" if args.init is None else "--init"
     if str(model_file).startswith(PREFIX):
@@ -394,6 +401,7 @@ def run(args: argparse.Namespace) -> int:
         unit_mismatch=args.unit_mismatch,
         smoothing=smoothing,
         keep_trials=adapting,
+        rename_channels=rename,
     )
     print(f"model: {clf!r}", flush=True)
     with loop:

@@ -61,6 +61,9 @@ class MainWindow(QtWidgets.QMainWindow):
         :meth:`sblr_rt.calibration.adapt.Adapter.for_model_file` takes them.
     source_id : str | None
         The EEG stream's ``source_id`` (to choose one of several of the same name).
+    rename_channels : ChannelRenaming | None
+        Stream label -> model label, applied before the stream is matched to the model
+        (:class:`sblr_rt.io.labels.ChannelRenaming`).
     """
 
     def __init__(
@@ -75,6 +78,7 @@ class MainWindow(QtWidgets.QMainWindow):
         hop: float = 0.05,
         adapt: dict | None = None,
         source_id: str | None = None,
+        rename_channels=None,
     ):
         super().__init__()
         configure_pyqtgraph()
@@ -86,6 +90,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.connected_stream = None
         self.hop = float(hop)
         self.adapt = adapt
+        self.rename_channels = rename_channels
         self.paradigm = None
         self.streams: list = []
         # (name, type, source_id) of the streams to connect to once LSL shows them
@@ -333,7 +338,13 @@ class MainWindow(QtWidgets.QMainWindow):
         from sblr_rt.gui.providers import open_provider
 
         return open_provider(
-            desc, markers, model, hop=self.hop, adapt=self.adapt, model_path=self.model_path
+            desc,
+            markers,
+            model,
+            hop=self.hop,
+            adapt=self.adapt,
+            model_path=self.model_path,
+            rename=self.rename_channels,
         )
 
     def _connected(self, provider) -> None:
@@ -494,6 +505,7 @@ def run(
     hop: float = 0.05,
     settle=3.0,
     adapt: dict | None = None,
+    rename_channels=None,
 ) -> int:
     """Open the dashboard (or render screenshots and return).
 
@@ -520,6 +532,8 @@ def run(
         Adapt the model during the session (see :class:`MainWindow`).
     source_id : str | None
         The EEG stream's ``source_id``.
+    rename_channels : ChannelRenaming | None
+        Stream label -> model label (see :class:`MainWindow`).
 
     Returns
     -------
@@ -537,6 +551,7 @@ def run(
         marker_type=marker_type,
         hop=hop,
         adapt=adapt,
+        rename_channels=rename_channels,
     )
     if screenshot is not None:
         from sblr_rt.gui.screenshot import save_screenshots, wait_for_live

@@ -15,7 +15,7 @@ import numpy as np
 logger = logging.getLogger("sblr_rt.gui")
 
 
-def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None):
+def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None, rename=None):
     """Open what the Live tab polls for a stream: traces, a loop, or a loop that adapts.
 
     Parameters
@@ -33,6 +33,8 @@ def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None):
         (:meth:`sblr_rt.calibration.adapt.Adapter.for_model_file` keywords).
     model_path : str | Path | None
         The model's file (where an adapting session's versions go by default).
+    rename : ChannelRenaming | None
+        Stream label -> model label, applied before the stream is matched to the model.
 
     Returns
     -------
@@ -53,6 +55,7 @@ def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None):
         source_id=desc.source_id,
         hop=hop,
         keep_trials=adapting,
+        rename_channels=rename,
         **kwargs,
     )
     loop.start()

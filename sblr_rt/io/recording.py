@@ -166,6 +166,49 @@ class Recording:
             excluded={**self.excluded, **dropped},
         )
 
+    def rename_channels(self, mapping) -> Recording:
+        """Return a copy whose channels carry new labels (labels of another cap mapped).
+
+        By the rules of :func:`mne.rename_channels`
+        (:meth:`sblr_rt.io.labels.ChannelRenaming.apply`): every old label must be a
+        channel of the recording (one left out as bad or not EEG, in :attr:`excluded`,
+        counts, and is renamed there), and no two channels may end with one label.
+
+        Parameters
+        ----------
+        mapping : ChannelRenaming | dict | str | None
+            Old label -> new label, in any form
+            :meth:`~sblr_rt.io.labels.ChannelRenaming.parse` reads
+            (``"EEG C3-REF=C3,EEG C4-REF=C4"``); None or empty: this recording.
+
+        Returns
+        -------
+        recording : Recording
+            The same samples, markers and gaps under the new labels.
+
+        Raises
+        ------
+        ValueError
+            If an old label is not a channel (close labels named), or two channels would
+            share a label.
+
+        Examples
+        --------
+        >>> rec = Recording(np.zeros((2, 10)), 100.0, ["EEG C3-REF", "EEG C4-REF"])
+        >>> rec.rename_channels("EEG C3-REF=C3,EEG C4-REF=C4").ch_names
+        ['C3', 'C4']
+        """
+        from sblr_rt.io.labels import ChannelRenaming
+
+        renaming = ChannelRenaming.parse(mapping)
+        if not renaming:
+            return self
+        what = f"the recording {self.source}" if self.source else "the recording"
+        names = renaming.apply(self.ch_names, what=what, known=set(self.excluded))
+        new = renaming.mapping
+        excluded = {new.get(k, k): v for k, v in self.excluded.items()}
+        return dataclasses.replace(self, ch_names=names, excluded=excluded)
+
     def __repr__(self) -> str:
         kind = f", epochs of {self.epoch_length}" if self.epoch_length else ""
         if self.gaps:

@@ -26,7 +26,7 @@ __all__ = ["build_scheduler", "close", "open_collaborators", "stream_feed", "str
 
 
 @fill_doc
-def stream_feed(classifier, source, unit_mismatch: str):
+def stream_feed(classifier, source, unit_mismatch: str, *, rename=None):
     """Check a started source against the model: its channels, rate and units.
 
     Parameters
@@ -37,6 +37,8 @@ def stream_feed(classifier, source, unit_mismatch: str):
     source : object
         The EEG source: ``ch_names``, ``sfreq``, optional ``ch_units`` and ``name``.
     %(unit_mismatch)s
+    rename : ChannelRenaming | None
+        Stream label -> model label, applied before matching (:func:`match_stream`).
 
     Returns
     -------
@@ -53,7 +55,9 @@ def stream_feed(classifier, source, unit_mismatch: str):
         ``unit_mismatch`` is ``"refuse"``.
     """
     label = stream_label(source)
-    channels = match_stream(classifier, list(source.ch_names), float(source.sfreq), stream=label)
+    channels = match_stream(
+        classifier, list(source.ch_names), float(source.sfreq), stream=label, rename=rename
+    )
     pick = None if channels.identity else np.array(channels.picks, dtype=np.intp)
     units = getattr(source, "ch_units", None)
     if units is not None:
@@ -71,7 +75,7 @@ def _model_unit(classifier):
 
 
 @fill_doc
-def open_collaborators(classifier, source, markers, sink, *, unit_mismatch):
+def open_collaborators(classifier, source, markers, sink, *, unit_mismatch, rename=None):
     """Start the source, check it against the model, start the markers, open the sink.
 
     Parameters
@@ -81,6 +85,8 @@ def open_collaborators(classifier, source, markers, sink, *, unit_mismatch):
     source, markers, sink : object
         The loop's collaborators (``markers`` and ``sink`` may be None).
     %(unit_mismatch)s
+    rename : ChannelRenaming | None
+        See :func:`stream_feed`.
 
     Returns
     -------
@@ -97,7 +103,7 @@ def open_collaborators(classifier, source, markers, sink, *, unit_mismatch):
     opened = []
     try:
         _start(source, opened)
-        feed, channels = stream_feed(classifier, source, unit_mismatch)
+        feed, channels = stream_feed(classifier, source, unit_mismatch, rename=rename)
         _start(markers, opened)
         if sink is not None and hasattr(sink, "open"):
             sink.open()

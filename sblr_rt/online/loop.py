@@ -79,7 +79,8 @@ class OnlineLoop:
     settings : OnlineSettings | None
         What the loop decides and when (:class:`~sblr_rt.online.settings.OnlineSettings`:
         ``mode``, ``hop``, ``cues``, ``fast``, ``unit_mismatch``, ``smoothing``,
-        ``keep_trials``, ``model_version``); None: the defaults, sliding every 0.05 s.
+        ``keep_trials``, ``model_version``, ``rename_channels``); None: the defaults,
+        sliding every 0.05 s.
     display : DisplaySettings | None
         What :meth:`snapshot` keeps (:class:`~sblr_rt.online.settings.DisplaySettings`:
         ``display_sfreq``, ``display_seconds``, ``history_seconds``, ``max_history``).
@@ -271,6 +272,7 @@ class OnlineLoop:
             self.markers,
             self.sink,
             unit_mismatch=self.settings.unit_mismatch,
+            rename=self.settings.rename_channels,
         )
         self._prepare(feed)
         self._started = True
@@ -540,7 +542,9 @@ class OnlineLoop:
                 recentre_warmup=current.recentre_warmup,
             )
         )
-        feed, _ = stream_feed(clf, self.source, self.settings.unit_mismatch)
+        feed, _ = stream_feed(
+            clf, self.source, self.settings.unit_mismatch, rename=self.settings.rename_channels
+        )
         version = clf.run_info.version if version is None else int(version)
         scheduler.swaps.put(prepare_swap(clf, scheduler, feed=feed, version=version))
 

@@ -18,6 +18,7 @@ import dataclasses
 import math
 
 from sblr_rt._docs import fill_doc
+from sblr_rt.io.labels import ChannelRenaming
 from sblr_rt.limits import check_number
 from sblr_rt.online.evidence import Smoothing
 from sblr_rt.online.units import UNIT_MISMATCH
@@ -63,6 +64,12 @@ class OnlineSettings:
     model_version : int | None
         The version every decision names; None: the model's own
         (:attr:`RunInfo.version <sblr_rt.online.run_info.RunInfo.version>`).
+    rename_channels : ChannelRenaming | dict | str | None
+        Stream label -> model label, applied to the stream's labels before they are
+        matched to the model's (a cap that publishes ``EEG C3-REF`` for ``C3``;
+        :class:`sblr_rt.io.labels.ChannelRenaming`, the rules of
+        :func:`mne.rename_channels`: a label the stream lacks is refused). None: the
+        stream's own labels.
 
     Raises
     ------
@@ -86,9 +93,12 @@ class OnlineSettings:
     smoothing: Smoothing | None = None
     keep_trials: bool = False
     model_version: int | None = None
+    rename_channels: ChannelRenaming | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
+        renaming = ChannelRenaming.parse(self.rename_channels)
+        set_(self, "rename_channels", renaming or None)
         if self.mode not in MODES:
             raise ValueError(f"'mode' must be one of {MODES}, got {self.mode!r}.")
         hop = float(self.hop)

@@ -369,3 +369,28 @@ def test_the_refit_worker_runs_below_the_session(tmp_path):
     assert nice == max(19, os.nice(0))
     if policy is not None and hasattr(os, "SCHED_BATCH"):
         assert policy == os.SCHED_BATCH
+
+
+def test_a_model_calibrated_with_a_renaming_adapts_on_its_own_labels(tmp_path, monkeypatch):
+    import dataclasses
+
+    import sblr_rt.io
+
+    rec = _recording()
+    cap = dataclasses.replace(rec, ch_names=[f"CAP {c}" for c in CH])
+    model = calibrate(cap, rename_channels={f"CAP {c}": c for c in CH}, **FAST)
+    assert model.ch_names == CH
+    # the adapter reads the model's own run as its calibration did: renamed
+    source = tmp_path / "cap_raw.fif"
+    source.touch()
+    model.metadata["sources"] = [str(source)]
+    monkeypatch.setattr(sblr_rt.io, "read_recording", lambda path: cap)
+    adapter = Adapter.for_model_file(object(), model, tmp_path / "m.sblr.npz",
+                                     folder=tmp_path / "versions")  # fmt: skip
+    assert [r.ch_names for r in adapter.calibration] == [CH]
+    # a refit on those and the session's trials (the model's labels) keeps the renaming
+    trials = [trial_recording(_trial(rec, k, ("left", "right")[k % 2]), "uV") for k in range(4)]
+    for reselect in (False, True):  # a warm refit, and a new selection (calibrate again)
+        new = refit_model(model, [*adapter.calibration, *trials], version=1, reselect=reselect)
+        assert new.ch_names == CH
+        assert new.metadata["config"]["rename_channels"] == {f"CAP {c}": c for c in CH}

@@ -327,3 +327,35 @@ def test_the_fixed_path_keeps_the_scaling_its_final_fit_was_trained_on(monkeypat
         np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match=r"'scaling' must be .* got \[\(2,\)"):
         pre.use_scaling((np.zeros(2), np.ones(2), np.ones(2)))
+
+
+def test_a_cap_with_other_labels_is_calibrated_with_the_renaming(tmp_path):
+    import dataclasses
+
+    rec = _synthetic_recording()
+    cap = dataclasses.replace(rec, ch_names=[f"EEG {c.upper()}-REF" for c in rec.ch_names])
+    kw = dict(tmax=1.0, cv=3, search="none", ranks=(1,), n_jobs=1, features="waveform")
+    hint = r"--rename-channels 'EEG C3-REF=C3,EEG CZ-REF=Cz,EEG C4-REF=C4'"
+    with pytest.raises(ValueError, match=r"'picks' must name channels of the recordings, got "
+                       r"some missing from synthetic: \['C3', 'Cz', 'C4'\]; .*close labels: "
+                       r"C3 -> 'EEG C3-REF'; "
+                       r".*" + hint):  # fmt: skip
+        calibrate(cap, picks=["C3", "Cz", "C4"], **kw)
+    toml = tmp_path / "cap.toml"
+    toml.write_text('[preprocessing]\npicks = ["C3", "Cz", "C4"]\nrename_channels = { '
+                    '"EEG C3-REF" = "C3", "EEG CZ-REF" = "Cz", "EEG C4-REF" = "C4" }\n'
+                    )  # fmt: skip
+    model = calibrate(cap, config=toml, **kw)
+    assert model.ch_names[:3] == ["C3", "Cz", "C4"] and model.picks == ["C3", "Cz", "C4"]
+    assert model.metadata["config"]["rename_channels"] == {
+        "EEG C3-REF": "C3", "EEG CZ-REF": "Cz", "EEG C4-REF": "C4"
+    }  # fmt: skip
+    # the same model as from the recording with the standard labels
+    plain = calibrate(rec, picks=["C3", "Cz", "C4"], **kw)
+    X = np.random.default_rng(1).standard_normal((3, 4, model.n_times_raw))
+    np.testing.assert_allclose(model.decision_function(X), plain.decision_function(X))
+    # a renaming that does not fit the recording is refused, naming the close labels
+    with pytest.raises(ValueError, match=r"'rename_channels' must name labels the recording "
+                       r"synthetic has, got 1 it lacks: 'EEG C3' .*close labels: EEG C3 -> "
+                       r"'EEG C3-REF'"):  # fmt: skip
+        calibrate(cap, rename_channels="EEG C3=C3", **kw)

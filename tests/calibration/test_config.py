@@ -181,6 +181,7 @@ def test_other_numbers_share_the_command_lines_rules(tmp_path, name, value, matc
 SAMPLES = {
     "classes": {"a": "x", "b": "y"}, "tmin": 0.25, "tmax": 2.0, "features": "bandpower",
     "spatial": "car", "reference": "bands", "picks": ["C3", "C4"], "eog": ["Fp1"],
+    "rename_channels": {"A1": "C3"},
     "l_freq": 1.0, "h_freq": 30.0, "bands": [[8.0, 12.0]], "n_times": 50,
     "baseline": [0.0, 0.1], "scaling": "channel_time", "filter_length": 0.5, "reject": 1e-4,
     "flat": 1e-7, "clip_run": 7, "cv": 3, "cv_repeats": 3, "auto_ranks": [1],
@@ -256,3 +257,27 @@ def test_toml_none_spellings_and_names_are_normalised():
     assert config.preprocessing.spatial is None and config.preprocessing.scaling is None
     assert config.selection.class_weight is None and config.preprocessing.eog is None
     assert CalibrationConfig(cv="10").selection.cv == 10
+
+
+def test_rename_channels_is_a_toml_table_of_old_to_new_labels(tmp_path):
+    from sblr_rt.io.labels import ChannelRenaming
+
+    toml = _toml(tmp_path, '[preprocessing]\nrename_channels = { "EEG C3-REF" = "C3", '
+                 '"EEG C4-REF" = "C4" }\n')  # fmt: skip
+    config = load_config(toml)
+    renaming = config.preprocessing.rename_channels
+    assert isinstance(renaming, ChannelRenaming)
+    assert renaming.mapping == {"EEG C3-REF": "C3", "EEG C4-REF": "C4"}
+    # stored flat with the model, and read back the same
+    assert config.to_dict()["rename_channels"] == renaming.mapping
+    assert load_config(None, **config.to_dict()).preprocessing.rename_channels == renaming
+    # the option's string wins over the file; an empty table is no renaming
+    assert load_config(toml, rename_channels="EEG C3-REF=C3").preprocessing.rename_channels \
+        == ChannelRenaming((("EEG C3-REF", "C3"),))  # fmt: skip
+    empty = load_config(_toml(tmp_path, "rename_channels = {}\n"))
+    assert empty.preprocessing.rename_channels is None
+    with pytest.raises(ValueError, match=r"'rename_channels' must name each new label once, "
+                       r"got 'C3' twice"):  # fmt: skip
+        load_config(_toml(tmp_path, 'rename_channels = { A = "C3", B = "C3" }\n'))
+    with pytest.raises(ValueError, match=r"'rename_channels' must be OLD=NEW pairs .*got 'C3'"):
+        load_config(_toml(tmp_path, 'rename_channels = "C3"\n'))

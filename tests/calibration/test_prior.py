@@ -359,3 +359,19 @@ def test_a_recording_with_other_labels_is_refused_naming_the_close_ones(prior):
                        r"missing from synthetic/S009R01.edf: FC3, .*; close labels: FC3 -> "
                        r"'EEG FC3-REF'; .*rename the channels"):  # fmt: skip
         calibrate([other], prior=prior, max_trials=10, n_jobs=1, classes=CLASSES)
+
+
+def test_a_cap_with_other_labels_joins_the_prior_and_builds_one_with_the_renaming(prior):
+    runs = [_run(9, 1), _run(8, 1), _run(7, 1)]
+    cap = [dataclasses.replace(r, ch_names=[f"EEG {c}-REF" for c in r.ch_names]) for r in runs]
+    rename = ",".join(f"EEG {c}-REF={c}" for c in CHANNELS)
+    model = calibrate([cap[0]], prior=prior, max_trials=10, n_jobs=1, classes=CLASSES,
+                      rename_channels=rename)  # fmt: skip
+    assert set(prior.picks) <= set(model.picks) <= set(CHANNELS)  # the new labels
+    assert model.metadata["config"]["rename_channels"]["EEG FC3-REF"] == "FC3"
+    built = build_prior(cap, **KW, lopo=False, rename_channels=rename)
+    assert built.picks == prior.picks
+    # every recording must hold each old label (MNE's rule), the one that lacks it named
+    with pytest.raises(ValueError, match=r"must name labels the recording synthetic/S007R01"
+                       r".edf has, got 13 it lacks: 'EEG Fp1-REF', "):  # fmt: skip
+        build_prior([*cap[:2], runs[2]], **KW, lopo=False, rename_channels=rename)

@@ -143,3 +143,53 @@ def test_an_ascii_terminal_and_a_non_ascii_path_do_not_fail_after_the_model(
     assert done.returncode == 0, done.stderr.decode("ascii", "replace")
     assert out.exists()
     assert b"model written to " in done.stdout and b"s\\xe9ance" in done.stdout
+
+
+def test_a_cap_with_other_labels_is_calibrated_and_scored_with_rename_channels(
+    physionet_dir, tmp_path, capsys, one_line_error
+):
+    import mne
+
+    raw = mne.io.read_raw_edf(physionet_dir / "S001R06.edf", preload=True, verbose="error")
+    mne.datasets.eegbci.standardize(raw)
+    standard = list(raw.ch_names)
+    raw.rename_channels({c: f"EEG {c.upper()}-REF" for c in standard})
+    recording = tmp_path / "cap_raw.fif"
+    raw.save(recording, verbose="error")
+    mapping = tmp_path / "cap.txt"
+    mapping.write_text("# our cap -> 10-10\n" + "".join(
+        f"EEG {c.upper()}-REF = {c}\n" for c in standard))  # fmt: skip
+    out = tmp_path / "m.sblr.npz"
+    common = ["--recording", str(recording), "--out", str(out), "--classes", "T1,T2",
+              "--tmin", "0.5", "--tmax", "3.5", "--features", "bandpower", "--cv", "3",
+              "--search", "none", "--n-jobs", "1", "--no-progress", "--no-report"]  # fmt: skip
+    code = main(["calibrate", *common, "--rename-channels", str(mapping)])
+    assert code == 0, capsys.readouterr()
+    from sblr_rt.io import load_model
+
+    assert load_model(out).ch_names == standard
+    capsys.readouterr()
+    assert main(["evaluate", str(recording), "--model", str(out), "--rename-channels",
+                 str(mapping)]) == 0  # fmt: skip
+    assert "scores:" in capsys.readouterr().out
+    # the model's labels are not the file's: refused, naming what to pass
+    assert main(["-q", "evaluate", str(recording), "--model", str(out)]) == 1
+    assert "--rename-channels 'EEG FC5-REF=FC5," in one_line_error(capsys.readouterr().err,
+                                                                   "evaluate")  # fmt: skip
+
+
+def test_a_bad_channel_renaming_is_refused_in_one_line(tmp_path, capsys, one_line_error):
+    bad = ["--rename-channels", "EEG C3-REF"]
+    for command, args in (
+        ("calibrate", ["--recording", str(tmp_path), "--out", str(tmp_path / "m.sblr.npz")]),
+        ("prior", ["--recording", "a.edf", "--recording", "b.edf", "--classes", "T1,T2",
+                   "--out", str(tmp_path / "p.sblr.npz")]),
+        ("evaluate", ["a.edf", "--model", "m.sblr.npz"]),
+        ("run", ["--model", "m.sblr.npz"]),
+    ):  # fmt: skip
+        assert main([command, *args, *bad]) == 1, command
+        line = one_line_error(capsys.readouterr().err, command)
+        assert line.endswith("'--rename-channels' must be OLD=NEW pairs separated by commas (e.g."
+                             " 'EEG C3-REF=C3,EEG C4-REF=C4'), a file of them (one or more a "
+                             "line; # starts a comment), or a table of old -> new labels, got "
+                             "'EEG C3-REF' (no '=' and no such file)"), line  # fmt: skip

@@ -275,3 +275,16 @@ def test_a_second_session_leaves_the_first_unchanged_and_sigterm_sums_up(
     summary = json.loads((second / "summary.json").read_text())
     assert summary["ended_by"] == "SIGTERM" and "session ended (SIGTERM received)" in out
     assert summary["versions"]["final_file"] == str(second / "versions" / "v0000.sblr.npz")
+
+
+@pytest.mark.lsl
+def test_run_renames_the_streams_labels_before_matching(model_path, source_id, tmp_path,
+                                                        capsys):  # fmt: skip
+    # The stream publishes C3, Cz, C4; renamed C3 <-> C4 (both labels there, none left twice:
+    # MNE's rules), the model's C3 reads the stream's C4 and its C4 the stream's C3.
+    code, _ = _session_run(source_id, tmp_path, "--model", str(model_path), "--hop", "0.2",
+                           "--grace", "1", "--rename-channels", "C3=C4,C4=C3")  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "channels: 3 of 3 model channels found in 3: 1 exactly, 2 by rename_channels " \
+        "(stream -> model: C4 -> C3, C3 -> C4)" in out  # fmt: skip

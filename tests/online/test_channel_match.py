@@ -103,3 +103,46 @@ def test_a_missing_channel_names_the_close_labels_of_the_stream(model):
         "C3": ["EEG C3-REF", "C03"],
         "Cz": ["EEG CZ-REF"],
     }
+
+
+#: A cap that publishes its own labels: only a renaming finds the model's channels.
+CAP = [f"EEG {c.upper()}-REF" for c in MODEL]
+RENAME = ",".join(f"{c}={m}" for c, m in zip(CAP, MODEL, strict=True))
+
+
+def test_a_stream_of_another_cap_is_matched_after_the_renaming(model, caplog):
+    clf = OnlineClassifier(model)
+    stream = ["EOG", *reversed(CAP)]
+    with pytest.raises(ValueError, match=r"lacks 6 of the model's 6 channels: .*close labels: "
+                       r"FC5 -> 'EEG FC5-REF'.*--rename-channels 'EEG FC5-REF=FC5,"):  # fmt: skip
+        match_stream(clf, stream, SFREQ)
+    with caplog.at_level(logging.INFO, logger="sblr_rt.online"):
+        match = match_stream(clf, stream, SFREQ, stream="amp", rename=RENAME)
+    assert [stream[i] for i in match.picks] == CAP
+    assert {rule for _, _, rule in match.pairs} == {"renamed"}
+    record = next(r for r in caplog.records if "Channels of amp" in r.getMessage())
+    assert record.levelno == logging.INFO  # asked for: no warning
+    assert "6 by rename_channels" in record.getMessage()
+    assert "EEG FC5-REF -> FC5" in record.getMessage()
+    # a renaming that names a label the stream lacks: one line, what it has, the close ones
+    with pytest.raises(ValueError, match=r"^amp: 'rename_channels' must name labels amp has, "
+                       r"got 1 it lacks: 'EEG C5-REF' \(its 7 labels: EOG, .*\); close labels: "
+                       r"EEG C5-REF -> 'EEG FC5-REF' or .*'EEG C3-REF'"):  # fmt: skip
+        match_stream(clf, stream, SFREQ, stream="amp", rename=f"{RENAME},EEG C5-REF=C5")
+
+
+def test_the_loop_renames_the_streams_labels(model, fakes):
+    clf = OnlineClassifier(model)
+    n = 2 * clf.n_times_raw
+    data = np.random.default_rng(2).standard_normal((n, 6))
+    times = 10.0 + np.arange(n) / SFREQ
+    source = fakes.Source(data, times, CAP, SFREQ)
+    loop = OnlineLoop(clf, source, clock=fakes.Clock(times[0]), hop=0.1, rename_channels=RENAME)
+    assert loop.settings.rename_channels.mapping["EEG FC5-REF"] == "FC5"
+    loop.start(thread=False)
+    channels = loop.snapshot().channels
+    assert [(m, s) for m, s, _ in channels.pairs] == list(zip(MODEL, CAP, strict=True))
+    loop.stop()
+    with pytest.raises(ValueError, match=r"lacks 6 of the model's 6 channels"):
+        OnlineLoop(clf, fakes.Source(data, times, CAP, SFREQ), clock=fakes.Clock(times[0]),
+                   hop=0.1).start(thread=False)  # fmt: skip
