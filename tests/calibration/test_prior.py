@@ -65,6 +65,12 @@ def prior():
     return build_prior(runs, **KW)
 
 
+@pytest.fixture(scope="module")
+def own_model():
+    """A model of person 9's first run alone (no prior), calibrated once for the module."""
+    return calibrate(_run(9, 1), n_jobs=1, features="covariance", **KW)
+
+
 def _accuracy(model, rec) -> float:
     order = [rec.ch_names.index(c) for c in model.ch_names]
     start = round(model.tmin * model.sfreq) - model.n_pad
@@ -147,7 +153,7 @@ def test_max_trials_takes_the_first_cues_in_time_order():
         first_trials(runs, CLASSES, 0)
 
 
-def test_a_prior_refuses_one_person_other_rates_units_and_missing_channels(prior):
+def test_a_prior_refuses_one_person_other_rates_units_and_missing_channels(prior, own_model):
     with pytest.raises(ValueError, match="at least two people, got 1"):
         build_prior([_run(1, 1), _run(1, 2)], **KW)
     with pytest.raises(ValueError, match="one sampling rate: expected 100 Hz"):
@@ -158,7 +164,7 @@ def test_a_prior_refuses_one_person_other_rates_units_and_missing_channels(prior
     with pytest.raises(ValueError, match=r"lacks channels of the prior: \['CPz', 'CP4'\]"):
         adapt_prior(prior, [few])
     with pytest.raises(ValueError, match="a prior"):
-        adapt_prior(calibrate(_run(9, 1), n_jobs=1, features="covariance", **KW), [_run(9, 2)])
+        adapt_prior(own_model, [_run(9, 2)])
     with pytest.raises(ValueError, match="'rank' must be a positive integer"):
         PriorSettings(rank=0)
 
@@ -185,13 +191,13 @@ def test_adaptation_refits_a_prior_with_the_session_trials_and_keeps_its_pool(pr
     assert _accuracy(again, _run(9, 2)) >= 0.7
 
 
-def test_the_prior_share_of_a_prior_an_adapted_prior_and_an_ensemble(prior):
+def test_the_prior_share_of_a_prior_an_adapted_prior_and_an_ensemble(prior, own_model):
     from sblr_rt.bci_model import EnsembleModel
 
     assert prior.prior_share == 1.0
     adapted = adapt_prior(prior, [_run(9, 1)])
     assert adapted.prior_share == pytest.approx(adapted.pool.prior_share(20))
-    own = calibrate(_run(9, 1), n_jobs=1, features="covariance", **KW)
+    own = own_model
     assert own.prior_share is None
     both = EnsembleModel([own, adapted], weights=[3, 1])
     assert both.prior_share == pytest.approx(0.25 * adapted.prior_share)
