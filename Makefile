@@ -33,13 +33,14 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/sblr-rt demo
 	$(VENV)/bin/sblr-rt demo --prior --out demo-output/prior
 
-# Two pytest-xdist workers: one runs the lsl and gui tests, one after another, while the
-# other takes the remaining modules, each whole (tests/conftest.py groups them); then
-# the 25 slowest tests.
+# The tests marked neither lsl nor gui on two pytest-xdist workers, each module whole on
+# one; then the lsl and gui tests in one process, one after another (their live streams
+# wait on real time). Each run ends with its 25 slowest tests.
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest -n 2 --dist loadgroup --durations=25
+	$(PY) -m pytest -n 2 --dist loadfile -m "not lsl and not gui" --durations=25
+	$(PY) -m pytest -m "lsl or gui" --durations=25
 
 # The model and calibration tests at the minimum versions. SCIPY_ARRAY_API=1: scikit-learn
 # 1.6's test utilities refuse to import when array-api-compat (a pyriemann dependency) is

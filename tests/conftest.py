@@ -31,28 +31,20 @@ BCICOMP2003 = RECORDINGS / "bcicomp2003-IV" / "sp1s_aa_train_first216.mat"
 #: Fixtures that make a test a Qt test: it is marked ``gui`` whether written or not.
 _QT_FIXTURES = frozenset({"qtbot", "qapp", "qtmodeltester", "qtlog"})
 
-#: The pytest-xdist group of the tests marked ``lsl`` or ``gui``: one worker runs them.
-LIVE_GROUP = "lsl-gui"
-
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
 def pytest_collection_modifyitems(config, items):
-    """Mark Qt tests ``gui``; under pytest-xdist (``--dist loadgroup``), group the tests.
+    """Mark the Qt tests ``gui``, so that ``make test`` runs them with the ``lsl`` tests.
 
-    ``make test`` runs the suite on two workers. The ``lsl`` and ``gui`` tests form one
-    group, which one worker runs alone, one test after another and first (so that the
-    other worker takes every other module meanwhile): their live streams wait on real
-    time and see every outlet on this machine. Every other module is a group of its own:
-    its tests run in order on one worker and its module-scoped fixtures are built once.
+    ``make test`` runs the tests marked neither ``lsl`` nor ``gui`` on two pytest-xdist
+    workers, each module whole on one (``--dist loadfile``: its module-scoped fixtures
+    are built once, ``test_snippets`` runs its pages in order), then the ``lsl`` and
+    ``gui`` tests in one process, one after another: their live streams wait on real
+    time and see every outlet on this machine.
     """
-    distributed = getattr(config.option, "dist", "no") != "no"
     for item in items:
         if _QT_FIXTURES & set(item.fixturenames) and item.get_closest_marker("gui") is None:
             item.add_marker(pytest.mark.gui)
-        if distributed:
-            live = item.get_closest_marker("lsl") or item.get_closest_marker("gui")
-            group = LIVE_GROUP if live else item.nodeid.split("::")[0]
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 #: Seconds a test waits for data at the most: generous, the machine may be loaded; tests
