@@ -28,6 +28,30 @@ PHYSIONET = RECORDINGS / "physionet-eegmmidb-S001"
 BCICOMP2003 = RECORDINGS / "bcicomp2003-IV" / "sp1s_aa_train_first216.mat"
 
 
+#: Fixtures that make a test a Qt test: it is marked ``gui`` whether written or not.
+_QT_FIXTURES = frozenset({"qtbot", "qapp", "qtmodeltester", "qtlog"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
+def pytest_collection_modifyitems(config, items):
+    """Mark the Qt tests ``gui``, so that ``make test`` runs them with the ``lsl`` tests.
+
+    ``make test`` runs the tests marked neither ``lsl`` nor ``gui`` on two pytest-xdist
+    workers, each module whole on one (``--dist loadfile``: its module-scoped fixtures
+    are built once, ``test_snippets`` runs its pages in order), then the ``lsl`` and
+    ``gui`` tests in one process, one after another: their live streams wait on real
+    time and see every outlet on this machine. The workers take the modules that hold a
+    ``slow`` test first (``--no-loadscope-reorder`` keeps this order), so that no long
+    module is left for one worker at the end.
+    """
+    for item in items:
+        if _QT_FIXTURES & set(item.fixturenames) and item.get_closest_marker("gui") is None:
+            item.add_marker(pytest.mark.gui)
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: modules with slow tests first
+        slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+        items.sort(key=lambda item: item.path not in slow)  # stable: order kept within
+
+
 #: Seconds a test waits for data at the most: generous, the machine may be loaded; tests
 #: never assert timings.
 DEADLINE = 20.0

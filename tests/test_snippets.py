@@ -103,22 +103,18 @@ def _calibrate_commands():
     _calibrate_commands(),
     ids=[f"{p.name}-{c.split()[2]}" for p, c in _calibrate_commands()],
 )
-def test_calibrate_commands_run(page, command, workdir):
+def test_calibrate_commands_run(page, command, workdir, monkeypatch, capsys):
     # After the pages' Python ran (the BIDS recipe writes its tree): each calibrate command
-    # as written, then inspect on its model.
+    # as written, then inspect on its model, through the command line's main() in this
+    # process (the console script only adds sys.exit: tests/cli/test_exit.py).
+    from sblr_rt.cli import main
+
+    monkeypatch.chdir(workdir)
     out = command.split("--out ")[1].split()[0]
     for line in (command, f"sblr-rt inspect {out}"):
         argv = shlex.split(line)[1:]
         if argv[0] == "calibrate":
             argv.append("--no-progress")
-        proc = subprocess.run(
-            [sys.executable, "-m", "sblr_rt.cli", *argv],
-            cwd=workdir,
-            env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "agg"},
-            capture_output=True,
-            text=True,
-            timeout=280,
-            check=False,
-        )
-        assert proc.returncode == 0, f"{page.name}: {line}:\n{proc.stderr[-3000:]}"
+        code = main(argv)
+        assert code == 0, f"{page.name}: {line}:\n{capsys.readouterr().err[-3000:]}"
     assert (workdir / out).is_file()

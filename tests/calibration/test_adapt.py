@@ -19,6 +19,7 @@ from sblr_rt.io.recording import Recording
 from sblr_rt.online import OnlineLoop
 from sblr_rt.online.tap import LabelledTrial
 from sblr_rt.stream.ring_buffer import RingBuffer
+from tests.calibrations import NO_SEARCH
 
 SFREQ = 100.0
 CH = [f"EEG{i:03d}" for i in range(6)]
@@ -27,10 +28,7 @@ FAST = dict(
     features="waveform",
     tmin=0.0,
     tmax=1.0,
-    search="none",
-    ranks=(1,),
-    cv=3,
-    n_jobs=1,
+    **NO_SEARCH,
 )
 DEADLINE = 180.0  # a spawned worker imports scikit-learn first; tests never assert timings
 

@@ -12,8 +12,7 @@ from sblr_rt.calibration.report import report_text, write_report
 from sblr_rt.io.model_file import load_model, save_model
 from sblr_rt.io.reading import Recording, read_recording
 from sblr_rt.preprocessing import Preprocessor
-
-SMALL = dict(ranks=(1, 2), l1_fractions=(0.0, 0.05), l2_values=(0.0, 0.1), n_jobs=1)
+from tests.calibrations import NO_SEARCH, SMALL_GRID
 
 
 def _raw_epochs(model, rec, onsets):
@@ -22,7 +21,7 @@ def _raw_epochs(model, rec, onsets):
 
 
 def test_epoched_file_waveform(bcicomp2003_path, tmp_path):
-    model = calibrate(bcicomp2003_path, cv=3, features="waveform", **SMALL)
+    model = calibrate(bcicomp2003_path, cv=3, features="waveform", **SMALL_GRID)
     sel = model.metadata["selection"]
     assert model.classes == ["0", "1"]
     assert model.features == "waveform"
@@ -58,10 +57,7 @@ def test_physionet_bandpower_two_runs(physionet_dir):
         tmax=3.5,
         features="bandpower",
         picks=("C3", "Cz", "C4", "FC3", "FCz", "FC4", "CP3", "CPz", "CP4"),
-        cv=3,
-        search="none",
-        ranks=(1,),
-        n_jobs=1,
+        **NO_SEARCH,
     )
     assert model.classes == ["fists", "feet"]
     assert model.preprocessor.n_rows == 9 * 2
@@ -143,15 +139,15 @@ def test_a_recording_in_the_wrong_unit_names_the_bound():
 def test_bad_input_messages(physionet_dir):
     rec = _synthetic_recording()
     with pytest.raises(ValueError, match=r"do not match the class map.*'left'"):
-        calibrate(rec, classes=["left", "right"], **SMALL)
+        calibrate(rec, classes=["left", "right"], **SMALL_GRID)
     with pytest.raises(ValueError, match="too few epochs per class"):
-        calibrate(_synthetic_recording(n_trials=6), cv=5, **SMALL)
+        calibrate(_synthetic_recording(n_trials=6), cv=5, **SMALL_GRID)
     with pytest.raises(ValueError, match=r"missing from .*\['T7'\]"):
-        calibrate(rec, picks=("C3", "T7"), **SMALL)
+        calibrate(rec, picks=("C3", "T7"), **SMALL_GRID)
     with pytest.raises(ValueError, match="no usable epoch"):  # the recording lasts 50 s
-        calibrate(rec, tmin=0.0, tmax=60.0, **SMALL)
+        calibrate(rec, tmin=0.0, tmax=60.0, **SMALL_GRID)
     with pytest.raises(ValueError, match=r"'tmax' must be a finite number >= -60 and <= 60"):
-        calibrate(rec, tmin=0.0, tmax=200.0, **SMALL)
+        calibrate(rec, tmin=0.0, tmax=200.0, **SMALL_GRID)
     with pytest.raises(ValueError, match="'cv'"):
         CalibrationConfig(cv=1)
     with pytest.raises(ValueError, match="l1_fractions"):
@@ -294,7 +290,7 @@ def test_calibration_runs_with_blas_on_one_thread(monkeypatch):
 
     monkeypatch.setattr(core, "select", spy)
     with threadpool_limits(limits=2, user_api="blas"):
-        calibrate(_synthetic_recording(), tmax=1.0, features="waveform", n_jobs=1, ranks=(1,))
+        calibrate(_synthetic_recording(), tmax=1.0, features="waveform", **SMALL_GRID)
         after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
     assert seen and set(seen) == {1}
     assert set(after) == {2}  # the caller's setting is back
@@ -320,7 +316,7 @@ def test_the_fixed_path_keeps_the_scaling_its_final_fit_was_trained_on(monkeypat
     monkeypatch.setattr(Preprocessor, "fit_scaling", refit)
     # the probability calibration refits copies on folds (its own scaling each), not this
     monkeypatch.setattr(core, "calibrate_probability", lambda *_a, **_k: None)
-    model = calibrate(_synthetic_recording(), tmax=1.0, features="bandpower", n_jobs=1, ranks=(1,))
+    model = calibrate(_synthetic_recording(), tmax=1.0, features="bandpower", **SMALL_GRID)
     pre = model.preprocessor
     fitted = (pre.row_offset_, pre.row_scale_, pre.col_scale_)
     for got, want in zip(fitted, returned[0], strict=True):

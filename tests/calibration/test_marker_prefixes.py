@@ -9,7 +9,9 @@ from sblr_rt.calibration import calibrate
 from sblr_rt.calibration.epochs import resolve_markers
 from sblr_rt.calibration.report import report_text
 
-FAST = dict(features="waveform", search="none", ranks=(1,), cv=3, n_jobs=1)
+from tests.calibrations import NO_SEARCH
+
+FAST = dict(features="waveform", **NO_SEARCH)
 
 
 def test_physionet_runs_exported_to_brainvision_calibrate_with_t1_t2(tmp_path, physionet_dir):

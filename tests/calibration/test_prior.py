@@ -66,6 +66,12 @@ def prior():
     return build_prior(runs, **KW)
 
 
+@pytest.fixture(scope="module")
+def own_model():
+    """A model of person 9's first run alone (no prior), calibrated once for the module."""
+    return calibrate(_run(9, 1), n_jobs=1, features="covariance", **KW)
+
+
 def _accuracy(model, rec) -> float:
     order = [rec.ch_names.index(c) for c in model.ch_names]
     start = round(model.tmin * model.sfreq) - model.n_pad
@@ -186,7 +192,7 @@ def test_max_trials_takes_the_first_cues_in_time_order():
         first_trials(runs, CLASSES, 0)
 
 
-def test_a_prior_refuses_one_person_other_rates_units_and_missing_channels(prior):
+def test_a_prior_refuses_one_person_other_rates_units_and_missing_channels(prior, own_model):
     with pytest.raises(ValueError, match="at least two people, got 1"):
         build_prior([_run(1, 1), _run(1, 2)], **KW)
     with pytest.raises(ValueError, match="one sampling rate: expected 100 Hz"):
@@ -197,7 +203,7 @@ def test_a_prior_refuses_one_person_other_rates_units_and_missing_channels(prior
     with pytest.raises(ValueError, match=r"lacks channels of the prior: \['CPz', 'CP4'\]"):
         adapt_prior(prior, [few])
     with pytest.raises(ValueError, match="a prior"):
-        adapt_prior(calibrate(_run(9, 1), n_jobs=1, features="covariance", **KW), [_run(9, 2)])
+        adapt_prior(own_model, [_run(9, 2)])
     with pytest.raises(ValueError, match="'rank' must be an integer from 1 to 4096, got 0"):
         PriorSettings(rank=0)
 
@@ -266,13 +272,13 @@ def test_each_refit_tests_every_member_on_the_new_trials_before_training_on_them
     assert _accuracy(v2, _run(9, 2)) >= 0.7
 
 
-def test_the_prior_share_of_a_prior_an_adapted_prior_and_an_ensemble(prior):
+def test_the_prior_share_of_a_prior_an_adapted_prior_and_an_ensemble(prior, own_model):
     from sblr_rt.bci_model import EnsembleModel
 
     assert prior.prior_share == 1.0
     adapted = adapt_prior(prior, [_run(9, 1)])
     assert adapted.prior_share == pytest.approx(adapted.pool.prior_share(20))
-    own = calibrate(_run(9, 1), n_jobs=1, features="covariance", **KW)
+    own = own_model
     assert own.prior_share is None
     both = EnsembleModel([own, adapted], weights=[3, 1])
     assert both.prior_share == pytest.approx(0.25 * adapted.prior_share)

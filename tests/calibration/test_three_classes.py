@@ -17,6 +17,7 @@ from sblr_rt.cli import main
 from sblr_rt.io import read_recording
 from sblr_rt.io.model_file import load_model, read_header, save_model
 from sblr_rt.online.classifier import OnlineClassifier
+from tests.calibrations import NO_SEARCH
 
 CLASSES = {"T0": "rest", "T1": "fists", "T2": "feet"}
 PICKS = ("FC3", "FCz", "FC4", "C3", "C1", "Cz", "C2", "C4")
@@ -25,10 +26,7 @@ FAST = dict(
     picks=PICKS,
     tmin=0.5,
     tmax=2.5,
-    search="none",
-    ranks=(1,),
-    cv=3,
-    n_jobs=1,
+    **NO_SEARCH,
     max_iter=100,
 )
 PATHS = [f for f in FEATURE_CHOICES if f != "auto"]

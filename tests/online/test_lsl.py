@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pylsl
 import pytest
 
 from sblr_rt.online.lsl import LSLDecisionSink
@@ -45,17 +46,39 @@ def test_the_same_name_with_another_source_id_is_published_with_a_warning(source
         first.close()
 
 
+def _published(name, n):
+    """The names of the streams on the network whose name starts with ``name``.
+
+    Returns once ``n`` of them answered (within a generous deadline); with ``n == 0``
+    after listening 2 s, long enough for LSL to hear from every outlet on this machine.
+    """
+    if n == 0:
+        return [s.name for s in resolve_streams(timeout=2.0) if s.name.startswith(name)]
+    infos = pylsl.resolve_bypred(f"starts-with(name,'{name}')", n, 20.0)
+    return sorted(info.name() for info in infos)
+
+
 @pytest.mark.lsl
 def test_a_free_name_is_published_and_freed_on_close(source_id):
     name = f"Decisions-{source_id}"
-    sink = LSLDecisionSink(name, classes=None)
+    sink = LSLDecisionSink(name, classes=["left", "right"])
     sink.open()
-    sink.close()
-    again = LSLDecisionSink(name, classes=None)
-    again.open()  # the name was freed by close()
-    again.close()
-    other = PredictionOutlet(name=name + "-other", source_id=source_id)
     try:
-        LSLDecisionSink(name, classes=None).open()  # a name that only starts alike is free
+        assert _published(name, 2) == [name, f"{name}-Numeric"]  # both outlets are visible
     finally:
+        sink.close()
+    assert _published(name, 0) == []  # close() took both off the network
+    again = LSLDecisionSink(name, classes=None)
+    again.open()  # the name was freed by close() (open() refuses a name in use)
+    try:
+        assert _published(name, 1) == [name]  # the JSON outlet only, without classes
+    finally:
+        again.close()
+    other = PredictionOutlet(name=name + "-other", source_id=source_id)
+    alike = LSLDecisionSink(name, classes=None)
+    try:
+        alike.open()  # a name that only starts alike is free
+        assert _published(name, 2) == [name, f"{name}-other"]
+    finally:
+        alike.close()
         other.close()

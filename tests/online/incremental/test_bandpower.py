@@ -80,7 +80,26 @@ def test_settling_changes_when_work_is_done_not_the_scores(make_model, features)
 
 
 @pytest.mark.parametrize("features", ["bandpower", "spectral"])
-def test_decisions_use_the_folded_weights(make_model, features):
-    """Everything after the log is one affine map, checked at construction, so folded."""
-    clf = OnlineClassifier(make_model(features=features))
-    assert clf.streaming().incremental_form._fold is not None
+def test_decisions_use_the_folded_weights(make_model, features, monkeypatch):
+    """Everything after the log is one affine map, checked at construction, so folded: a
+    decision applies neither the scaling nor the factors, and equals the offline model."""
+    from sblr_rt.online.incremental import bandpower
+
+    model = make_model(features=features)
+    clf = OnlineClassifier(model)
+    n = clf.n_times_raw
+    data = np.random.default_rng(10).standard_normal((3 * n, len(clf.ch_names)))
+    times = np.arange(3 * n) / clf.sfreq
+    state = clf.streaming()
+
+    def per_decision(*_args, **_kwargs):
+        raise AssertionError("a decision applied the rules after the log one by one")
+
+    monkeypatch.setattr(bandpower, "apply_scaling", per_decision)
+    monkeypatch.setattr(type(state.incremental_form.scoring), "scores_from_features", per_decision)
+    state.push(data, times)
+    stops = [s for s in range(n, 3 * n + 1, 29) if state.why_not(s) is None]
+    assert len(stops) > 5
+    for stop in stops:
+        ref = model.decision_function(data[stop - n : stop].T[None])[0]
+        np.testing.assert_allclose(state.decide(stop)["score"], ref, rtol=1e-9)
