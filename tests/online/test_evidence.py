@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 
@@ -244,7 +245,7 @@ def test_the_loop_weighs_windows_by_the_model_calibration_of_their_end(make_mode
     """Windows the calibration does not believe (sharpness 0) never decide a trial early."""
     from sblr_rt.model.link import ProbabilityCalibration
 
-    model = make_model()
+    model = copy.deepcopy(make_model())  # the factory's model is shared: not changed here
     n = model.n_times_raw
     classes = list(model.classes)
     onsets = {n + 10: classes[0], 2 * n + 40: classes[1]}
@@ -282,7 +283,7 @@ def test_a_swapped_model_brings_its_calibration_to_the_evidence(make_model, fake
     loop.step_once()
     evidence = loop._scheduler.evidence
     assert evidence.calibration is None
-    new = make_model()
+    new = copy.deepcopy(make_model())
     new.metadata["probability"] = ProbabilityCalibration([0.0, 1.0], [0.2, 0.5]).to_dict()
     loop.swap_model(new)
     source.send(5)
