@@ -305,14 +305,7 @@ def causal_scores(model: BCIModel, recordings, config, classes) -> tuple:
         recs = [recordings[i] for i in index]
         by_member = []
         for m in model.members:
-            ep = extract_epochs(
-                recs,
-                m.preprocessor.for_channels(recs[0].ch_names),
-                config.class_map,
-                reject=config.rejection.reject,
-                flat=config.rejection.flat,
-                clip_run=config.rejection.clip_run,
-            )
+            ep = _member_epochs(m, recs, config)
             s = m.decision_function_features(m.preprocessor.scale(ep.Z))
             labelled = [order[ep.classes[k]] for k in ep.y]
             by_member.append(
@@ -336,6 +329,18 @@ def causal_scores(model: BCIModel, recordings, config, classes) -> tuple:
         np.concatenate(scores),
         np.concatenate(labels).astype(np.int64),
         np.concatenate(where).astype(np.int64),
+    )
+
+
+def _member_epochs(member, recordings, config):
+    """Return one member's features of the recordings' labelled trials (not centred)."""
+    return extract_epochs(
+        recordings,
+        member.preprocessor.for_channels(recordings[0].ch_names),
+        config.class_map,
+        reject=config.rejection.reject,
+        flat=config.rejection.flat,
+        clip_run=config.rejection.clip_run,
     )
 
 
@@ -374,14 +379,7 @@ def blocked_evidence(model: BCIModel, recordings, config, classes, n_blocks=N_BL
     order = {c: k for k, c in enumerate(classes)}
     feats = []
     for m in model.members:
-        ep = extract_epochs(
-            recordings,
-            m.preprocessor.for_channels(recordings[0].ch_names),
-            config.class_map,
-            reject=config.rejection.reject,
-            flat=config.rejection.flat,
-            clip_run=config.rejection.clip_run,
-        )
+        ep = _member_epochs(m, recordings, config)
         if m.run_centring is not None:
             ep = ep.centred(run_of_each(recordings))
         feats.append(ep)
