@@ -34,15 +34,16 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/sblr-rt demo --prior --out demo-output/prior
 
 # The tests marked neither lsl nor gui on two pytest-xdist workers, each module whole on
-# one, those with slow tests first (tests/conftest.py); then the lsl and gui tests in one
-# process, one after another (their live streams wait on real time). Each run ends with
-# its 25 slowest tests.
+# one, those with slow tests first (tests/conftest.py); then the lsl and gui tests on two
+# workers, each module whole on one, the busy ones on one worker together (their live
+# streams wait on real time; tests/conftest.py). Each run ends with its 25 slowest tests.
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not lsl and not gui" \
 		--durations=25
-	$(PY) -m pytest -m "lsl or gui" --durations=25
+	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder -m "lsl or gui" \
+		--durations=25
 
 # The model and calibration tests at the minimum versions. SCIPY_ARRAY_API=1: scikit-learn
 # 1.6's test utilities refuse to import when array-api-compat (a pyriemann dependency) is

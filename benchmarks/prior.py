@@ -15,6 +15,15 @@ after calibrating on the person's first ``k`` cues of runs 4 then 8:
 - **person only**: ``calibrate(runs, max_trials=k)``, ``auto`` on the person's cues alone
   (n/a where its 5-fold CV cannot run).
 
+Reliability: the expected calibration error (10 bins, top class) of the single windows of
+run 12 ending 1 s, 2 s after the cue and of the trial window, with each model's stored
+probability calibration (as the online loop applies it), pooled over people per ``k``; and
+early decisions as ``sblr-rt run --early 0.8`` makes them (windows every 0.1 s from 1 s
+after the cue, mean of the log-probabilities since the cue, as
+:func:`benchmarks.probability.replay_evidence` replays them): the people whose trial
+accuracy stays within 1 cue of their accuracy without ``--early``, over the cues whose
+first window fits in the recording.
+
 Nothing of the held-out person is used to build its prior, and the prior's settings
 (``PriorSettings``) were chosen by this same leave-one-person-out protocol on these
 people, so its ``k = 0`` figures are optimistic for a small grid of choices (rank 1-4 and
@@ -54,11 +63,16 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._report import Table, write_report  # noqa: E402
 from benchmarks.accuracy import DATA, LEFT_RIGHT, physionet_file, raw_test_epochs  # noqa: E402
+from benchmarks.probability import replay_evidence, test_run_windows  # noqa: E402
 
 WINDOW = (0.5, 3.5)
 #: The weaker half: people whose own model scores below this at the largest k.
 WEAK = 0.75
 N_BINS = 10
+#: Window ends (s after the cue) whose reliability is reported, besides the trial window's.
+ECE_ENDS = (1.0, 2.0)
+#: Early decisions at this probability (``sblr-rt run --early``); windows every HOP s.
+EARLY, HOP = 0.8, 0.1
 
 
 def prior_files(exclude: str) -> list[Path]:
@@ -84,7 +98,9 @@ def main(argv=None) -> int:
 
     ks = [int(k) for k in args.ks.split(",")]
     people = args.people.split(",")
-    rows, probas = {}, {k: [] for k in ks}
+    rows = {}
+    reliability = {k: [] for k in ks}  # per model: (probabilities at each end, y)
+    ends = np.round(np.arange(ECE_ENDS[0], WINDOW[1] - 1e-9, HOP), 6)
     t_start = time.perf_counter()
     for person in people:
         subject = int(person[1:])
@@ -100,14 +116,14 @@ def main(argv=None) -> int:
         for k in ks:
             if k == 0:
                 row["both", 0] = row["prior"]
-                probas[0].append(_proba(prior, X, y))
+                row["early", 0] = _windows(prior, test, ends, reliability[0])
                 continue
             model = calibrate(
                 runs, prior=prior, max_trials=k, classes=LEFT_RIGHT, tmin=WINDOW[0], tmax=WINDOW[1]
             )
             Xk, yk = raw_test_epochs(test, model, LEFT_RIGHT)
             row["both", k] = _accuracy(model, Xk, yk)
-            probas[k].append(_proba(model, Xk, yk))
+            row["early", k] = _windows(model, test, ends, reliability[k])
             row["weight", k] = model.metadata["prior"]["weight"]
             try:
                 own = calibrate(
@@ -151,7 +167,9 @@ def main(argv=None) -> int:
                 _fmt(np.mean([r["prior"] for r in weak_rows])) if weak_rows else "n/a",
                 _mean([r.get(("person", k)) for r in weak_rows]),
                 _mean([r[("both", k)] for r in weak_rows]),
-                _fmt(_ece(np.concatenate(probas[k]))),
+                *(_fmt(e) for e in _ece_per_end(reliability[k])),
+                f"{sum(a >= b - 1 for a, b in (r[('early', k)] for r in rows.values()))}"
+                f"/{len(rows)}",
             ]
         )
         for person, r in rows.items():
@@ -163,6 +181,7 @@ def main(argv=None) -> int:
                     _fmt(r.get(("person", k))),
                     _fmt(r[("both", k)]),
                     _fmt(r.get(("weight", k)), 2),
+                    "{}/{}".format(*r[("early", k)]),
                 ]
             )
     tables = (
@@ -178,17 +197,29 @@ def main(argv=None) -> int:
                 f"weaker half ({len(weak)}): prior",
                 "person",
                 "prior + person",
-                "calibration error (ECE)",
+                *(f"ECE, window ending {e:g} s (calibrated)" for e in ECE_ENDS),
+                "ECE, trial window (calibrated)",
+                f"people within 1 cue with --early {EARLY:g}",
             ],
             summary,
             caption="Accuracy on run 12 (15 cues, run-centred), leaving each person out of "
             "the prior; k = 0 is the prior alone. The weaker half: people whose own model "
-            f"scores below {WEAK} at k = {last}. The calibration error is the expected "
-            "calibration error of the decided class's probability over every person's test "
-            f"trials ({N_BINS} bins).",
+            f"scores below {WEAK} at k = {last}. ECE: the expected calibration error ({N_BINS} "
+            "bins) of the top class's probability, with the model's probability calibration, "
+            "over every person's single windows of run 12 ending at a time after the cue. "
+            f"--early {EARLY:g}: people whose cues right with early decisions are at most "
+            "1 below those without.",
         ),
         Table(
-            ["person", "k", "prior alone", "person alone", "prior + person", "prior weight"],
+            [
+                "person",
+                "k",
+                "prior alone",
+                "person alone",
+                "prior + person",
+                "prior weight",
+                f"cues right with --early {EARLY:g} / without",
+            ],
             table_rows,
             caption="Every person.",
         ),
@@ -206,22 +237,34 @@ def _accuracy(model, X, y) -> float:
     return float(np.mean(model.predict_run(X) == y))
 
 
-def _proba(model, X, y) -> np.ndarray:
-    """(n, 2): the decided class's probability and whether it was right."""
-    labels, proba = model.labels_from_scores(model.decision_function_run(X))
-    return np.column_stack([proba.max(axis=1), labels == y])
+def _windows(model, test, ends, pooled) -> tuple[int, int]:
+    """Keep the probabilities of ``test``'s windows; return cues right early and at tmax.
+
+    Appends ``(probabilities at ECE_ENDS and of the trial window, y)`` to ``pooled``.
+    """
+    from sblr_rt.model.link import proba_from_scores
+    from sblr_rt.online import Smoothing
+
+    scores, trial, y = test_run_windows(model, test, LEFT_RIGHT, ends)
+    cal = model.probability
+    idx = [int(np.argmin(abs(ends - e))) for e in ECE_ENDS]
+    sharp = [cal.sharpness_at(e) if cal else 1.0 for e in (*ECE_ENDS, None)]
+    cols = [scores[:, i] for i in idx] + [trial]
+    pooled.append(([proba_from_scores(c, "ovr", a) for c, a in zip(cols, sharp, strict=True)], y))
+    early = Smoothing("mean", 1.0, early=EARLY, early_after=0.0)
+    labels, _, _ = replay_evidence(model, scores, trial, ends, early, cal)
+    return int(np.sum(labels == y)), int(np.sum((trial > 0).astype(int) == y))
 
 
-def _ece(pairs: np.ndarray) -> float:
-    """Expected calibration error of (confidence, right) pairs in equal-width bins."""
-    bins = np.minimum((pairs[:, 0] * N_BINS).astype(int), N_BINS - 1)
-    return float(
-        sum(
-            np.sum(bins == b) * abs(pairs[bins == b, 0].mean() - pairs[bins == b, 1].mean())
-            for b in np.unique(bins)
-        )
-        / len(pairs)
-    )
+def _ece_per_end(pooled) -> list[float]:
+    """The expected calibration error at each end of ``pooled``, over its models."""
+    from sblr_rt.calibration.probability import expected_calibration_error
+
+    y = np.concatenate([yy for _, yy in pooled])
+    return [
+        expected_calibration_error(np.concatenate([p[j] for p, _ in pooled]), y)
+        for j in range(len(ECE_ENDS) + 1)
+    ]
 
 
 def _mean(values) -> str:

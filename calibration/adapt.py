@@ -266,6 +266,36 @@ class Adapter:
                     process.terminate()
             executor.shutdown(wait=False, cancel_futures=True)
 
+    def finish(self, timeout: float) -> bool:
+        """Adapt to every trial taken so far: wait for the refits they need to land.
+
+        For the end of a session whose last trials should reach the saved model: the
+        refit in flight, and one more when trials arrived after it was submitted, are
+        waited for at most ``timeout`` seconds (a failed refit counts as landed: the
+        current version goes on deciding). Call it on a started adapter; :meth:`stop`
+        still ends the worker.
+
+        Parameters
+        ----------
+        timeout : float
+            Seconds to wait at the most.
+
+        Returns
+        -------
+        done : bool
+            True when no refit is running and every trial taken was in one (or waits
+            for trials of a class); False when ``timeout`` passed first.
+        """
+        end = time.monotonic() + float(timeout)
+        while True:
+            if self._thread is None:  # started with thread=False: the caller steps
+                self.step()
+            if self._pending is None and self._attempted >= len(self.trials):
+                return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(self.poll)
+
     def __enter__(self) -> Adapter:
         return self.start()
 

@@ -45,6 +45,8 @@ PHYSIONET_PRIOR_RUN = "S001R04.edf"
 PRIOR_CLASSES = {"T1": "left", "T2": "right"}
 #: The shipped prior ``--prior`` starts from.
 PRIOR_NAME = "physionet-eegmmidb-left-right"
+#: Seconds the ``--prior`` demo waits at its end for the refit over its last trials.
+FINISH_SECONDS = 60.0
 
 
 def _physionet_folder() -> Path:
@@ -336,6 +338,8 @@ def _online(args, model, recording_path, *, prior_file=None) -> dict:
                             results["decisions"].append(d)
                     break
                 time.sleep(0.05)
+            if prior_file is not None and not adapter.finish(timeout=FINISH_SECONDS):
+                _say(f"      the last refit took over {FINISH_SECONDS:.0f} s: not waited for")
             snap = loop.snapshot()
     finally:
         if proc.poll() is None:

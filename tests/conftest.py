@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import logging
 import os
 import signal
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -19,8 +21,31 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # again in every child (a handled signal is reset on exec; an ignored one is not).
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
-# Keep LSL discovery on this machine and quiet.
-os.environ.setdefault("LSLAPICFG", str(Path(__file__).with_name("lsl_api.cfg")))
+
+
+def _lsl_config() -> str:
+    """Write this process's LSL configuration; return its path.
+
+    ``tests/lsl_api.cfg`` (discovery on this machine, quiet) with a LSL session of its own
+    (``[lab] SessionID``): streams are seen only inside their session, so the two
+    pytest-xdist workers, and another suite running on this machine, never see each
+    other's streams, though both open outlets under the default names. The commands a test
+    starts inherit ``LSLAPICFG`` and so the session.
+    """
+    session = f"sblr-rt-tests-{uuid.uuid4().hex[:12]}"
+    text = Path(__file__).with_name("lsl_api.cfg").read_text()
+    fd, path = tempfile.mkstemp(prefix=f"{session}-", suffix=".cfg")
+    with os.fdopen(fd, "w") as f:
+        f.write(f"{text}\n[lab]\nSessionID = {session}\n")
+    atexit.register(Path(path).unlink, missing_ok=True)
+    return path
+
+
+#: The configuration this suite wrote, so that a pytest-xdist worker, which inherits its
+#: controller's environment, writes its own; one given from outside is kept.
+_OURS = "SBLR_RT_TESTS_LSLAPICFG"
+if os.environ.get("LSLAPICFG", os.environ.get(_OURS)) == os.environ.get(_OURS):
+    os.environ["LSLAPICFG"] = os.environ[_OURS] = _lsl_config()
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDINGS = ROOT / "recordings"
@@ -31,22 +56,32 @@ BCICOMP2003 = RECORDINGS / "bcicomp2003-IV" / "sp1s_aa_train_first216.mat"
 #: Fixtures that make a test a Qt test: it is marked ``gui`` whether written or not.
 _QT_FIXTURES = frozenset({"qtbot", "qapp", "qtmodeltester", "qtlog"})
 
+#: Live modules that keep a core busy while their streams run in real time (whole
+#: calibrations, eight replayed sessions at once): one worker runs them one after another,
+#: so that no two of them share the machine's two cores.
+_BUSY_LIVE_MODULES = frozenset({"test_demo.py", "test_replay_exact.py"})
+
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
 def pytest_collection_modifyitems(config, items):
-    """Mark the Qt tests ``gui``, so that ``make test`` runs them with the ``lsl`` tests.
+    """Mark the Qt tests ``gui``; group the modules for pytest-xdist's workers.
 
     ``make test`` runs the tests marked neither ``lsl`` nor ``gui`` on two pytest-xdist
     workers, each module whole on one (``--dist loadfile``: its module-scoped fixtures
     are built once, ``test_snippets`` runs its pages in order), then the ``lsl`` and
-    ``gui`` tests in one process, one after another: their live streams wait on real
-    time and see every outlet on this machine. The workers take the modules that hold a
-    ``slow`` test first (``--no-loadscope-reorder`` keeps this order), so that no long
-    module is left for one worker at the end.
+    ``gui`` tests on two workers (``--dist loadgroup``), each module whole on one and
+    the busy live modules (``_BUSY_LIVE_MODULES``) on one worker together: the live
+    tests mostly wait on real time, and every stream they open has its own
+    ``source_id``, so the two workers' streams never meet. The workers take the
+    modules that hold a ``slow`` test first (``--no-loadscope-reorder`` keeps this
+    order), so that no long module is left for one worker at the end.
     """
     for item in items:
         if _QT_FIXTURES & set(item.fixturenames) and item.get_closest_marker("gui") is None:
             item.add_marker(pytest.mark.gui)
+        if item.get_closest_marker("xdist_group") is None:
+            busy = item.path.name in _BUSY_LIVE_MODULES
+            item.add_marker(pytest.mark.xdist_group("busy-live" if busy else str(item.path)))
     if hasattr(config, "workerinput"):  # a pytest-xdist worker: modules with slow tests first
         slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
         items.sort(key=lambda item: item.path not in slow)  # stable: order kept within

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 import types
 from pathlib import Path
 
@@ -183,11 +182,7 @@ def _play(s, until):
 
 
 def _until_idle(adapter, s):
-    end = time.monotonic() + DEADLINE
-    while adapter._pending is not None:
-        assert time.monotonic() < end, "the refit did not finish"
-        time.sleep(0.05)
-        adapter.step()
+    assert adapter.finish(DEADLINE), "the refit did not finish"
     _play(s, s.source.sent + 10)  # one more step: the decision thread adopts the version
 
 

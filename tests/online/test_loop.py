@@ -414,10 +414,12 @@ def test_early_trial_decisions_over_lsl_on_both_outlets(make_model, source_id):
         assert d["early"] and d["window_stop_index"] < onset + tmax
         # after its cue (to the dejittering of the received timestamps: half a sample)
         assert d["window_end"] >= pusher.t0 + (onset - 0.5) / pusher.rate
-    public = [json.loads(s[0]) for s in received]
+    # the loop ran on after the decisions were taken: its outlets carry them first, in order
+    n_taken = len(decisions)
+    public = [json.loads(s[0]) for s in received[:n_taken]]
     assert [p["early"] for p in public if p["trial"]] == [True, True]
     # the numeric outlet: the same decisions, stamped with their window's end
-    rows = np.asarray(rows)
+    rows, stamps = np.asarray(rows[:n_taken]), stamps[:n_taken]
     n = len(model.classes)
     np.testing.assert_allclose(stamps, [d["window_end"] for d in decisions], atol=1e-6)
     for row, d in zip(rows, decisions, strict=True):
