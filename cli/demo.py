@@ -202,8 +202,11 @@ def _print_selection(model) -> None:
         _say(f"      {line}")
 
 
-def _start_source(args, recording_path, tag: str):
-    """Start the replay (or simulator) in its own process; return (proc, name, source_id)."""
+def _start_source(args, recording_path, tag: str, *, speed: float | None = None):
+    """Start the replay (or simulator) in its own process; return (proc, ended, name, id).
+
+    ``speed``: the replay's (default ``args.speed``).
+    """
     name = f"SBLR-Demo-{tag}"
     source_id = f"sblr-demo-{tag}"
     cmd = [sys.executable, "-m", "sblr_rt.cli"]
@@ -212,7 +215,7 @@ def _start_source(args, recording_path, tag: str):
             "replay",
             str(recording_path),
             "--speed",
-            str(args.speed),
+            str(args.speed if speed is None else speed),
             "--name",
             name,
             "--source-id",
@@ -367,7 +370,9 @@ def _screenshots(args, model_path: Path, out: Path, recording_path) -> list[Path
     """Render the dashboard's tabs, the Live tab connected to a replay of the run."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     target = out / "dashboard.png"
-    proc, _, name, source_id = _start_source(args, recording_path, uuid.uuid4().hex[:8])
+    # in real time: the stream lasts while the dashboard starts and draws
+    tag = uuid.uuid4().hex[:8]
+    proc, _, name, source_id = _start_source(args, recording_path, tag, speed=1.0)
     cmd = [sys.executable, "-m", "sblr_rt.cli", "gui", "--model", str(model_path)]
     cmd += ["--stream", name, "--source-id", source_id, "--marker-stream", f"{name}-Markers"]
     cmd += ["--marker-source-id", f"{source_id}-markers", "--screenshot", str(target)]

@@ -316,7 +316,7 @@ class MainWindow(QtWidgets.QMainWindow):
         markers : StreamDescription | None
             A marker stream: trial mode with decisions at each cue too.
         """
-        self.disconnect_stream()
+        previous = self._detach()
         self.connected_stream = desc
         self.calibrate_tab.follow_connection(desc, markers)  # record what is shown
         self.connect_button.setText("Disconnect")
@@ -327,16 +327,19 @@ class MainWindow(QtWidgets.QMainWindow):
                 desc,
                 markers,
                 self.model,
+                previous,
                 on_done=self._connected,
                 on_error=self._connect_failed,
                 parent=self,
             )
         )
 
-    def _make_provider(self, desc, markers, model):
+    def _make_provider(self, desc, markers, model, previous=None):
         # runs in a worker: resolving and opening inlets may take seconds
         from sblr_rt.gui.providers import open_provider
 
+        if previous is not None:  # its outlets close before the new loop opens the same names
+            previous.stop()
         return open_provider(
             desc,
             markers,
@@ -368,12 +371,17 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def disconnect_stream(self) -> None:
         """Stop polling and stop the loop or source (in a worker)."""
+        provider = self._detach()
+        if provider is not None:
+            self._stop_provider(provider)
+
+    def _detach(self):
+        """Stop showing the connected stream; return its provider (None: none), unstopped."""
         provider, self.provider = self.provider, None
         self.connected_stream = None
         self.live_tab.set_provider(None)
         self.connect_button.setText("Connect")
-        if provider is not None:
-            self._stop_provider(provider)
+        return provider
 
     def _stop_provider(self, provider) -> None:
         self._tasks.append(BackgroundTask(provider.stop, parent=self))
@@ -554,7 +562,7 @@ def run(
         rename_channels=rename_channels,
     )
     if screenshot is not None:
-        from sblr_rt.gui.screenshot import save_screenshots, wait_for_live
+        from sblr_rt.gui.screenshot import LIVE_TIMEOUT, save_screenshots, wait_for_live
 
         window.show()
         deadline = time.monotonic() + 3.0
@@ -562,7 +570,7 @@ def run(
             app.processEvents()
             time.sleep(0.02)
         if stream is not None or stream_type is not None:
-            wait_for_live(window, timeout=max(10.0, settle + 8.0), settle=settle)
+            wait_for_live(window, timeout=max(LIVE_TIMEOUT, settle + 8.0), settle=settle)
         paths = save_screenshots(window, screenshot)
         for path in paths:
             logger.info("wrote %s", path)

@@ -21,7 +21,12 @@ def _process_events(seconds: float) -> None:
         time.sleep(0.01)
 
 
-def wait_for_live(window, *, timeout: float = 10.0, settle: float = 3.0) -> bool:
+#: Seconds a screenshot waits at the most for the Live tab's first data: resolving the
+#: stream and starting the loop take seconds, more on a busy machine.
+LIVE_TIMEOUT = 30.0
+
+
+def wait_for_live(window, *, timeout: float = LIVE_TIMEOUT, settle: float = 3.0) -> bool:
     """Let the event loop run until the Live tab draws data, then ``settle`` seconds more.
 
     Parameters

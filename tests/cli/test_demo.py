@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sblr_rt import load_model
 from tests.commands import run_diagnosed
 
 
@@ -71,4 +72,9 @@ def test_demo_from_the_shipped_prior_decides_from_the_first_trial(tmp_path):
     assert (out / "model.sblr.npz").read_bytes() == adapted.read_bytes()
     assert "ERROR" not in done.stdout + done.stderr
     assert "dashboard-live.png: the Live tab connected to 'SBLR-Demo-" in done.stdout
-    assert summary["features"] == "covariance"
+    # the last refit, over all the session's trials, was waited for: from 10 trials on the
+    # person's own model joins the prior's (PriorSettings.auto_min_trials)
+    final = load_model(adapted)
+    assert final.metadata["adaptation"]["n_session_trials"] == summary["trials"]
+    assert summary["features"] == final.features
+    assert final.features == ("ensemble" if summary["trials"] >= 10 else "covariance")

@@ -149,15 +149,23 @@ def test_replayed_recording_gives_the_offline_trial_decisions(physionet_dir, sou
         assert player.wait(DEADLINE + DURATION / SPEED), "the replay did not finish"
         deadline = time.monotonic() + DEADLINE
         decisions = {f: [] for f in loops}
-        while time.monotonic() < deadline:
+
+        def short() -> dict:  # the loops still short of samples or trial decisions
+            return {
+                f: (s.stream.n_samples, s.n_trial_decisions, s.dropped.trials, want[f])
+                for f, s in snaps.items()
+                if s.stream.n_samples < n_streamed
+                or s.n_trial_decisions + s.dropped.trials < want[f]
+            }
+
+        while True:
             for f, loop in loops.items():
                 decisions[f].extend(loop.pop_decisions())
             snaps = {f: loop.snapshot() for f, loop in loops.items()}
-            if all(s.stream.n_samples >= n_streamed for s in snaps.values()):
-                if all(
-                    s.n_trial_decisions + s.dropped.trials >= want[f] for f, s in snaps.items()
-                ):
-                    break
+            if not short():
+                break
+            # (samples, trial decisions, trials dropped, trials wanted) of each late loop
+            assert time.monotonic() < deadline, (n_streamed, short())
             time.sleep(0.05)
         for f, loop in loops.items():
             decisions[f].extend(loop.pop_decisions())
