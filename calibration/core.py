@@ -35,8 +35,8 @@ from sblr_rt.calibration.probability import calibrate_probability
 from sblr_rt.calibration.selection import select
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel
+from sblr_rt.bci_model.search_record import name_candidate
 from sblr_rt.model.solver import single_threaded_blas
-from sblr_rt.search_record import name_candidate
 
 logger = logging.getLogger("sblr_rt.calibration")
 

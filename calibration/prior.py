@@ -73,10 +73,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneGroupOut
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
+from sblr_rt.bci_model.regions import region_of
 from sblr_rt.limits import LIMITS
 from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.model.prior_pool import PriorPool
-from sblr_rt.regions import region_of
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -121,7 +121,7 @@ class PriorSettings:
         (:func:`~sblr_rt.calibration.member_evidence.weigh_prior`).
     sensorimotor : bool
         Use only the sensorimotor strip (FC, C and CP channels,
-        :func:`sblr_rt.regions.region_of`) when no ``picks`` are given: what transfers
+        :func:`sblr_rt.bci_model.regions.region_of`) when no ``picks`` are given: what transfers
         between people is motor imagery, not gaze.
     """
 

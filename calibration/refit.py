@@ -44,9 +44,9 @@ from sblr_rt.calibration.prior import adapt_prior, combine_with_prior, person_pa
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model.verdict import prior_info
 from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.online.run_info import RunInfo
-from sblr_rt.verdict import prior_info
 
 logger = logging.getLogger("sblr_rt.calibration")
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from sblr_rt.bci_model import EnsembleModel, SingleModel
+from sblr_rt.bci_model.search_record import candidate_name, cv_text, search_record
+from sblr_rt.bci_model.verdict import describe_rank, model_verdict, rank_used, spread_text
 from sblr_rt.preprocessing.spatial import spatial_label
-from sblr_rt.search_record import candidate_name, cv_text, search_record
-from sblr_rt.verdict import describe_rank, model_verdict, rank_used, spread_text
 
 logger = logging.getLogger("sblr_rt.calibration")
 

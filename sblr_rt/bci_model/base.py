@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from sblr_rt.bci_model.describe import summary_lines
+from sblr_rt.bci_model.regions import weight_regions
+from sblr_rt.bci_model.verdict import model_verdict
 from sblr_rt.model.link import ProbabilityCalibration, proba_from_scores
-from sblr_rt.regions import weight_regions
 from sblr_rt.units import invalid_samples, max_abs_sample
-from sblr_rt.verdict import model_verdict
 
 __all__ = ["BCIModel"]
 
@@ -300,11 +300,11 @@ class BCIModel(abc.ABC):
         return float(np.dot(self.member_weights, shares))
 
     def regions(self, *, n_leading: int = 5):
-        """Where the weight lies: :func:`~sblr_rt.regions.weight_regions` of the model."""
+        """Where the weight lies: :func:`~sblr_rt.bci_model.regions.weight_regions`."""
         return weight_regions(self, n_leading=n_leading)
 
     def verdict(self):
-        """Return the verdict against chance: :func:`~sblr_rt.verdict.model_verdict`."""
+        """Return the verdict against chance: :func:`~sblr_rt.bci_model.verdict.model_verdict`."""
         return model_verdict(self)
 
     def summary(self) -> str:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from sblr_rt._docs import fill_doc
 from sblr_rt.io.jsonable import mapping_or_empty
 from sblr_rt.online.evidence import Smoothing
+from sblr_rt.utils._docs import fill_doc
 
 __all__ = ["RunInfo"]
 
