@@ -489,7 +489,7 @@ def prior_settings(model: BCIModel) -> PriorSettings:
     Settings the file does not name take today's defaults.
     """
     member = prior_of(model)
-    return PriorSettings.from_dict((member.metadata or {}).get("prior", {}).get("settings"))
+    return PriorSettings.from_dict(member.record.prior.settings)
 
 
 def prior_of(model: BCIModel) -> SingleModel:
@@ -533,7 +533,7 @@ def check_prior(model, *, source="'prior'") -> BCIModel:
             f"epochs), got {'a model without one' if isinstance(model, BCIModel) else model!r}"
         )
     for m in {id(model): model, id(model.prior_member): model.prior_member}.values():
-        settings = ((m.metadata or {}).get("prior") or {}).get("settings")
+        settings = m.record.prior.settings
         try:
             PriorSettings.from_dict(settings)
         except (TypeError, ValueError) as exc:

@@ -151,7 +151,7 @@ def adapt_prior(
     recs = as_recordings(recordings)
     classes = list(prior.classes) if classes is None else [str(c) for c in classes]
     if config is None:
-        base = dict((prior.metadata or {}).get("config") or {})
+        base = prior.record.config or {}
         config = load_config(None, **base)
     for r in recs:
         missing = [c for c in prior.preprocessor.picks if c not in r.ch_names]
@@ -187,7 +187,7 @@ def adapt_prior(
     weights = np.concatenate([np.ones(pool.n_epochs), np.full(len(y), w)])
     est = fit_pool(pre, Z, y_all, None, sample_weight=weights, warm=prior.estimator)
     metadata = copy.deepcopy(dict(prior.metadata or {}))
-    info = dict(metadata.get("prior") or {})
+    info = prior.record.prior.to_dict()
     info.update(n_trials=len(y), share=pool.prior_share(len(y)) if w else 1.0)
     metadata["prior"] = info
     metadata["epochs"] = {
@@ -242,7 +242,7 @@ def start_from_prior(recs, config, prior: BCIModel, *, max_trials=None) -> Prior
     adapted = adapt_prior(
         prior, recs, config=config, classes=prior.classes, trial_weight=settings.trial_weight
     )
-    wants = adapted.metadata["prior"]["n_trials"] >= settings.auto_min_trials
+    wants = adapted.record.prior.n_trials >= settings.auto_min_trials
     return PriorStart(recs, adapted, evidence, wants)
 
 
@@ -324,7 +324,7 @@ def combine_with_prior(
     """
     settings = prior_settings(adapted)
     classes = list(adapted.classes)
-    n = int(adapted.metadata["prior"]["n_trials"])
+    n = int(adapted.record.prior.n_trials)
     if person is not None:
         if list(person.classes) != classes:
             raise ValueError(
@@ -337,7 +337,7 @@ def combine_with_prior(
     if person_evidence is not None:
         evidence["person"] = person_evidence.to_dict()
     info = {
-        **adapted.metadata["prior"],
+        **adapted.record.prior.to_dict(),
         "weight": weighting.weight,
         "reason": why_alone or weighting.reason,
         "evidence": evidence,
@@ -380,7 +380,7 @@ def person_part(model: BCIModel) -> BCIModel | None:
         return None
     if len(members) == 1:
         return members[0]
-    stored = ((model.metadata or {}).get("prior") or {}).get("person_weights") or {}
+    stored = model.record.prior.person_weights
     weights = [float(stored.get(m.name, 0.0)) for m in members]
     if sum(weights) <= 0:
         weights = [w for m, w in zip(model.members, model.member_weights, strict=True)

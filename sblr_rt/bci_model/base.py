@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sblr_rt.bci_model.describe import summary_lines
+from sblr_rt.bci_model.metadata import ModelRecord
 from sblr_rt.bci_model.regions import weight_regions
 from sblr_rt.bci_model.verdict import model_verdict
 from sblr_rt.model.link import ProbabilityCalibration, proba_from_scores
@@ -33,7 +34,8 @@ class BCIModel(abc.ABC):
     classes : list of str
         The user's class labels; column ``k`` of the probabilities is ``classes[k]``.
     metadata : dict
-        JSON-serialisable calibration information (selection report, epoch counts...).
+        JSON-serialisable calibration information (selection report, epoch counts...),
+        as the model file stores it; read it through :attr:`record`.
     run_centring : RunCentring | None
         The calibration reference and the running-mean rule of a run-centred model
         (:mod:`sblr_rt.model.run_centring`); None: scores as they are.
@@ -265,6 +267,15 @@ class BCIModel(abc.ABC):
         return self.labels_from_scores(self.decision_function_run(epochs))[0]
 
     # ------------------------------------------------------------------ figures
+
+    @property
+    def record(self) -> ModelRecord:
+        """What the calibration recorded, typed (:class:`~sblr_rt.bci_model.metadata.ModelRecord`).
+
+        A copy of :attr:`metadata`'s fields, read anew at each access (a refit's metadata
+        change is seen).
+        """
+        return ModelRecord.from_metadata(self.metadata)
 
     @property
     def train_accuracy(self) -> float | None:
