@@ -21,7 +21,7 @@ criterion
 
 The paths of one task run in lockstep (:func:`sblr_rt.model.penalty_path.fit_fold_paths`):
 every solver iteration advances every path of every (candidate, fold) training set of
-the same shape at once. Tasks go to joblib (:func:`~.workers.run_tasks`): one task per
+the same shape at once. Tasks go to joblib (:func:`~.parallel.run_tasks`): one task per
 group of same-shaped candidates with all their folds when there are at least as many
 groups as workers, else one task per fold (the folds that do not divide evenly among the
 workers cut into chunks of paths). The plan changes the time, not the figures.
