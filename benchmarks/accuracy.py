@@ -237,7 +237,7 @@ def score_path(path, train_recs, test_rec, class_map, window, n_jobs, *, static,
 
 def chosen(model) -> str:
     """What auto chose, for the table."""
-    from sblr_rt.search_record import search_record
+    from sblr_rt.bci_model.search_record import search_record
 
     record = search_record(model.metadata)
     ensemble = record.get("ensemble") or []

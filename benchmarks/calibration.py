@@ -490,7 +490,7 @@ def command(repeats=3):
 
     Returns the target line (issue 36: paper-scale calibration, the whole command, at most
     :data:`COMMAND_LIMIT` s) for the command as a user runs it (its default workers: one
-    job on two cores, see :func:`sblr_rt.calibration.workers.one_off_n_jobs`), and the
+    job on two cores, see :func:`sblr_rt.calibration.parallel.one_off_n_jobs`), and the
     figure with two workers.
     """
     import subprocess

@@ -75,7 +75,7 @@ def main(n_frames: int = 60) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PyQt5 import QtGui, QtWidgets
     from sblr_rt.gui.app import configure_pyqtgraph
-    from sblr_rt.gui.live import LiveTab
+    from sblr_rt.gui.live_tab import LiveTab
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     configure_pyqtgraph()

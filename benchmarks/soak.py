@@ -2,8 +2,8 @@
 
 A float32 EEG source in another process plays noise with a cue every 8 s at ``--speed``
 times real time (timestamps follow the LSL clock, spaced ``1 / (sfreq * speed)``, as
-:mod:`sblr_rt.playback.replay` does). :class:`OnlineLoop` classifies it in trial mode (a sliding
-decision every ``--hop`` seconds of stream time plus one per cue) and publishes on
+:mod:`sblr_rt.playback.stream_player` does). :class:`OnlineLoop` classifies it in trial
+mode (a sliding decision every ``--hop`` seconds of stream time plus one per cue) and publishes on
 ``SBLR-Predictions``. The loop process's resident memory (RSS) and the Python heap
 (``tracemalloc``) are printed at the start (after warm-up), every few minutes and at the
 end: they must not grow beyond noise. Not part of CI. Run

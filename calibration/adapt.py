@@ -339,10 +339,10 @@ class Adapter:
 
         rename = None
         if calibration is None:
-            sources = (model.metadata or {}).get("sources") or []
-            calibration = [f for f in sources if Path(f).is_file()]
+            record = model.record
+            calibration = [f for f in record.sources if Path(f).is_file()]
             # the model's own runs, read as its calibration read them
-            rename = ((model.metadata or {}).get("config") or {}).get("rename_channels")
+            rename = (record.config or {}).get("rename_channels")
         if folder is None:
             from sblr_rt.online.session import new_session_folder
 

@@ -101,7 +101,7 @@ def check_against_model(recs: list, model, *, what: str = "the model") -> list:
     """
     from sblr_rt.units import normalize_unit, unit_factor
 
-    unit = normalize_unit((model.metadata or {}).get("unit"))
+    unit = normalize_unit(model.record.unit)
     needed = [c for m in model.members for c in m.preprocessor.picks]
     out = []
     for rec in recs:

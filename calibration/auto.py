@@ -35,8 +35,8 @@ The final model
     default), each with its preprocessing, its scaling fitted on all epochs and its chosen
     path point refitted on all epochs (the computation that was cross-validated); the
     model's score is the mean of theirs (an :class:`~sblr_rt.bci_model.EnsembleModel`). A
-    member must beat chance in its own CV (:func:`sblr_rt.verdict.above_chance`): one that
-    does not is left out and named in ``report["dropped"]``; when none does, the
+    member must beat chance in its own CV (:func:`sblr_rt.bci_model.verdict.above_chance`): one
+    that does not is left out and named in ``report["dropped"]``; when none does, the
     first is kept alone and the verdict says the model is not clearly above chance. Thirty
     trials cannot tell ten candidates apart, and the winner is often lucky: averaging the
     best few spreads that luck (measured: docs/benchmarks.md, "Accuracy across runs").
@@ -69,11 +69,11 @@ from sblr_rt.calibration.search import (
     summarise,
 )
 
+from sblr_rt.bci_model.search_record import name_candidate
 from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
 from sblr_rt.preprocessing.features import FEATURE_PATHS
 from sblr_rt.preprocessing.spatial import MIN_CSD_CHANNELS
-from sblr_rt.search_record import name_candidate
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -400,7 +400,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
 def _members_above_chance(leaders, best, n_trials, n_classes) -> tuple[list, list, float]:
     """Keep the leaders whose own CV accuracy beats chance; say why the others went.
 
-    A member whose CV accuracy does not exceed :func:`~sblr_rt.verdict.chance_level` for
+    A member whose CV accuracy does not exceed :func:`~sblr_rt.bci_model.verdict.chance_level` for
     ``n_trials`` adds a guess to the model's average. When no leader beats chance, the
     first (lowest log-loss) is kept alone, and the verdict says the model is not clearly
     above chance.
@@ -424,7 +424,7 @@ def _members_above_chance(leaders, best, n_trials, n_classes) -> tuple[list, lis
         The chance level the accuracies were compared with.
     """
     # here, not at the top: the workers import this module and need not import scipy.stats
-    from sblr_rt.verdict import above_chance, chance_level
+    from sblr_rt.bci_model.verdict import above_chance, chance_level
 
     kept = [c for c in leaders if above_chance(best[c]["accuracy"], n_trials, n_classes)]
     level = chance_level(n_trials, n_classes)

@@ -1,7 +1,7 @@
 """What each calibration setting accepts: rules, and the checker that applies a table of them.
 
 The idea of scikit-learn's ``_parameter_constraints``: every setting's type and range is one
-entry of one table (:data:`sblr_rt.calibration.config.CONSTRAINTS`), and one function
+entry of one table (:data:`sblr_rt.calibration.concerns.CONSTRAINTS`), and one function
 (:func:`apply_constraints`) checks a settings object against it, so that a rule is written
 once and its message is the same wherever the setting is given (keyword, TOML, command
 line). Relations between settings (``tmax > tmin``) stay with the settings class.

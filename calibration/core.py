@@ -35,8 +35,8 @@ from sblr_rt.calibration.probability import calibrate_probability
 from sblr_rt.calibration.selection import select
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel
+from sblr_rt.bci_model.search_record import name_candidate
 from sblr_rt.model.solver import single_threaded_blas
-from sblr_rt.search_record import name_candidate
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -165,10 +165,9 @@ def _dated(model: BCIModel, prior: BCIModel) -> BCIModel:
     from sblr_rt import __version__
 
     md = model.metadata
-    built = (prior.metadata or {}).get("created")
-    info = md.get("prior")
-    if built and isinstance(info, dict):
-        md["prior"] = {**info, "created": built}
+    built = prior.record.created
+    if built and "prior" in md:
+        md["prior"] = {**model.record.prior.to_dict(), "created": built}
     md["created"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     md["software_version"] = __version__
     return model
@@ -266,7 +265,7 @@ def _with_probability(model: BCIModel, recs, config) -> BCIModel:
     calibration = calibrate_probability(model, recs, config, model.classes)
     if calibration is not None:
         model.metadata["probability"] = calibration.to_dict()
-        model.metadata["seconds"] = model.metadata.get("seconds", 0.0) + (time.perf_counter() - t0)
+        model.metadata["seconds"] = (model.record.seconds or 0.0) + (time.perf_counter() - t0)
         logger.info(
             "probability calibration: sharpness %s at window ends %s s",
             [round(a, 2) for a in calibration.sharpness],

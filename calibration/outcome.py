@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from sblr_rt._docs import fill_doc
+from sblr_rt.bci_model.metadata import EpochCounts, ModelRecord
+from sblr_rt.bci_model.search_record import search_record
 from sblr_rt.io.jsonable import mapping_or_empty
-from sblr_rt.search_record import search_record
+from sblr_rt.utils._docs import fill_doc
 
 __all__ = ["CalibrationOutcome"]
 
@@ -86,8 +87,8 @@ class CalibrationOutcome:
         selection = search_record(metadata)
         best = mapping_or_empty(selection.get("best"))
         candidates = selection.get("candidates") or ()
-        epochs = mapping_or_empty(metadata.get("epochs"))
-        seconds = metadata.get("seconds")
+        record = ModelRecord.from_metadata(metadata)
+        epochs = record.epochs or EpochCounts()
         return cls(
             rank=selection.get("rank"),
             params=mapping_or_empty(selection.get("params")),
@@ -95,12 +96,12 @@ class CalibrationOutcome:
             cv_std=best.get("accuracy_std"),
             auto_chosen=selection.get("chosen") if len(candidates) > 1 else None,
             n_candidates=len(candidates),
-            n_found=epochs.get("found"),
-            n_used=epochs.get("used"),
-            per_class=mapping_or_empty(epochs.get("per_class")),
-            rejected=mapping_or_empty(epochs.get("rejected")),
-            seconds=seconds if isinstance(seconds, int | float) else None,
-            excluded_channels=mapping_or_empty(metadata.get("excluded_channels")),
+            n_found=epochs.found,
+            n_used=epochs.used,
+            per_class=epochs.per_class,
+            rejected=epochs.rejected,
+            seconds=record.seconds,
+            excluded_channels=record.excluded_channels,
         )
 
     def lines(self) -> list[str]:

@@ -44,9 +44,9 @@ from sblr_rt.calibration.prior import adapt_prior, combine_with_prior, person_pa
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel
+from sblr_rt.bci_model.verdict import prior_info
 from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.online.run_info import RunInfo
-from sblr_rt.verdict import prior_info
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -162,7 +162,7 @@ def refit_model(
     """
     t0 = time.perf_counter()
     classes = [str(c) for c in model.classes]
-    base = dict((model.metadata or {}).get("config") or {})
+    base = model.record.config or {}
     base.update(classes=[(c, c) for c in classes], n_jobs=1)
     # The trials (and the calibration runs the adapter read) carry the model's labels already.
     renaming = base.pop("rename_channels", None)
@@ -188,8 +188,9 @@ def refit_model(
         _check_usable(member.estimator, label)
     outcome = CalibrationOutcome.from_model(new)
     metadata = copy.deepcopy(dict(new.metadata or {}))
-    if renaming and isinstance(metadata.get("config"), dict):  # how the sources are read
-        metadata["config"]["rename_channels"] = renaming
+    config_record = new.record.config
+    if renaming and config_record is not None:  # how the sources are read
+        metadata["config"] = {**config_record, "rename_channels": renaming}
     metadata["adaptation"] = {
         "version": int(version),
         "parent": RunInfo.from_model(model).version,
@@ -217,7 +218,7 @@ def _count_check(y, classes, min_per_class) -> dict:
 def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
     """Refit every member warm on ``recordings``; an ensemble keeps its members' weights."""
     fits = [_warm_single(m, recordings, config, classes, min_per_class) for m in model.members]
-    epochs = [m.metadata.get("epochs") for m, _, _ in fits if m.metadata.get("epochs")]
+    epochs = [m.record.epochs for m, _, _ in fits if m.record.epochs is not None]
     members = []
     for new, _, _ in fits:  # a member keeps its own figures only
         new.metadata = {k: v for k, v in new.metadata.items() if k in MEMBER_KEYS}
@@ -229,7 +230,7 @@ def _warm(model, recordings, config, classes, min_per_class) -> BCIModel:
         scores = np.tensordot(model.member_weights, [s for _, s, _ in fits], axes=1)
         metadata["train_accuracy"] = train_accuracy(scores, ys[0], model.multi_class)
     if epochs:  # the fewest trials any member kept
-        metadata["epochs"] = min(epochs, key=lambda e: e["used"])
+        metadata["epochs"] = min(epochs, key=lambda e: e.used).to_dict()
     return model.with_members(members, metadata)
 
 
@@ -320,7 +321,7 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
     new = combine_with_prior(adapted, person, recordings, config, prior_evidence=prior_ev,
                              person_evidence=person_ev, why_alone=why,
                              evidence_seen=len(session), fit_probability=False,
-                             probability=(model.metadata or {}).get("probability"))  # fmt: skip
+                             probability=model.record.probability)  # fmt: skip
     for key in ("unit", "sources"):  # the session's, not the trial segments'
         if key in (model.metadata or {}):
             new.metadata[key] = model.metadata[key]

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from sblr_rt.bci_model import EnsembleModel, SingleModel
+from sblr_rt.bci_model.search_record import candidate_name, cv_text, search_record
+from sblr_rt.bci_model.verdict import describe_rank, model_verdict, rank_used, spread_text
 from sblr_rt.preprocessing.spatial import spatial_label
-from sblr_rt.search_record import candidate_name, cv_text, search_record
-from sblr_rt.verdict import describe_rank, model_verdict, rank_used, spread_text
 
 logger = logging.getLogger("sblr_rt.calibration")
 
@@ -150,18 +150,19 @@ def report_text(model, *, top: int = 10) -> str:
                 f"{g['nu2']:<8.3g} {g['accuracy']:.3f}{spread_text(g['accuracy_std']):11}  "
                 f"{g['collapsed']}"
             )
-    ep = md.get("epochs")
-    if ep:
+    record = model.record
+    ep = record.epochs
+    if ep is not None:
         lines += [
             "",
-            f"epochs: {ep['found']} cues found, {ep['used']} used {ep['per_class']}, "
-            f"rejected {sum(ep['rejected'].values())}: {ep['rejected']}",
+            f"epochs: {ep.found} cues found, {ep.used} used {ep.per_class}, "
+            f"rejected {sum(ep.rejected.values())}: {ep.rejected}",
         ]
-        if ep.get("markers"):  # the recordings' markers behind each class
-            shown = ", ".join(f"{m!r} -> {c}" for m, c in ep["markers"].items())
+        if ep.markers:  # the recordings' markers behind each class
+            shown = ", ".join(f"{m!r} -> {c}" for m, c in ep.markers.items())
             lines.append(f"markers: {shown}")
-    if md.get("sources"):
-        lines.append(f"sources: {', '.join(md['sources'])}")
+    if record.sources:
+        lines.append(f"sources: {', '.join(record.sources)}")
     return "\n".join(lines) + "\n"
 
 

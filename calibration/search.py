@@ -21,7 +21,7 @@ criterion
 
 The paths of one task run in lockstep (:func:`sblr_rt.model.penalty_path.fit_fold_paths`):
 every solver iteration advances every path of every (candidate, fold) training set of
-the same shape at once. Tasks go to joblib (:func:`~.workers.run_tasks`): one task per
+the same shape at once. Tasks go to joblib (:func:`~.parallel.run_tasks`): one task per
 group of same-shaped candidates with all their folds when there are at least as many
 groups as workers, else one task per fold (the folds that do not divide evenly among the
 workers cut into chunks of paths). The plan changes the time, not the figures.
@@ -39,7 +39,7 @@ from collections.abc import Callable, Hashable
 import numpy as np
 from joblib import effective_n_jobs
 from sblr_rt.calibration.criteria import Criterion, best_point
-from sblr_rt.calibration.workers import run_tasks
+from sblr_rt.calibration.parallel import run_tasks
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneOut, RepeatedStratifiedKFold, StratifiedKFold
@@ -620,7 +620,8 @@ def search_report(
     """Return the report of a search, in the one format every search plan writes.
 
     The model file stores it as ``metadata["selection"]``;
-    :func:`sblr_rt.search_record.search_record` reads it (and upgrades older files' reports).
+    :func:`sblr_rt.bci_model.search_record.search_record` reads it (and upgrades older
+    files' reports).
 
     Returns
     -------

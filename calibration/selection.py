@@ -49,7 +49,7 @@ replays the chosen path at ``tol`` without racing (measurements: docs/benchmarks
 **Large folds** (``large_fold``, a million values per training fold, as at the paper's
 (210, 118, 100)): the cross-validated fits stop at ``large_search_tol`` and the final fit
 reads float32 epochs; it still replays the chosen path at ``tol`` (see
-:meth:`~sblr_rt.calibration.config.SelectionSettings.cv_tol_for`).
+:meth:`~sblr_rt.calibration.concerns.SelectionSettings.cv_tol_for`).
 
 Parallelism goes through :mod:`joblib` only. To run the same search on a cluster, wrap
 the call in a joblib backend::
@@ -325,7 +325,7 @@ def select(
 def _unbounded_rows(rows, rank, settings) -> list[dict]:
     """Return the grid points skipped as unbounded, scored like the all-zero point.
 
-    ``settings``: the :class:`~sblr_rt.calibration.config.SelectionSettings`.
+    ``settings``: the :class:`~sblr_rt.calibration.concerns.SelectionSettings`.
     """
     zero = next(
         (r for r in rows if r["mu1_fraction"] == r["nu1_fraction"] == r["mu2"] == r["nu2"] == 0),

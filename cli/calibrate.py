@@ -10,7 +10,7 @@ from sblr_rt.cli._markers import add_marker_options, add_stream_type_option, par
 from sblr_rt.cli._numbers import bounded, n_jobs
 from sblr_rt.cli._parser import add_rename_option, renaming_of
 
-from sblr_rt._docs import fill_doc, help_text
+from sblr_rt.utils._docs import fill_doc, help_text
 
 
 def _cv(value: str):
@@ -277,13 +277,13 @@ def run(args: argparse.Namespace) -> int:
     """
     from sblr_rt.calibration import calibrate
     from sblr_rt.calibration.config import load_config
+    from sblr_rt.calibration.parallel import one_off_n_jobs
     from sblr_rt.calibration.progress import TerminalProgress
     from sblr_rt.calibration.report import report_text, write_report
-    from sblr_rt.calibration.workers import one_off_n_jobs
 
+    from sblr_rt.bci_model.verdict import model_verdict, prior_info
     from sblr_rt.io.model_file import remove_stale_temporaries
     from sblr_rt.io.outputs import check_output, write_or_rescue
-    from sblr_rt.verdict import model_verdict, prior_info
 
     out = Path(args.out)
     _check_source_options(args)
@@ -316,7 +316,7 @@ def run(args: argparse.Namespace) -> int:
     load_config(args.config, **overrides)
     prior = None if not args.prior else _load_prior(args)
     if args.stream or args.stream_type or args.source_id:
-        from sblr_rt.calibration.live import record_session
+        from sblr_rt.calibration.live_recording import record_session
 
         record_to = (
             Path(args.record_to)

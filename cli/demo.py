@@ -427,8 +427,8 @@ def run(args: argparse.Namespace) -> int:
 
     prior_file = None
     if args.prior:
+        from sblr_rt.bci_model.verdict import prior_info
         from sblr_rt.priors import SHIPPED, shipped_prior_path
-        from sblr_rt.verdict import prior_info
 
         prior_file = shipped_prior_path(PRIOR_NAME)
         model = load_model(prior_file)
@@ -491,7 +491,7 @@ def run(args: argparse.Namespace) -> int:
         shots = _screenshots(args, model_path, out, recording_path)
     from sblr_rt.calibration.outcome import CalibrationOutcome
 
-    from sblr_rt.verdict import chance_level
+    from sblr_rt.bci_model.verdict import chance_level
 
     outcome = CalibrationOutcome.from_model(model)
     summary = {
@@ -524,8 +524,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _against_chance(correct: int, total: int, n_classes: int) -> str:
     """Return the accuracy with its interval, against the level ``total`` trials must beat."""
+    from sblr_rt.bci_model.verdict import accuracy_interval, chance_level
     from sblr_rt.scoring import correct_needed
-    from sblr_rt.verdict import accuracy_interval, chance_level
 
     if not total:
         return "no accuracy (no trial decided)"

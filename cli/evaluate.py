@@ -58,7 +58,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Score ``args.model`` on ``args.recordings``; print the scores; return 0."""
-    from sblr_rt.calibration.evaluate import evaluate_model, read_labelled
+    from sblr_rt.calibration.evaluation import evaluate_model, read_labelled
 
     from sblr_rt.io.jsonable import dumps
     from sblr_rt.io.model_file import load_model

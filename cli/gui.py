@@ -10,7 +10,7 @@ from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
 from sblr_rt.cli._parser import add_rename_option, renaming_of
 
-from sblr_rt._docs import help_text
+from sblr_rt.utils._docs import help_text
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from sblr_rt._docs import fill_doc
+from sblr_rt.utils._docs import fill_doc
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from sblr_rt.cli._markers import parse_classes as _classes
 from sblr_rt.cli._numbers import bounded
 from sblr_rt.cli._parser import add_rename_option, renaming_of
 
-from sblr_rt._docs import fill_doc
+from sblr_rt.utils._docs import fill_doc
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

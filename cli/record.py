@@ -7,7 +7,7 @@ import argparse
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
 
-from sblr_rt._docs import fill_doc, help_text
+from sblr_rt.utils._docs import fill_doc, help_text
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ import argparse
 from sblr_rt.cli._numbers import bounded
 from sblr_rt.cli._player import add_player_options, check_player_options
 
-from sblr_rt._docs import fill_doc
+from sblr_rt.utils._docs import fill_doc
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         0 on success.
     """
     from sblr_rt.io import read_recording
-    from sblr_rt.playback.replay import hold_outlets, replay
+    from sblr_rt.playback.stream_player import hold_outlets, replay
 
     check_player_options(args)
     recording = read_recording(args.file)

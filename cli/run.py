@@ -11,8 +11,8 @@ from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
 from sblr_rt.cli._parser import add_rename_option, renaming_of
 
-from sblr_rt._docs import fill_doc, help_text
 from sblr_rt.timing import DEFAULT_TIMING
+from sblr_rt.utils._docs import fill_doc, help_text
 
 #: Values of ``--smoothing`` (those of :data:`sblr_rt.online.evidence.SMOOTHING`; not
 #: imported, so that ``--help`` stays fast).
@@ -573,7 +573,7 @@ def _summary(args, log, folder, started, seconds, ended_by, reason, model_file, 
     paths["summary"] = str(folder / SUMMARY_FILE)
     prior = None
     if share_start is not None:
-        from sblr_rt.verdict import prior_info
+        from sblr_rt.bci_model.verdict import prior_info
 
         info = prior_info(final_model)
         prior = {

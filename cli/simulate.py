@@ -7,8 +7,8 @@ import argparse
 from sblr_rt.cli._numbers import bounded
 from sblr_rt.cli._player import add_player_options, check_player_options
 
-from sblr_rt._docs import fill_doc
 from sblr_rt.timing import DEFAULT_TIMING
+from sblr_rt.utils._docs import fill_doc
 
 #: Values the simulator computes per second at most (channels x rate).
 MAX_VALUES_PER_SECOND = 1e7
@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
     code : int
         0 on success.
     """
-    from sblr_rt.playback.replay import hold_outlets
     from sblr_rt.playback.simulator import run_simulator
+    from sblr_rt.playback.stream_player import hold_outlets
 
     check_player_options(args)
     rate = args.sfreq * args.n_channels

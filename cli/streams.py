@@ -6,7 +6,7 @@ import argparse
 
 from sblr_rt.cli._numbers import bounded
 
-from sblr_rt._docs import fill_doc
+from sblr_rt.utils._docs import fill_doc
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

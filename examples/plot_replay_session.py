@@ -21,7 +21,7 @@ import numpy as np
 from sblr_rt.calibration import calibrate
 
 from sblr_rt.online import OnlineLoop
-from sblr_rt.playback.replay import replay
+from sblr_rt.playback.stream_player import replay
 
 # The shipped recordings: run from a clone's root, or set SBLR_RT_RECORDINGS.
 recordings = Path(os.environ.get("SBLR_RT_RECORDINGS", "recordings")) / "physionet-eegmmidb-S001"

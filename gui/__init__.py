@@ -9,7 +9,7 @@ tested without a display:
 - :mod:`sblr_rt.gui.snapshot` normalises the online loop's ``snapshot()`` for the Live tab.
 - :mod:`sblr_rt.gui.schedule` builds the Graz-style trial sequence of the paradigm window.
 
-The Qt modules: :mod:`sblr_rt.gui.app` (main window, ``run``), :mod:`sblr_rt.gui.live` (with
+The Qt modules: :mod:`sblr_rt.gui.app` (main window, ``run``), :mod:`sblr_rt.gui.live_tab` (with
 :mod:`sblr_rt.gui.live_status` and :mod:`sblr_rt.gui.live_traces`), :mod:`sblr_rt.gui.model_view`
 (with :mod:`sblr_rt.gui.model_cv`), :mod:`sblr_rt.gui.calibrate_tab`, :mod:`sblr_rt.gui.paradigm`,
 :mod:`sblr_rt.gui.scalp`, :mod:`sblr_rt.gui.screenshot`.

@@ -2,7 +2,7 @@
 
 :func:`run` is what ``sblr-rt gui`` calls. Everything that may block (resolving LSL
 streams, connecting, stopping the loop, calibrating) runs in a worker
-(:class:`sblr_rt.gui.workers.BackgroundTask`); the GUI thread only polls snapshots.
+(:class:`sblr_rt.gui.background.BackgroundTask`); the GUI thread only polls snapshots.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PyQt5 import QtCore, QtWidgets
+from sblr_rt.gui.background import BackgroundTask
 from sblr_rt.gui.calibrate_tab import CalibrateTab, _stream_label
-from sblr_rt.gui.live import LiveTab
+from sblr_rt.gui.live_tab import LiveTab
 from sblr_rt.gui.model_view import ModelTab
 from sblr_rt.gui.widgets import notify
-from sblr_rt.gui.workers import BackgroundTask
 
 logger = logging.getLogger("sblr_rt.gui")
 

@@ -16,10 +16,10 @@ import threading
 from pathlib import Path
 
 from PyQt5 import QtCore, QtWidgets
+from sblr_rt.gui.background import BackgroundTask
 from sblr_rt.gui.paradigm_panel import ParadigmPanel, spin_box
 from sblr_rt.gui.schedule import ParadigmConfig
 from sblr_rt.gui.widgets import notify
-from sblr_rt.gui.workers import BackgroundTask
 
 from sblr_rt.timing import DEFAULT_WINDOW
 
@@ -276,7 +276,7 @@ class CalibrateTab(QtWidgets.QWidget):
             )
 
     def _new_recorder(self, eeg, markers):
-        from sblr_rt.gui.recorder import StreamRecorder, default_recording_path
+        from sblr_rt.gui.stream_recorder import StreamRecorder, default_recording_path
 
         # the recording goes next to the model it will calibrate
         folder = Path(self.out_edit.text().strip() or self._default_model_path()).parent

@@ -4,7 +4,7 @@
 buffer fill and, for a loop, decision rate, step time, latency, dropped windows, the model
 version deciding and, in an adapting session, the refits' state and failures);
 :func:`banner_message` says why no decisions come, if so. The two widgets are built by
-:func:`make_banner` and :func:`make_status_label`; :class:`sblr_rt.gui.live.LiveTab` places
+:func:`make_banner` and :func:`make_status_label`; :class:`sblr_rt.gui.live_tab.LiveTab` places
 them and sets their text from each snapshot.
 """
 

@@ -22,10 +22,10 @@ import numpy as np
 from sblr_rt.calibration.report import auto_candidates
 
 from sblr_rt.bci_model import EnsembleModel
+from sblr_rt.bci_model.regions import weight_regions
+from sblr_rt.bci_model.search_record import search_record
+from sblr_rt.bci_model.verdict import model_verdict, rank_used
 from sblr_rt.preprocessing.spatial import spatial_label
-from sblr_rt.regions import weight_regions
-from sblr_rt.search_record import search_record
-from sblr_rt.verdict import model_verdict, rank_used
 
 logger = logging.getLogger("sblr_rt.gui")
 
@@ -110,10 +110,10 @@ class ModelSummary:
         ``features="auto"``: every candidate's CV scores, best first
         (:func:`sblr_rt.calibration.report.auto_candidates`); empty otherwise.
     regions : str
-        Where the model's weight lies (:func:`sblr_rt.regions.weight_regions`); empty for
+        Where the model's weight lies (:func:`sblr_rt.bci_model.regions.weight_regions`); empty for
         a bare estimator.
     verdict : list of str
-        The model's verdict (:meth:`sblr_rt.verdict.Verdict.lines`): the word, the chance
+        The model's verdict (:meth:`sblr_rt.bci_model.verdict.Verdict.lines`): the word, the chance
         level, the rank used, the warnings and what to try next; empty for a bare estimator.
     members : list of MemberSummary
         An ensemble's members in the model's order, each with its own factors; empty for a
@@ -182,7 +182,7 @@ class MemberSummary:
     weight : float
         Its weight in the decision (the members' weights sum to 1).
     rank_used : int
-        Components that contribute to its score (:func:`sblr_rt.verdict.rank_used`).
+        Components that contribute to its score (:func:`sblr_rt.bci_model.verdict.rank_used`).
     rank : int
         Components fitted.
     prior : bool

@@ -17,6 +17,8 @@ import importlib
 import logging
 import multiprocessing
 
+from sblr_rt.utils._renamed import install_moved_modules
+
 __version__ = "0.1.0"
 
 logger = logging.getLogger("sblr_rt")
@@ -38,6 +40,9 @@ _LAZY = {
 }
 
 __all__ = ["__version__", "logger", *_LAZY]
+
+# Modules that moved are still imported by their old paths, with a DeprecationWarning.
+install_moved_modules()
 
 # A worker process that runs this package's tasks (joblib's calibration workers) ends when
 # the process that started it does, even if that one was killed (sblr_rt.lifetime).

@@ -10,7 +10,7 @@ import pytest
 import sblr_rt.cli
 
 import sblr_rt.online
-from sblr_rt._docs import docdict, fill_doc, help_text
+from sblr_rt.utils._docs import docdict, fill_doc, help_text
 
 
 def _documented(package):

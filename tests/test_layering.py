@@ -23,6 +23,7 @@ FOLDERS["sblr_rt.cli"] = "cli"
 
 #: Rank of every unit. The package root ``sblr_rt`` (version, logger, lazy facade) is 0.
 LAYERS = {
+    "sblr_rt.utils": -1,  # helpers below everything (docstring template, renames)
     "sblr_rt": 0,
     "sblr_rt.model": 0,
     "sblr_rt.montage": 0,
@@ -252,3 +253,28 @@ def test_no_generic_top_level_name_is_installed(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     ).stdout
     assert out.split() == ["None", "None"]
+
+
+def _library_files() -> list[Path]:
+    return [p for folder in _repo_folders().values() for p in sorted(folder.rglob("*.py"))]
+
+
+def test_no_two_library_modules_share_a_file_name():
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in _library_files():
+        if path.name != "__init__.py" and path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(ROOT)} and {path.relative_to(ROOT)}")
+        seen.setdefault(path.name, path)
+    assert not clashes, "modules named alike: " + "; ".join(clashes)
+
+
+def test_at_most_six_loose_modules_at_the_root_of_the_core():
+    loose = sorted(p.stem for p in (ROOT / "sblr_rt").glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= 6, f"loose modules at the root of sblr_rt/: {loose}"
+
+
+def test_no_library_module_is_longer_than_750_lines():
+    lines = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in _library_files()}
+    long = {name: n for name, n in lines.items() if n > 750}
+    assert not long, f"modules over 750 lines (split where a concept ends): {long}"

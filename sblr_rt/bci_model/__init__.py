@@ -10,7 +10,8 @@ Every calibration returns a :class:`BCIModel`, in one of two forms with one inte
 Both take raw epochs exactly as the recording (or stream) delivers them, in its own channel
 order, units and sampling rate, and answer with the user's own class labels (marker values
 such as ``"T1"``, or names from the calibration map). Per-member figures read the same in
-both: a single model is its own only member, of weight 1 (:attr:`BCIModel.members`).
+both: a single model is its own only member, of weight 1 (:attr:`BCIModel.members`). What
+the calibration recorded reads through :attr:`BCIModel.record`, a typed :class:`ModelRecord`.
 
 Raw epochs and causal filtering
 -------------------------------
@@ -49,6 +50,7 @@ A low-pass model on three channels: each raw epoch carries the filter's warm-up.
 
 from sblr_rt.bci_model.base import BCIModel
 from sblr_rt.bci_model.ensemble import EnsembleModel
+from sblr_rt.bci_model.metadata import ModelRecord
 from sblr_rt.bci_model.single import SingleModel
 
-__all__ = ["BCIModel", "EnsembleModel", "SingleModel"]
+__all__ = ["BCIModel", "EnsembleModel", "ModelRecord", "SingleModel"]

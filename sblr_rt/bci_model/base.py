@@ -8,10 +8,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from sblr_rt.bci_model.describe import summary_lines
+from sblr_rt.bci_model.metadata import ModelRecord
+from sblr_rt.bci_model.regions import weight_regions
+from sblr_rt.bci_model.verdict import model_verdict
 from sblr_rt.model.link import ProbabilityCalibration, proba_from_scores
-from sblr_rt.regions import weight_regions
 from sblr_rt.units import invalid_samples, max_abs_sample
-from sblr_rt.verdict import model_verdict
 
 __all__ = ["BCIModel"]
 
@@ -33,7 +34,8 @@ class BCIModel(abc.ABC):
     classes : list of str
         The user's class labels; column ``k`` of the probabilities is ``classes[k]``.
     metadata : dict
-        JSON-serialisable calibration information (selection report, epoch counts...).
+        JSON-serialisable calibration information (selection report, epoch counts...),
+        as the model file stores it; read it through :attr:`record`.
     run_centring : RunCentring | None
         The calibration reference and the running-mean rule of a run-centred model
         (:mod:`sblr_rt.model.run_centring`); None: scores as they are.
@@ -267,6 +269,15 @@ class BCIModel(abc.ABC):
     # ------------------------------------------------------------------ figures
 
     @property
+    def record(self) -> ModelRecord:
+        """What the calibration recorded, typed (:class:`~sblr_rt.bci_model.metadata.ModelRecord`).
+
+        A copy of :attr:`metadata`'s fields, read anew at each access (a refit's metadata
+        change is seen).
+        """
+        return ModelRecord.from_metadata(self.metadata)
+
+    @property
     def train_accuracy(self) -> float | None:
         """Accuracy on the calibration epochs (optimistic); None if not recorded."""
         value = self.metadata.get("train_accuracy")
@@ -300,11 +311,11 @@ class BCIModel(abc.ABC):
         return float(np.dot(self.member_weights, shares))
 
     def regions(self, *, n_leading: int = 5):
-        """Where the weight lies: :func:`~sblr_rt.regions.weight_regions` of the model."""
+        """Where the weight lies: :func:`~sblr_rt.bci_model.regions.weight_regions`."""
         return weight_regions(self, n_leading=n_leading)
 
     def verdict(self):
-        """Return the verdict against chance: :func:`~sblr_rt.verdict.model_verdict`."""
+        """Return the verdict against chance: :func:`~sblr_rt.bci_model.verdict.model_verdict`."""
         return model_verdict(self)
 
     def summary(self) -> str:

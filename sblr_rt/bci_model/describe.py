@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from sblr_rt.bci_model.regions import weight_regions
+from sblr_rt.bci_model.search_record import candidate_name, cv_text, search_record
+from sblr_rt.bci_model.verdict import (
+    describe_rank,
+    model_verdict,
+    prior_info,
+    rank_used,
+    spread_text,
+)
 from sblr_rt.preprocessing.spatial import spatial_label
-from sblr_rt.regions import weight_regions
-from sblr_rt.search_record import candidate_name, cv_text, search_record
-from sblr_rt.verdict import describe_rank, model_verdict, prior_info, rank_used, spread_text
 
 __all__ = ["member_lines", "summary_lines"]
 
@@ -80,7 +86,7 @@ def member_lines(model) -> list[str]:
     Each names the member's feature path and spatial stage, its weight in the decision,
     its rank (used of fitted), whether it is a prior, its weight by scalp region and its
     leading channels, and a flag when its eye or visual share is above the limit of
-    :mod:`sblr_rt.regions`.
+    :mod:`sblr_rt.bci_model.regions`.
     """
     if not model.is_ensemble:
         return []

@@ -22,7 +22,7 @@
 - ``cues.py``: which markers start a trial.
 - ``evidence.py``: the evidence accumulated over a trial (smoothed probabilities, early
   decisions).
-- ``units.py``: the stream's unit against the model's (normalised spellings, the factor).
+- ``stream_units.py``: the stream's unit against the model's (normalised spellings, the factor).
 - ``heap.py``: :func:`freeze_heap`, so that the garbage collector's full passes do not
   stall a live process.
 - ``_channels.py``: the stream's channels and rate against the model's (labels matched by
@@ -44,9 +44,9 @@ from sblr_rt.online.loop import OnlineLoop
 from sblr_rt.online.lsl import LSLStreams
 from sblr_rt.online.run_info import RunInfo
 from sblr_rt.online.settings import DisplaySettings, OnlineSettings
+from sblr_rt.online.stream_units import check_stream_units, normalize_unit, unit_factor
 from sblr_rt.online.streaming import StreamingState
 from sblr_rt.online.telemetry import Telemetry
-from sblr_rt.online.units import check_stream_units, normalize_unit, unit_factor
 
 __all__ = [
     "FORMS",

@@ -3,7 +3,7 @@
 What :class:`~sblr_rt.online.loop.OnlineLoop` does before its first step and after its
 last: start the EEG source, check its channels and rate
 (:func:`~sblr_rt.online._channels.match_stream`: the channel mapping it finds is logged and
-kept for the telemetry) and its units (:func:`~sblr_rt.online.units.check_stream_units`)
+kept for the telemetry) and its units (:func:`~sblr_rt.online.stream_units.check_stream_units`)
 against the model, start the marker source and open the sink (closing what was opened if
 any of it fails), build the scheduler, and close them.
 """
@@ -14,11 +14,11 @@ import logging
 
 import numpy as np
 
-from sblr_rt._docs import fill_doc
 from sblr_rt.online._channels import match_stream
 from sblr_rt.online.scheduler import Scheduler, stream_label
+from sblr_rt.online.stream_units import check_stream_units
 from sblr_rt.online.streaming import StreamFeed
-from sblr_rt.online.units import check_stream_units
+from sblr_rt.utils._docs import fill_doc
 
 logger = logging.getLogger("sblr_rt.online")
 

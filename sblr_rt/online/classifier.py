@@ -50,8 +50,6 @@ import math
 
 import numpy as np
 
-from sblr_rt._docs import fill_doc
-from sblr_rt._renamed import renamed_attribute, renamed_keyword, warn_renamed
 from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
 from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
@@ -59,6 +57,8 @@ from sblr_rt.online.decision import Decision
 from sblr_rt.online.incremental import Scoring, form_class, form_for
 from sblr_rt.online.run_info import RunInfo
 from sblr_rt.online.streaming import StreamingState
+from sblr_rt.utils._docs import fill_doc
+from sblr_rt.utils._renamed import renamed_attribute, renamed_keyword, warn_renamed
 
 __all__ = [
     "Decision",
@@ -162,7 +162,7 @@ class OnlineClassifier:
         smoothing, rejection settings, version (:class:`~sblr_rt.online.run_info.RunInfo`).
     scoring : Scoring
         How the scores are computed (factors, folded factors, intercept, window sizes):
-        what the incremental forms are given (:class:`~sblr_rt.online.incremental.base.Scoring`).
+        what the incremental forms are given (:class:`~sblr_rt.online.incremental.form.Scoring`).
     """
 
     def __init__(
@@ -357,7 +357,7 @@ class OnlineClassifier:
     def scores_from_columns(self, cols: np.ndarray) -> np.ndarray:
         """Return the scores from the products ``u_j^T X v_j``, shape (n_outputs * rank,).
 
-        :meth:`Scoring.scores_from_columns <sblr_rt.online.incremental.base.Scoring.
+        :meth:`Scoring.scores_from_columns <sblr_rt.online.incremental.form.Scoring.
         scores_from_columns>`.
         """
         return self.scoring.scores_from_columns(cols)
@@ -366,7 +366,7 @@ class OnlineClassifier:
         """Return ``tr(U^T X V) + b`` per output, shape (..., n_outputs).
 
         ``X`` is one model input (n_rows, n_times) or a stack of them (..., n_rows, n_times)
-        (:meth:`Scoring.scores_from_features <sblr_rt.online.incremental.base.Scoring.
+        (:meth:`Scoring.scores_from_features <sblr_rt.online.incremental.form.Scoring.
         scores_from_features>`).
         """
         return self.scoring.scores_from_features(X)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sblr_rt._docs import fill_doc
+from sblr_rt.utils._docs import fill_doc
 
 __all__ = ["LSLDecisionSink", "LSLStreams", "lsl_collaborators"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from sblr_rt._docs import fill_doc
-from sblr_rt.io.jsonable import mapping_or_empty
+from sblr_rt.bci_model.metadata import ModelRecord
 from sblr_rt.online.evidence import Smoothing
+from sblr_rt.utils._docs import fill_doc
 
 __all__ = ["RunInfo"]
 
@@ -107,9 +107,8 @@ class RunInfo:
         -------
         run_info : RunInfo
         """
-        metadata = mapping_or_empty(metadata)
-        config = mapping_or_empty(metadata.get("config"))
-        unit = metadata.get("unit")
+        record = ModelRecord.from_metadata(metadata)
+        config = record.config or {}
         clip_run = config.get("clip_run", 5)
         reject = config.get("reject")
         smoothing = {
@@ -119,19 +118,15 @@ class RunInfo:
             "early_after": config.get("early_after"),
         }
         return cls(
-            unit=None if unit is None else str(unit),
+            unit=record.unit,
             classes=_pairs(config.get("classes")),
-            recorded_markers=_pairs(_epochs_markers(metadata)),
+            recorded_markers=_pairs(None if record.epochs is None else record.epochs.markers),
             smoothing=Smoothing(**{k: v for k, v in smoothing.items() if v is not None}),
             flat=_number(config.get("flat", 0.0), 0.0),
             clip_run=None if clip_run is None else max(1, int(_number(clip_run, 5))),
             reject=None if reject is None else _number(reject, None),
-            version=_version(metadata),
+            version=record.version,
         )
-
-
-def _epochs_markers(metadata: dict):
-    return mapping_or_empty(metadata.get("epochs")).get("markers")
 
 
 def _pairs(value) -> tuple[tuple[str, str], ...]:
@@ -151,10 +146,3 @@ def _number(value, default):
     except (TypeError, ValueError):
         return default
     return value if math.isfinite(value) else default
-
-
-def _version(metadata: dict) -> int:
-    try:
-        return int(mapping_or_empty(metadata.get("adaptation")).get("version", 0))
-    except (TypeError, ValueError):
-        return 0

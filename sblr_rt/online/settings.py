@@ -17,11 +17,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from sblr_rt._docs import fill_doc
 from sblr_rt.io.labels import ChannelRenaming
 from sblr_rt.limits import check_number
 from sblr_rt.online.evidence import Smoothing
-from sblr_rt.online.units import UNIT_MISMATCH
+from sblr_rt.online.stream_units import UNIT_MISMATCH
+from sblr_rt.utils._docs import fill_doc
 
 __all__ = ["MODES", "DisplaySettings", "OnlineSettings", "take_options"]
 

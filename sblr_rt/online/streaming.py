@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sblr_rt._docs import fill_doc
-from sblr_rt._renamed import renamed_attribute, renamed_keyword
 from sblr_rt.io.gaps import gap_threshold
 from sblr_rt.online.incremental import IncrementalForm, form_class
 from sblr_rt.stream.ring_buffer import RingBuffer
 from sblr_rt.units import invalid_samples, max_abs_sample
+from sblr_rt.utils._docs import fill_doc
+from sblr_rt.utils._renamed import renamed_attribute, renamed_keyword
 
 __all__ = ["StreamFeed", "StreamingState", "count_nonfinite"]
 

@@ -13,8 +13,8 @@ from collections import deque
 
 import numpy as np
 
-from sblr_rt._renamed import renamed_attribute
 from sblr_rt.io.labels import ChannelMatch
+from sblr_rt.utils._renamed import renamed_attribute
 
 __all__ = [
     "Dropped",

@@ -391,8 +391,8 @@ def run_simulator(
     wait_for_consumers : float
         Seconds to wait for inlets before starting the clock (0: start at once).
     background : bool
-        Return the started :class:`sblr_rt.playback.replay.StreamPlayer` (stop it with ``stop()``)
-        instead of streaming in the calling thread.
+        Return the started :class:`sblr_rt.playback.stream_player.StreamPlayer` (stop it
+        with ``stop()``) instead of streaming in the calling thread.
     **simulator_kwargs
         Passed to :class:`Simulator`.
 
@@ -401,7 +401,7 @@ def run_simulator(
     result : int | StreamPlayer
         Samples pushed, or the running player when ``background``.
     """
-    from sblr_rt.playback.replay import StreamPlayer
+    from sblr_rt.playback.stream_player import StreamPlayer
 
     player = StreamPlayer(
         Simulator(**simulator_kwargs),

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sblr_rt.io.limits import check_sfreq
+from sblr_rt.io.declared_limits import check_sfreq
 from sblr_rt.io.paths import MAX_HEADER_BYTES, check_inside
 
 logger = logging.getLogger("sblr_rt.recorder.sidecar")
@@ -195,7 +195,7 @@ def read_sidecar(sidecar) -> dict:
     ValueError
         If there is no ``header.json``, a file of the sidecar is a link out of it, the
         header is larger than :data:`~sblr_rt.io.paths.MAX_HEADER_BYTES` or declares a
-        rate out of ``(0, MAX_SFREQ]`` (:mod:`sblr_rt.io.limits`).
+        rate out of ``(0, MAX_SFREQ]`` (:mod:`sblr_rt.io.declared_limits`).
     """
     sidecar = Path(sidecar)
     header_path = sidecar / "header.json"

@@ -133,7 +133,7 @@ class BaseSource:
         ValueError
             If the stream declares what the source cannot take (a rate out of
             ``(0, MAX_SFREQ]``, buffers beyond ``MAX_DATA_BYTES``:
-            :mod:`sblr_rt.io.limits`); checked before the inlet is opened.
+            :mod:`sblr_rt.io.declared_limits`); checked before the inlet is opened.
         """
         if self._started:
             raise RuntimeError(

@@ -52,8 +52,8 @@ import math
 
 import numpy as np
 
+from sblr_rt.io.declared_limits import check_allocation, check_sfreq
 from sblr_rt.io.gaps import gap_threshold
-from sblr_rt.io.limits import check_allocation, check_sfreq
 from sblr_rt.stream._base import BaseSource, close_inlet
 from sblr_rt.stream._chunks import ChunkBookkeeping, declared_speed, pull_into
 from sblr_rt.stream._health import RateMonitor, check_tolerance, stall_threshold, stream_state
@@ -138,7 +138,7 @@ class LSLSource(ChunkBookkeeping, BaseSource):
     is the same and no ``source_id`` was given (see :mod:`sblr_rt.stream._base`).
 
     A stream declaring a rate out of ``(0, MAX_SFREQ]``, or whose buffers would take more
-    than ``MAX_DATA_BYTES`` (:mod:`sblr_rt.io.limits`), is refused by :meth:`start` before
+    than ``MAX_DATA_BYTES`` (:mod:`sblr_rt.io.declared_limits`), is refused by :meth:`start` before
     an inlet is opened or a buffer allocated.
 
     Examples
@@ -392,7 +392,7 @@ class LSLSource(ChunkBookkeeping, BaseSource):
 
         The memory this source would allocate for the stream (its :attr:`buffer`, the pull
         array and liblsl's queue of :meth:`_max_buflen` seconds) is estimated from the
-        header and checked against :data:`~sblr_rt.io.limits.MAX_DATA_BYTES`.
+        header and checked against :data:`~sblr_rt.io.declared_limits.MAX_DATA_BYTES`.
         """
         description = StreamDescription.from_info(info)
         sfreq = float(info.nominal_srate())

@@ -288,7 +288,7 @@ def _noise_recording(seed=0, n=40, n_times=50):
 def test_members_must_beat_chance_in_their_own_cv():
     from sblr_rt.calibration.auto import _members_above_chance
 
-    from sblr_rt.verdict import chance_level
+    from sblr_rt.bci_model.verdict import chance_level
 
     level = chance_level(30, 2)  # 0.633
     keys = [("waveform", s, None) for s in (None, "car", "csd")] + [("bandpower", "car", None)]
@@ -304,7 +304,7 @@ def test_members_must_beat_chance_in_their_own_cv():
 
 
 def test_auto_on_noise_keeps_one_model_and_says_why(tmp_path):
-    from sblr_rt.verdict import WORDS, model_verdict
+    from sblr_rt.bci_model.verdict import WORDS, model_verdict
 
     model = calibrate(_noise_recording(), cv=3, cv_repeats=1, n_jobs=1)
     auto = model.metadata["selection"]

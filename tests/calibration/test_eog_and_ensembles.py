@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sblr_rt.calibration import calibrate
 
+from sblr_rt.bci_model.regions import weight_regions
 from sblr_rt.io.recording import Recording
-from sblr_rt.regions import weight_regions
 
 CHANNELS = ["Fp1", "Fp2", "FC3", "C3", "Cz", "C4", "CP4", "Pz"]
 

@@ -93,7 +93,7 @@ def test_numpy_integers_are_integers():
 
 
 def test_every_prior_setting_has_a_rule():
-    from sblr_rt.calibration.prior import SETTINGS_CONSTRAINTS
+    from sblr_rt.calibration.prior.build import SETTINGS_CONSTRAINTS
 
     fields = {f.name for f in dataclasses.fields(PriorSettings)}
     assert fields - set(SETTINGS_CONSTRAINTS) == set(), "add a rule to SETTINGS_CONSTRAINTS"

@@ -15,9 +15,9 @@ from sblr_rt.calibration.search import (
     summarise,
 )
 
+from sblr_rt.bci_model.search_record import search_record
+from sblr_rt.bci_model.verdict import model_verdict
 from sblr_rt.io import Recording, load_model, save_model
-from sblr_rt.search_record import search_record
-from sblr_rt.verdict import model_verdict
 
 
 def _problem(n=40, seed=0):

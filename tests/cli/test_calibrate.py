@@ -98,7 +98,7 @@ def test_calibrate_runs_one_job_on_a_small_machine_unless_told(
     bcicomp2003_path, tmp_path, monkeypatch
 ):
     import sblr_rt.calibration as calibration
-    from sblr_rt.calibration.workers import one_off_n_jobs
+    from sblr_rt.calibration.parallel import one_off_n_jobs
 
     assert one_off_n_jobs(1) == one_off_n_jobs(2) == 1 and one_off_n_jobs(4) == -1
     seen = []

@@ -145,7 +145,7 @@ _IDLE_POOL = textwrap.dedent(
     """
     import time
     from joblib import delayed
-    from sblr_rt.calibration.workers import parallel
+    from sblr_rt.calibration.parallel import parallel
     # time.sleep imports nothing of sblr_rt in the workers: only the pool's initializer
     # can have started their watch
     parallel(2, return_as="list")(delayed(time.sleep)(300) for _ in range(4))
@@ -163,9 +163,9 @@ def test_calibration_workers_watch_their_parent_before_any_task():
     loky's process-management lock forever) could never time out: it and the resource
     trackers it holds outlived the command.
     """
-    from sblr_rt.calibration import workers
+    from sblr_rt.calibration import parallel
 
-    if not workers._TAKES_INITIALIZER:
+    if not parallel._TAKES_INITIALIZER:
         pytest.skip("joblib < 1.5 has no worker initializer")
     _kill_script(_IDLE_POOL, n_workers=2)
 

@@ -11,7 +11,7 @@ import pytest
 from sblr_rt.cli import main
 
 from sblr_rt.io import read_recording
-from sblr_rt.playback.replay import RecordingReader, StreamPlayer
+from sblr_rt.playback.stream_player import RecordingReader, StreamPlayer
 from sblr_rt.recorder import read_sidecar, recover, sidecar_path
 from sblr_rt.stream import local_clock
 

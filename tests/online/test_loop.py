@@ -38,8 +38,8 @@ def _wait(predicate, what, deadline=DEADLINE):
 class _Pusher:
     """Push ``data`` (n_samples, n_channels) in chunks at ``speed`` x real time.
 
-    Sample ``k`` is stamped ``t0 + k / (sfreq * speed)`` (as sblr_rt.playback.replay does), markers
-    ``(index, value)`` with their sample's timestamp.
+    Sample ``k`` is stamped ``t0 + k / (sfreq * speed)`` (as sblr_rt.playback.stream_player
+    does), markers ``(index, value)`` with their sample's timestamp.
     """
 
     def __init__(self, outlet, data, sfreq, *, speed=4.0, markers=None, marker_outlet=None):

@@ -1,7 +1,7 @@
 """A real recording replayed through LSL into the online loop gives the offline decisions.
 
 PhysioNet S001 run 6 (imagined both fists / both feet, 64 channels at 160 Hz) is played by
-:mod:`sblr_rt.playback.replay` at 4 x real time into three loops at once, one per feature
+:mod:`sblr_rt.playback.stream_player` at 4 x real time into three loops at once, one per feature
 path, each with a spatial stage (so every feature path and every stage is covered), in trial
 mode. Each trial decision must sit where the offline epoching puts the cue's window and
 equal the offline :class:`~sblr_rt.bci_model.BCIModel` on the same samples. A fourth loop
@@ -26,7 +26,7 @@ from sblr_rt.bci_model import EnsembleModel, SingleModel
 from sblr_rt.io.reading import read_recording
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.online import OnlineLoop
-from sblr_rt.playback.replay import replay
+from sblr_rt.playback.stream_player import replay
 from sblr_rt.preprocessing import Preprocessor
 
 DEADLINE = 60.0

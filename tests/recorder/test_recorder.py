@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sblr_rt.io import read_recording
-from sblr_rt.playback.replay import RecordingReader, StreamPlayer, replay
+from sblr_rt.playback.stream_player import RecordingReader, StreamPlayer, replay
 from sblr_rt.recorder import Recorder, read_sidecar, sidecar_path
 from sblr_rt.stream import local_clock
 

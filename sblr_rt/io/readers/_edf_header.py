@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from sblr_rt.io.limits import check_sfreq
+from sblr_rt.io.declared_limits import check_sfreq
 
 __all__ = ["EdfRecords", "check_edf_rate", "edf_records"]
 
@@ -95,7 +95,7 @@ def check_edf_rate(path: Path) -> float | None:
     -------
     sfreq : float | None
         The highest rate of its signals, within ``(0, MAX_SFREQ]``
-        (:data:`sblr_rt.io.limits.MAX_SFREQ`); None when the header does not parse.
+        (:data:`sblr_rt.io.declared_limits.MAX_SFREQ`); None when the header does not parse.
 
     Raises
     ------

@@ -192,7 +192,7 @@ def read_bids(bids_path) -> Recording:
     ValueError
         If the tree holds a symbolic link loop or a link out of the BIDS root, a file the
         recording names lies outside the root, the rate or size is out of bounds
-        (:mod:`sblr_rt.io.limits`), or the recording or a sidecar does not read.
+        (:mod:`sblr_rt.io.declared_limits`), or the recording or a sidecar does not read.
     """
     from mne_bids import read_raw_bids
 

@@ -14,8 +14,8 @@
 Before :func:`scipy.io.loadmat` decompresses anything, the file is scanned
 (:func:`check_mat_size`): each compressed variable is inflated in pieces of 1 MiB that are
 counted and dropped, and the file is refused, in constant memory, as soon as its
-variables exceed :data:`~sblr_rt.io.limits.MAX_DATA_BYTES` or a compressed variable of
-more than 64 MiB expands more than :data:`~sblr_rt.io.limits.MAX_COMPRESSION_RATIO` times
+variables exceed :data:`~sblr_rt.io.declared_limits.MAX_DATA_BYTES` or a compressed variable of
+more than 64 MiB expands more than :data:`~sblr_rt.io.declared_limits.MAX_COMPRESSION_RATIO` times
 (a "zip bomb": 1 MB declaring 1 GB). The rate must be one an amplifier gives.
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sblr_rt.io import limits
+from sblr_rt.io import declared_limits as limits
 from sblr_rt.io.readers._common import logger, marker_text
 from sblr_rt.io.recording import Recording
 
@@ -71,9 +71,9 @@ def check_mat_size(path: Path) -> int:
     Raises
     ------
     ValueError
-        If the variables exceed :data:`~sblr_rt.io.limits.MAX_DATA_BYTES`, or a compressed
-        variable larger than :data:`~sblr_rt.io.limits.COMPRESSION_FLOOR` expands more
-        than :data:`~sblr_rt.io.limits.MAX_COMPRESSION_RATIO` times; raised as soon as the
+        If the variables exceed :data:`~sblr_rt.io.declared_limits.MAX_DATA_BYTES`, or a compressed
+        variable larger than :data:`~sblr_rt.io.declared_limits.COMPRESSION_FLOOR` expands more
+        than :data:`~sblr_rt.io.declared_limits.MAX_COMPRESSION_RATIO` times; raised as soon as the
         scan sees it, before anything is allocated.
     """
     limit = limits.MAX_DATA_BYTES
@@ -151,7 +151,7 @@ def read_mat(path: Path) -> Recording:
     ------
     ValueError
         If the file is not a BCI-competition layout, is MATLAB v7.3, does not read, holds
-        more than :data:`~sblr_rt.io.limits.MAX_DATA_BYTES` or a compression bomb
+        more than :data:`~sblr_rt.io.declared_limits.MAX_DATA_BYTES` or a compression bomb
         (:func:`check_mat_size`, before anything is decompressed), or declares a rate out
         of ``(0, MAX_SFREQ]``.
     """

@@ -18,7 +18,7 @@ M data records present").
 
 Before any sample is read, the header is checked (:func:`check_header`, :func:`check_raw`):
 every file it names lies inside the recording's folder (:mod:`sblr_rt.io.paths`), its rate
-is one an amplifier gives and its samples fit in memory (:mod:`sblr_rt.io.limits`).
+is one an amplifier gives and its samples fit in memory (:mod:`sblr_rt.io.declared_limits`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io.declared_limits import check_allocation, check_sfreq
 from sblr_rt.io.labels import standard_labels
-from sblr_rt.io.limits import check_allocation, check_sfreq
 from sblr_rt.io.paths import brainvision_files, check_inside
 from sblr_rt.io.readers._common import logger
 from sblr_rt.io.readers._edf_header import check_edf_rate, edf_records
@@ -122,7 +122,7 @@ def read_mne(path: Path, reader: str | None = None) -> Recording:
         If the file is not a readable recording; if it names a file outside its folder
         (BrainVision ``DataFile``/``MarkerFile``, EEGLAB ``.fdt``); if it declares a rate
         out of ``(0, MAX_SFREQ]`` or samples beyond ``MAX_DATA_BYTES``
-        (:mod:`sblr_rt.io.limits`). All of these are checked from the header, before the
+        (:mod:`sblr_rt.io.declared_limits`). All of these are checked from the header, before the
         samples are read.
     """
     import mne

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from sblr_rt.io.declared_limits import check_sfreq
 from sblr_rt.io.gaps import GAP_PERIODS, GAP_SECONDS
 from sblr_rt.io.labels import standard_labels
-from sblr_rt.io.limits import check_sfreq
 from sblr_rt.io.readers._common import logger, marker_text
 from sblr_rt.io.readers._stamps import RATE_TOLERANCE, effective_rate, stamp_gaps
 from sblr_rt.io.recording import Recording

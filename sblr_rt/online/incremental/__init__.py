@@ -17,9 +17,9 @@ Examples
 from __future__ import annotations
 
 from sblr_rt.online.incremental.bandpower import FilteredBandPowerForm
-from sblr_rt.online.incremental.base import IncrementalForm, Scoring
 from sblr_rt.online.incremental.covariance import FilteredCovarianceForm
-from sblr_rt.online.incremental.ensemble import EnsembleForm
+from sblr_rt.online.incremental.ensemble_form import EnsembleForm
+from sblr_rt.online.incremental.form import IncrementalForm, Scoring
 from sblr_rt.online.incremental.plain import PlainForm
 from sblr_rt.online.incremental.spectral import FilteredSpectralForm
 from sblr_rt.online.incremental.waveform import ProjectedForm

@@ -7,7 +7,7 @@ from collections import deque
 import numpy as np
 
 from sblr_rt.online.incremental._fir_bank import PickedFilterBank
-from sblr_rt.online.incremental.base import IncrementalForm, Scoring, skip_rows
+from sblr_rt.online.incremental.form import IncrementalForm, Scoring, skip_rows
 from sblr_rt.preprocessing import apply_scaling
 from sblr_rt.stream.ring_buffer import RingBuffer
 
@@ -31,7 +31,7 @@ class FilteredBandPowerForm(IncrementalForm):
     Parameters
     ----------
     scoring, capacity
-        As for :class:`~sblr_rt.online.incremental.base.IncrementalForm`.
+        As for :class:`~sblr_rt.online.incremental.form.IncrementalForm`.
     filtered_input : SharedFilterBank.Reader | None
         Where the filtered samples come from: None, the form's own
         :class:`~sblr_rt.online.incremental._fir_bank.PickedFilterBank`; an ensemble passes a

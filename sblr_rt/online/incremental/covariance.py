@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sblr_rt.online.incremental._fir_bank import PickedFilterBank
-from sblr_rt.online.incremental.base import IncrementalForm, Scoring, skip_rows
+from sblr_rt.online.incremental.form import IncrementalForm, Scoring, skip_rows
 from sblr_rt.preprocessing.features import log_shrunk_covariance
 from sblr_rt.stream.ring_buffer import RingBuffer
 

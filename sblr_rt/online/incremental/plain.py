@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sblr_rt.online.incremental.base import IncrementalForm, Scoring, skip_rows
+from sblr_rt.online.incremental.form import IncrementalForm, Scoring, skip_rows
 from sblr_rt.stream.ring_buffer import RingBuffer
 
 __all__ = ["PlainForm"]

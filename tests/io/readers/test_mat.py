@@ -102,14 +102,14 @@ def test_a_compression_bomb_is_refused_before_it_is_decompressed(tmp_path):
 
 
 def test_a_mat_file_beyond_the_size_limit_is_refused(tmp_path, monkeypatch):
-    from sblr_rt.io import limits
+    from sblr_rt.io import declared_limits
 
     path = tmp_path / "data_set_IVa_xx.mat"
     nfo = {"clab": np.array([["C3", "Cz", "C4"]], dtype=object), "fs": 100.0}
     cnt = np.random.default_rng(0).standard_normal((2000, 3))
     scipy.io.savemat(path, {"cnt": cnt, "nfo": nfo}, do_compression=True)
     assert read_recording(path).n_samples == 2000
-    monkeypatch.setattr(limits, "MAX_DATA_BYTES", 40_000)
+    monkeypatch.setattr(declared_limits, "MAX_DATA_BYTES", 40_000)
     with pytest.raises(
         ValueError, match=r"would take 4.\.. kiB in memory: expected at most 39\.1"
     ):

@@ -7,7 +7,7 @@ import pytest
 
 from sblr_rt.online import IncrementalForm, OnlineClassifier, Telemetry
 from sblr_rt.online.incremental import FORMS, form_class, form_for
-from sblr_rt.online.incremental.base import skip_rows
+from sblr_rt.online.incremental.form import skip_rows
 from sblr_rt.stream.ring_buffer import RingBuffer
 
 

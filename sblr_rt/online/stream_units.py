@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sblr_rt._docs import fill_doc
 from sblr_rt.units import normalize_unit, unit_factor
+from sblr_rt.utils._docs import fill_doc
 
 logger = logging.getLogger("sblr_rt.online")
 

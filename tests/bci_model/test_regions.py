@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sblr_rt.regions import region_of, weight_regions
+from sblr_rt.bci_model.regions import region_of, weight_regions
 from tests.models import fit_model
 
 CHANNELS = ["Fp1", "AF3", "F7", "T7", "C3", "Cz", "C4", "CP3", "FC4", "Pz", "PO8", "O1"]

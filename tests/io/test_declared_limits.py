@@ -1,4 +1,4 @@
-"""The bounds every reader and source checks before it allocates (sblr_rt.io.limits)."""
+"""The bounds every reader and source checks before it allocates (sblr_rt.io.declared_limits)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from sblr_rt.io.limits import MAX_DATA_BYTES, MAX_SFREQ, check_allocation, check_sfreq
+from sblr_rt.io.declared_limits import MAX_DATA_BYTES, MAX_SFREQ, check_allocation, check_sfreq
 
 
 @pytest.mark.parametrize("sfreq", [0.001, 160.0, MAX_SFREQ])

@@ -35,7 +35,7 @@ def _microvolt_stream(name, source_id, stop):
 
 
 def test_stream_recorder_writes_a_fif_and_returns_stream_units(tmp_path, source_id):
-    from sblr_rt.gui.recorder import StreamRecorder, default_recording_path
+    from sblr_rt.gui.stream_recorder import StreamRecorder, default_recording_path
 
     from sblr_rt.io import read_recording
 

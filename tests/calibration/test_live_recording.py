@@ -51,7 +51,7 @@ def _stream(name, source_id, stop, sfreq=100.0):
 
 def test_record_then_calibrate(tmp_path, source_id):
     from sblr_rt.calibration import calibrate
-    from sblr_rt.calibration.live import record_session
+    from sblr_rt.calibration.live_recording import record_session
 
     from sblr_rt.io import read_recording
 

@@ -9,7 +9,7 @@ import numpy as np
 from sblr_rt.bci_model import EnsembleModel, SingleModel
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.online import OnlineClassifier
-from sblr_rt.online.incremental.ensemble import EnsembleForm
+from sblr_rt.online.incremental.ensemble_form import EnsembleForm
 from sblr_rt.preprocessing import Preprocessor
 
 CH_NAMES = ["C3", "Cz", "C4", "FC3", "FC4", "CP3", "CP4", "Pz"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sblr_rt.io import Recording, read_recording
-from sblr_rt.playback.replay import RecordingReader
+from sblr_rt.playback.stream_player import RecordingReader
 
 SFREQ = 250.0
 N_TIMES = 1000
@@ -31,7 +31,7 @@ def test_recording_reader_loops_and_marks():
 @pytest.mark.lsl
 def test_accelerated_replay_of_shipped_epochs_aligns_markers(bcicomp2003_path, source_id):
     """At x20, LSLSource + align_markers put every trial marker on its first sample."""
-    from sblr_rt.playback.replay import replay
+    from sblr_rt.playback.stream_player import replay
     from sblr_rt.stream import LSLSource, MarkerSource, align_markers
 
     rec = read_recording(bcicomp2003_path)

@@ -40,7 +40,7 @@ import numpy as np
 
 from sblr_rt.io.reading import Recording, read_recording
 
-logger = logging.getLogger("sblr_rt.playback.replay")
+logger = logging.getLogger("sblr_rt.playback.stream_player")
 
 _UNITS = {"V": "volts", "uV": "microvolts", "µV": "microvolts", "mV": "millivolts"}
 

@@ -1,36 +1,17 @@
-"""A prior across people: decide from a new person's first trial, refine with each of theirs.
+"""Building a prior across people, and what a prior is: its settings, its check.
 
-People differ, but less once each run is centred on its own mean
-(:mod:`sblr_rt.model.run_centring`). A **prior** is an ordinary model trained on many
-people's run-centred runs: it decides for a new person from the first trial (the new run
-is centred causally, as for any run-centred model), and it keeps its training features (a
-:class:`~sblr_rt.model.prior_pool.PriorPool`) so that the person's labelled trials can
-join them, each with a weight, and the model be refitted toward that person.
-
-- :func:`build_prior` trains a prior on recordings of several people (one run each) and
-  reports its leave-one-person-out accuracy per person.
-- :func:`adapt_prior` refits a prior with a person's labelled trials (what ``--adapt``
-  does after every trial, and what :func:`calibrate(..., prior=...)
-  <sblr_rt.calibration.calibrate>` does with few trials).
-- :func:`start_from_prior` and :func:`combine_with_prior` are
-  :func:`~sblr_rt.calibration.calibrate` with a prior: with fewer than
-  ``PriorSettings.auto_min_trials`` trials, the adapted prior is the model; with more, the
-  person's own ``auto`` model is calibrated too, and :func:`combine_with_prior` weighs the
-  two by the evidence of each on trials it did not train on
-  (:mod:`sblr_rt.calibration.member_evidence`).
-
-Examples
---------
->>> from sblr_rt.calibration.prior import PriorSettings
->>> PriorSettings().features, PriorSettings().trial_weight, PriorSettings().half_trials
-('covariance', 20.0, 20.0)
+:func:`build_prior` trains a prior on recordings of several people (one run each, each
+centred on its own mean) and scores it leave-one-person-out (scikit-learn's
+:class:`~sklearn.model_selection.LeaveOneGroupOut`): each person's runs, trial by trial with
+causal run centring, by the prior trained on the others. :class:`PriorSettings` says how a
+prior is trained and how a person's trials join it; the model file keeps them, and
+:func:`check_prior` refuses a model that cannot serve as a prior before any work begins.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import logging
 import math
 import numbers
 import re
@@ -41,13 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sblr_rt.calibration.assembly import (
-    MEMBER_KEYS,
-    as_recordings,
-    build_preprocessor,
-    fitted_model,
-    run_of_each,
-)
+from sblr_rt.calibration.assembly import as_recordings, build_preprocessor, fitted_model
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.constraints import (
     any_value,
@@ -57,41 +32,29 @@ from sblr_rt.calibration.constraints import (
     integer,
     number,
     option,
-    positive,
 )
 from sblr_rt.calibration.constraints import names as channel_names
 from sblr_rt.calibration.epochs import extract_epochs
-from sblr_rt.calibration.member_evidence import (
-    MemberEvidence,
-    blocked_evidence,
-    causal_evidence,
-    weigh_prior,
-)
-from sblr_rt.calibration.probability import calibrate_probability
+from sblr_rt.calibration.member_evidence import MemberEvidence
 from sblr_rt.calibration.search import run_path
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneGroupOut
 
-from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
+from sblr_rt.bci_model import BCIModel, SingleModel
+from sblr_rt.bci_model.regions import region_of
 from sblr_rt.limits import LIMITS
 from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.model.prior_pool import PriorPool
-from sblr_rt.regions import region_of
-
-logger = logging.getLogger("sblr_rt.calibration")
 
 __all__ = [
+    "SETTINGS_CONSTRAINTS",
     "PriorSettings",
-    "PriorStart",
-    "adapt_prior",
     "build_prior",
     "check_prior",
-    "combine_with_prior",
-    "first_trials",
+    "fit_pool",
     "person_of",
-    "person_part",
+    "prior_of",
     "prior_settings",
-    "start_from_prior",
 ]
 
 #: Fewest channels a prior is built on.
@@ -121,7 +84,7 @@ class PriorSettings:
         (:func:`~sblr_rt.calibration.member_evidence.weigh_prior`).
     sensorimotor : bool
         Use only the sensorimotor strip (FC, C and CP channels,
-        :func:`sblr_rt.regions.region_of`) when no ``picks`` are given: what transfers
+        :func:`sblr_rt.bci_model.regions.region_of`) when no ``picks`` are given: what transfers
         between people is motor imagery, not gaze.
     """
 
@@ -170,6 +133,8 @@ class PriorSettings:
 
 
 _ANY = any_value()
+
+
 #: The rule of every :class:`PriorSettings` field (:mod:`sblr_rt.calibration.constraints`).
 #: The bounds keep a fit finite and its size what one machine holds: a larger ``l2`` makes
 #: the objective overflow, a larger rank than the features' sides is no bilinear model.
@@ -223,60 +188,6 @@ def person_of(recording) -> str:
     return match.group(1)
 
 
-def first_trials(recordings, class_map: dict | None, max_trials: int | None) -> list:
-    """Return the recordings with only their first ``max_trials`` class cues, in time order.
-
-    Recordings are taken in the order given (the first run first); cues that are not of a
-    class are kept (they label nothing). A recording left without a class cue is dropped.
-
-    Parameters
-    ----------
-    recordings : list of Recording
-        The person's runs in time order.
-    class_map : dict | None
-        Marker value -> class label (None: every marker is a class cue).
-    max_trials : int | None
-        Cues to keep; None: all.
-
-    Returns
-    -------
-    recordings : list of Recording
-    """
-    max_trials = MAX_TRIALS.check("max_trials", max_trials)
-    if max_trials is None:
-        return list(recordings)
-    out, left = [], max_trials
-    for rec in recordings:
-        if left <= 0:
-            break
-        values = list(rec.marker_values)
-        order = np.argsort(np.asarray(rec.marker_times, dtype=float), kind="stable")
-        keep, n = [], 0
-        for i in order:
-            is_cue = class_map is None or _is_cue(values[i], class_map)
-            if is_cue and n >= left:
-                continue
-            keep.append(int(i))
-            n += is_cue
-        if n == 0:
-            continue
-        left -= n
-        keep = sorted(keep)
-        out.append(
-            dataclasses.replace(
-                rec,
-                marker_times=np.asarray(rec.marker_times)[keep],
-                marker_values=[values[i] for i in keep],
-            )
-        )
-    return out
-
-
-def _is_cue(value, class_map) -> bool:
-    value = str(value)
-    return value in class_map or value.rsplit("/", 1)[-1] in class_map
-
-
 def _people(name: str, values) -> tuple[str, ...]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
         raise TypeError(
@@ -292,11 +203,15 @@ def _people(name: str, values) -> tuple[str, ...]:
 
 #: ``people``: one name per recording (a string is not a list of names, nor "" a name).
 _PEOPLE = custom(_people, none=True)
+
+
 _PICKS = channel_names()
+
+
 _WARMUP = number(limit="trials")  # (0, 1e6] trials
+
+
 _LOPO = boolean()
-#: ``max_trials``: a positive integer (a numpy integer too) or None.
-MAX_TRIALS = integer(positive, "be a positive integer or None", none=True)
 
 
 def _common_channels(recs) -> list[str]:
@@ -341,7 +256,7 @@ def _person_epochs(recs, pre, class_map, config):
     return out
 
 
-def _fit_pool(pre, Z, y, settings, *, sample_weight=None, warm=None):
+def fit_pool(pre, Z, y, settings, *, sample_weight=None, warm=None):
     """Fit the prior's estimator on pooled features (scaling already fitted on ``pre``).
 
     The pool is stored in float32; the fit runs in float64, as every calibration's.
@@ -495,7 +410,7 @@ def build_prior(
     groups = np.concatenate([np.full(len(ep.y), g) for ep, g in zip(epochs, group, strict=True)])
     reference = np.mean([ep.reference for ep in epochs], axis=0)
     pre.fit_scaling(Z)
-    est = _fit_pool(pre, Z, y, settings)
+    est = fit_pool(pre, Z, y, settings)
     report = {}
     if lopo:
         report = _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup)
@@ -539,7 +454,7 @@ def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup) -> 
         y = np.concatenate([epochs[i].y for i in train])
         p = copy.deepcopy(pre)
         p.fit_scaling(Z)
-        est = _fit_pool(p, Z, y, settings)
+        est = fit_pool(p, Z, y, settings)
         ref = np.mean([epochs[i].reference for i in train], axis=0)
         model = fitted_model(p, est, epochs[0].classes, ref, warmup)
         record = MemberEvidence(n_classes=n_classes)
@@ -568,321 +483,22 @@ def _run_scores(model: BCIModel, Z: np.ndarray) -> np.ndarray:
     return out.reshape(scores.shape)
 
 
-def adapt_prior(
-    prior: BCIModel,
-    recordings,
-    *,
-    config=None,
-    classes: Sequence[str] | None = None,
-    min_per_class: int = 1,
-    trial_weight: float | None = None,
-) -> BCIModel:
-    """Refit a prior with a person's labelled trials, pooled with its training features.
-
-    Each of the person's runs is centred on its own mean (a session's decided trials, whose
-    source is ``"session trial ..."``, are one run); the trials join the prior's pool with
-    ``trial_weight`` each and the prior's estimator is refitted from its own factors, with
-    its preprocessing and scaling unchanged. The new model's calibration reference is the
-    mean of the person's run means: the person's next run starts from it.
-
-    Parameters
-    ----------
-    prior : BCIModel
-        A model with a :attr:`~sblr_rt.bci_model.BCIModel.pool`.
-    recordings : list of Recording | path
-        The person's labelled runs.
-    config : CalibrationConfig | None
-        Its class map and rejection thresholds; None: the prior's configuration.
-    classes : list of str | None
-        The classes in the model's order (None: the prior's).
-    min_per_class : int
-        Fewest trials of each class.
-    trial_weight : float | None
-        Weight of a trial; None: the pool's.
-
-    Returns
-    -------
-    model : BCIModel
-        With the same pool; ``metadata["prior"]`` gains ``n_trials`` and ``share`` (the
-        pool's share of the training weight).
-
-    Raises
-    ------
-    ValueError
-        If ``prior`` has no pool, the recordings lack the prior's channels (named), or a
-        class has fewer than ``min_per_class`` trials.
-    """
-    if not isinstance(prior, BCIModel) or prior.pool is None:
-        raise ValueError("'prior' must be a prior (a model with a pool of training epochs)")
-    recs = as_recordings(recordings)
-    classes = list(prior.classes) if classes is None else [str(c) for c in classes]
-    if config is None:
-        base = dict((prior.metadata or {}).get("config") or {})
-        config = load_config(None, **base)
-    for r in recs:
-        missing = [c for c in prior.preprocessor.picks if c not in r.ch_names]
-        if missing:
-            raise ValueError(
-                f"the recording lacks channels of the prior: {missing} (from {r.source})"
-            )
-    pre = prior.preprocessor
-    p = pre if list(recs[0].ch_names) == list(pre.ch_names) else pre.for_channels(recs[0].ch_names)
-    epochs = extract_epochs(
-        recs,
-        p,
-        config.class_map,
-        reject=config.rejection.reject,
-        flat=config.rejection.flat,
-        clip_run=config.rejection.clip_run,
-    )
-    order = {c: k for k, c in enumerate(classes)}
-    unknown = sorted(set(epochs.classes) - set(order))
-    if unknown:
-        raise ValueError(f"the trials hold classes the prior lacks: {unknown}; its: {classes}")
-    y = np.array([order[epochs.classes[k]] for k in epochs.y], dtype=np.int64)
-    counts = {c: int(np.sum(y == k)) for k, c in enumerate(classes)}
-    if min(counts.values()) < min_per_class:
-        raise ValueError(
-            f"too few trials of a class: need at least {min_per_class} per class, got {counts}"
-        )
-    epochs = epochs.centred(run_of_each(recs))
-    pool = prior.pool
-    w = pool.trial_weight if trial_weight is None else float(trial_weight)
-    Z = np.concatenate([pool.Z, epochs.Z.astype(pool.Z.dtype)])
-    y_all = np.concatenate([pool.y, y])
-    weights = np.concatenate([np.ones(pool.n_epochs), np.full(len(y), w)])
-    est = _fit_pool(pre, Z, y_all, None, sample_weight=weights, warm=prior.estimator)
-    metadata = copy.deepcopy(dict(prior.metadata or {}))
-    info = dict(metadata.get("prior") or {})
-    info.update(n_trials=len(y), share=pool.prior_share(len(y)) if w else 1.0)
-    metadata["prior"] = info
-    metadata["epochs"] = {
-        "found": epochs.n_found,
-        "used": len(y),
-        "per_class": counts,
-        "rejected": epochs.rejected,
-    }
-    metadata["train_accuracy"] = float(np.mean(est.predict(pre.scale(epochs.Z)) == y))
-    warmup = 1.0 if prior.run_centring is None else prior.run_centring.warmup
-    return fitted_model(
-        copy.deepcopy(p),
-        est,
-        classes,
-        epochs.reference,
-        warmup,
-        metadata,
-        dataclasses.replace(pool, trial_weight=w),
-    )
-
-
-def start_from_prior(recs, config, prior: BCIModel, *, max_trials=None) -> PriorStart:
-    """Adapt a prior to a person's first trials, with its evidence on them.
-
-    What :func:`~sblr_rt.calibration.calibrate` with a prior does first: it then
-    calibrates the person's own model when :attr:`PriorStart.wants_person` and weighs the
-    two with :func:`combine_with_prior`.
-
-    Parameters
-    ----------
-    recs : list of Recording
-        The person's runs in time order.
-    config : CalibrationConfig
-        The calibration's configuration.
-    prior : BCIModel
-        A prior (with a pool) or a model adapted from one.
-    max_trials : int | None
-        Take the first ``max_trials`` class cues in time order.
-
-    Returns
-    -------
-    start : PriorStart
-    """
-    prior = _prior_member(prior)
-    recs = first_trials(recs, config.class_map, max_trials)
-    if not recs:
-        raise ValueError("'max_trials' left no class cue in the recordings")
-    prior = prior.for_channels(recs[0].ch_names)
-    settings = prior_settings(prior)
-    # The prior never saw these trials: its causal scores of them are clean evidence.
-    evidence = causal_evidence(prior, recs, config, prior.classes)
-    adapted = adapt_prior(
-        prior, recs, config=config, classes=prior.classes, trial_weight=settings.trial_weight
-    )
-    wants = adapted.metadata["prior"]["n_trials"] >= settings.auto_min_trials
-    return PriorStart(recs, adapted, evidence, wants)
-
-
-@dataclass(frozen=True)
-class PriorStart:
-    """A prior adapted to a person's first trials (:func:`start_from_prior`).
-
-    Parameters
-    ----------
-    recordings : list of Recording
-        The person's trials used (the first ``max_trials``).
-    adapted : SingleModel
-        The prior adapted with them.
-    evidence : MemberEvidence
-        The prior's scores of them, before it trained on them.
-    wants_person : bool
-        Enough trials (``PriorSettings.auto_min_trials``) for the person's own model.
-    """
-
-    recordings: list
-    adapted: SingleModel
-    evidence: MemberEvidence
-    wants_person: bool
-
-
 def prior_settings(model: BCIModel) -> PriorSettings:
     """Return the :class:`PriorSettings` a prior (or a model adapted from one) was built with.
 
     Settings the file does not name take today's defaults.
     """
-    member = _prior_member(model)
-    return PriorSettings.from_dict((member.metadata or {}).get("prior", {}).get("settings"))
+    member = prior_of(model)
+    return PriorSettings.from_dict(member.record.prior.settings)
 
 
-def combine_with_prior(
-    adapted: SingleModel,
-    person: BCIModel | None,
-    recs,
-    config,
-    *,
-    prior_evidence: MemberEvidence,
-    person_evidence: MemberEvidence | None = None,
-    why_alone: str | None = None,
-    evidence_seen: int = 0,
-    fit_probability: bool = True,
-    probability: dict | None = None,
-) -> BCIModel:
-    """Weigh the adapted prior against the person's own model: the one rule of both.
-
-    :func:`~sblr_rt.calibration.member_evidence.weigh_prior` gives the prior's weight from the
-    number of the person's trials and each member's evidence; the person's evidence is
-    :func:`~sblr_rt.calibration.member_evidence.blocked_evidence` unless given. Every member is
-    kept, a member of weight 0 included, so that a later refit can weigh it again.
-
-    Parameters
-    ----------
-    adapted : SingleModel
-        The prior adapted with the person's trials (:func:`adapt_prior`).
-    person : BCIModel | None
-        The person's own model, or None.
-    recs : list of Recording
-        The person's labelled trials, in time order.
-    config : CalibrationConfig
-        The class map and rejection thresholds.
-    prior_evidence : MemberEvidence
-        The prior's scores of the person's trials before it trained on them.
-    person_evidence : MemberEvidence | None
-        The person's model's evidence; None: computed here.
-    why_alone : str | None
-        Why there is no person's model (for the record).
-    evidence_seen : int
-        A session's trials already counted in the evidence (for the next refit).
-    fit_probability : bool
-        Fit the combination's probability calibration
-        (:func:`~sblr_rt.calibration.probability.calibrate_probability`; the adapted prior
-        refitted on its pool and the other blocks' trials).
-    probability : dict | None
-        A probability calibration to keep instead (a session's refit keeps its model's).
-
-    Returns
-    -------
-    model : BCIModel
-        The adapted prior alone, or an ensemble of the person's members and the adapted
-        prior (last). ``metadata["prior"]`` records ``weight`` (the prior's share of the
-        score), ``reason``, ``evidence`` and ``weights`` (``"prior"`` and ``"person"``: each
-        one's trials, right and log-loss, and its weight), ``person_weights`` (the person's
-        members' own weights) and ``share``.
-    """
-    settings = prior_settings(adapted)
-    classes = list(adapted.classes)
-    n = int(adapted.metadata["prior"]["n_trials"])
-    if person is not None:
-        if list(person.classes) != classes:
-            raise ValueError(
-                f"the prior's classes {classes} differ from the calibration's {person.classes}"
-            )
-        if person_evidence is None:
-            person_evidence = blocked_evidence(person, recs, config, classes)
-    weighting = weigh_prior(n, settings.half_trials, prior_evidence, person_evidence)
-    evidence = {"prior": prior_evidence.to_dict()}
-    if person_evidence is not None:
-        evidence["person"] = person_evidence.to_dict()
-    info = {
-        **adapted.metadata["prior"],
-        "weight": weighting.weight,
-        "reason": why_alone or weighting.reason,
-        "evidence": evidence,
-        "evidence_seen": int(evidence_seen),
-    }
-    if person is None:
-        adapted.metadata["prior"] = info
-        return adapted
-    members = [_as_member(m) for m in person.members]
-    info["weights"] = {"prior": weighting.weight, "person": 1.0 - weighting.weight}
-    info["person_weights"] = {
-        m.name: float(w) for m, w in zip(members, person.member_weights, strict=True)
-    }
-    metadata = copy.deepcopy(person.metadata)
-    metadata["prior"] = info
-    metadata.pop("probability", None)  # the person's model's, not the combination's
-    w = weighting.weight
-    model = EnsembleModel(
-        [*members, _as_member(adapted)],
-        [(1 - w) * v for v in person.member_weights] + [w],
-        metadata,
-    )
-    if probability is not None:
-        model.metadata["probability"] = probability
-    elif fit_probability:
-        fitted = calibrate_probability(model, recs, config, classes)
-        if fitted is not None:
-            model.metadata["probability"] = fitted.to_dict()
-    return model
-
-
-def person_part(model: BCIModel) -> BCIModel | None:
-    """Return the person's own model inside a model with a prior, or None.
-
-    The members without a pool, with their own weights
-    (``metadata["prior"]["person_weights"]``).
-    """
-    members = [m for m in model.members if m.pool is None]
-    if not members:
-        return None
-    if len(members) == 1:
-        return members[0]
-    stored = ((model.metadata or {}).get("prior") or {}).get("person_weights") or {}
-    weights = [float(stored.get(m.name, 0.0)) for m in members]
-    if sum(weights) <= 0:
-        weights = [w for m, w in zip(model.members, model.member_weights, strict=True)
-                   if m.pool is None]  # fmt: skip
-    return EnsembleModel(members, weights if sum(weights) > 0 else None)
-
-
-def _prior_member(model: BCIModel) -> SingleModel:
-    """Return the model's prior: itself, or the member that carries the pool."""
+def prior_of(model: BCIModel) -> SingleModel:
+    """Return the model's prior: itself, or the member that carries the pool (else raise)."""
     if model.prior_member is not None:
         return model.prior_member
     raise ValueError(
         "'prior' must be a prior built by build_prior (a model with a pool of training "
         "epochs), got a model without one"
-    )
-
-
-def _as_member(model: SingleModel) -> SingleModel:
-    """Return a copy without the calibration-wide metadata (a member keeps its own)."""
-    keep = {k: v for k, v in (model.metadata or {}).items() if k in MEMBER_KEYS}
-    return SingleModel(
-        preprocessor=model.preprocessor,
-        estimator=model.estimator,
-        classes=model.classes,
-        metadata=keep,
-        run_centring=model.run_centring,
-        pool=model.pool,
     )
 
 
@@ -917,7 +533,7 @@ def check_prior(model, *, source="'prior'") -> BCIModel:
             f"epochs), got {'a model without one' if isinstance(model, BCIModel) else model!r}"
         )
     for m in {id(model): model, id(model.prior_member): model.prior_member}.values():
-        settings = ((m.metadata or {}).get("prior") or {}).get("settings")
+        settings = m.record.prior.settings
         try:
             PriorSettings.from_dict(settings)
         except (TypeError, ValueError) as exc:

@@ -59,11 +59,12 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
-from sblr_rt.regions import WeightRegions, weight_regions
-from sblr_rt.search_record import candidate_name, name_candidate, search_record
+from sblr_rt.bci_model.regions import WeightRegions, weight_regions
+from sblr_rt.bci_model.search_record import candidate_name, name_candidate, search_record
+from sblr_rt.scoring import ALPHA, above_chance, accuracy_interval, chance_level
 
+# The accuracy statistics live in sblr_rt.scoring; named here too, as before.
 __all__ = [
     "ALPHA",
     "STRONG_KAPPA",
@@ -82,108 +83,11 @@ __all__ = [
     "verdict_word",
 ]
 
-#: Significance level of the chance level.
-ALPHA = 0.05
 #: Where "strong" starts, as a fraction of the way from guessing (``1 / n_classes``) to
 #: perfect: 0.4 puts it at 0.70 for two classes.
 STRONG_KAPPA = 0.4
 #: The words of :func:`verdict_word`, weakest first.
 WORDS = ("not clearly above chance", "likely usable", "strong")
-
-
-def chance_level(
-    n_trials: int, n_classes: int, *, alpha: float = ALPHA, n_candidates: int = 1
-) -> float:
-    """Return the accuracy that chance exceeds with probability below ``alpha``.
-
-    Parameters
-    ----------
-    n_trials : int
-        Trials the accuracy was measured on.
-    n_classes : int
-        Classes (chance is ``1 / n_classes`` per trial).
-    alpha : float
-        Significance level.
-    n_candidates : int
-        How many candidates the accuracy is the best of (Bonferroni: ``alpha /
-        n_candidates``).
-
-    Returns
-    -------
-    level : float
-        ``binom.ppf(1 - alpha / n_candidates, n_trials, 1 / n_classes) / n_trials``: an
-        accuracy above it is significant at ``alpha``.
-    """
-    n_trials, n_classes, n_candidates = int(n_trials), int(n_classes), int(n_candidates)
-    if n_trials < 1 or n_classes < 2 or n_candidates < 1:
-        raise ValueError(
-            "'n_trials' and 'n_candidates' must be >= 1 and 'n_classes' >= 2, got "
-            f"n_trials={n_trials}, n_classes={n_classes}, n_candidates={n_candidates}"
-        )
-    if not 0 < alpha < 1:
-        raise ValueError(f"'alpha' must lie in (0, 1), got {alpha}")
-    q = 1.0 - alpha / n_candidates
-    return float(stats.binom.ppf(q, n_trials, 1.0 / n_classes)) / n_trials
-
-
-def above_chance(accuracy: float | None, n_trials: int, n_classes: int) -> bool | None:
-    """Return whether one candidate's own CV accuracy exceeds :func:`chance_level`.
-
-    The rule a member of the default (``features="auto"``) model must pass to be kept, and
-    the one :class:`MemberVerdict` reports.
-
-    Parameters
-    ----------
-    accuracy : float | None
-        The candidate's CV accuracy (None: unknown).
-    n_trials, n_classes : int
-        As for :func:`chance_level` (one candidate: ``n_candidates=1``).
-
-    Returns
-    -------
-    above : bool | None
-        None when ``accuracy`` is None or not finite, or ``n_trials`` is 0.
-
-    Examples
-    --------
-    >>> above_chance(0.6, 30, 2), above_chance(0.7, 30, 2)
-    (False, True)
-    """
-    if accuracy is None or not np.isfinite(accuracy) or int(n_trials) < 1:
-        return None
-    return bool(accuracy > chance_level(n_trials, n_classes))
-
-
-def accuracy_interval(
-    accuracy: float, n_trials: int, *, confidence: float = 0.95
-) -> tuple[float, float]:
-    """Return the Wilson score interval of an accuracy measured on ``n_trials`` trials.
-
-    Parameters
-    ----------
-    accuracy : float
-        Fraction correct, in [0, 1] (a mean over CV repeats need not be a multiple of
-        ``1 / n_trials``).
-    n_trials : int
-        Trials.
-    confidence : float
-        Coverage of the interval.
-
-    Returns
-    -------
-    low, high : float
-        Equal to ``scipy.stats.binomtest(k, n).proportion_ci(confidence,
-        method="wilson")`` for ``accuracy = k / n``.
-    """
-    if not 0.0 <= accuracy <= 1.0:
-        raise ValueError(f"'accuracy' must lie in [0, 1], got {accuracy}")
-    if int(n_trials) < 1:
-        raise ValueError(f"'n_trials' must be >= 1, got {n_trials}")
-    n = float(n_trials)
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    centre = (accuracy + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def verdict_word(accuracy: float, *, n_trials: int, n_classes: int, n_candidates: int = 1) -> str:

@@ -7,10 +7,8 @@ import pytest
 from scipy import stats
 
 from sblr_rt.bci_model import EnsembleModel, SingleModel
-from sblr_rt.model import SparseBilinearLogisticRegression
-from sblr_rt.preprocessing import Preprocessor
-from sblr_rt.regions import WARN_SHARE, weight_regions
-from sblr_rt.verdict import (
+from sblr_rt.bci_model.regions import WARN_SHARE, weight_regions
+from sblr_rt.bci_model.verdict import (
     WORDS,
     accuracy_interval,
     chance_level,
@@ -19,6 +17,8 @@ from sblr_rt.verdict import (
     spread_text,
     verdict_word,
 )
+from sblr_rt.model import SparseBilinearLogisticRegression
+from sblr_rt.preprocessing import Preprocessor
 
 CHANNELS = ["Fp1", "Fp2", "AF3", "C3", "Cz", "C4", "CP3", "CP4", "Pz", "O1"]
 

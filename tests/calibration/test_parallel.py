@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import joblib
-from sblr_rt.calibration import workers
-from sblr_rt.calibration.workers import run_tasks
+from sblr_rt.calibration import parallel
+from sblr_rt.calibration.parallel import run_tasks
 
 
 def _slow_square(x):
@@ -28,4 +28,4 @@ def test_loky_workers_take_the_parent_watch_wherever_joblib_can():
     watched their parent from their first task only (``tests/cli/test_lifetime.py``).
     """
     major, minor = (int(part) for part in joblib.__version__.split(".")[:2])
-    assert workers._TAKES_INITIALIZER == ((major, minor) >= (1, 5))
+    assert parallel._TAKES_INITIALIZER == ((major, minor) >= (1, 5))

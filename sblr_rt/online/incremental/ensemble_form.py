@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from sblr_rt.online.incremental._fir_bank import SharedFilterBank, filter_key
-from sblr_rt.online.incremental.base import IncrementalForm, Scoring
+from sblr_rt.online.incremental.form import IncrementalForm, Scoring
 
 __all__ = ["EnsembleForm"]
 
@@ -31,7 +31,7 @@ class EnsembleForm(IncrementalForm):
     Parameters
     ----------
     scoring, capacity
-        As for :class:`~sblr_rt.online.incremental.base.IncrementalForm`.
+        As for :class:`~sblr_rt.online.incremental.form.IncrementalForm`.
     share : bool
         Share one filter bank between members that pick and filter alike (False: each
         member filters on its own, the reference a test compares with).

@@ -17,7 +17,7 @@ CH = [f"C{i}" for i in range(1, 7)] + ["Cz", "CPz", "Pz", "Oz"]
 @pytest.fixture
 def live_tab(qtbot):
     from sblr_rt.gui.app import configure_pyqtgraph
-    from sblr_rt.gui.live import LiveTab
+    from sblr_rt.gui.live_tab import LiveTab
 
     configure_pyqtgraph()
     tab = LiveTab()
@@ -220,7 +220,7 @@ def test_traces_without_a_model_and_a_recording_of_the_stream(
 ):
     """No model: the Live tab shows the bare stream; the recorder keeps samples and cues."""
     from sblr_rt.gui.providers import SourceProvider
-    from sblr_rt.gui.recorder import StreamRecorder
+    from sblr_rt.gui.stream_recorder import StreamRecorder
 
     from sblr_rt.playback.simulator import run_simulator
 

@@ -18,7 +18,7 @@ from sblr_rt.cli.run import _status_line
 
 from sblr_rt.io.model_file import save_model
 from sblr_rt.online import OnlineClassifier, OnlineLoop
-from sblr_rt.online.units import check_stream_units, normalize_unit, unit_factor
+from sblr_rt.online.stream_units import check_stream_units, normalize_unit, unit_factor
 from sblr_rt.stream import EEGOutlet, MarkerOutlet
 
 SFREQ = 100.0

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 from sblr_rt.calibration import calibrate
-from sblr_rt.calibration.evaluate import evaluate_model
+from sblr_rt.calibration.evaluation import evaluate_model
 
 from sblr_rt.io.recording import Recording
 
