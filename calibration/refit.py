@@ -301,7 +301,7 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
                           min_per_class=min_per_class,
                           trial_weight=settings.trial_weight)  # fmt: skip
     n = prior_info(adapted)["n_trials"]
-    why = None
+    why, new_person = None, False
     if person is not None and not reselect:
         person = _warm(person, recordings, config, classes, min_per_class)
     elif n >= settings.auto_min_trials:
@@ -311,17 +311,20 @@ def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> 
         try:
             person = calibrate(recordings, config=own)
             person_ev = None  # a new model: its evidence from blocks of the trials
+            new_person = True
         except ValueError as err:
             why = f"the person's own model could not be calibrated: {err}"
             person = person_ev = None
     else:
         person = person_ev = None
-    # A refit keeps the probability calibration of the model it refits: fitting one takes
-    # a refit per block, and the session's trials are few next to the calibration's.
+    # The probability calibration is fitted anew with a new person's model, as calibrate
+    # with a prior fits it; a warm refit keeps its model's (fitting one refits every
+    # member once per block).
+    kept = None if new_person else model.record.probability
     new = combine_with_prior(adapted, person, recordings, config, prior_evidence=prior_ev,
                              person_evidence=person_ev, why_alone=why,
-                             evidence_seen=len(session), fit_probability=False,
-                             probability=model.record.probability)  # fmt: skip
+                             evidence_seen=len(session), fit_probability=new_person,
+                             probability=kept)  # fmt: skip
     for key in ("unit", "sources"):  # the session's, not the trial segments'
         if key in (model.metadata or {}):
             new.metadata[key] = model.metadata[key]

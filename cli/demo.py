@@ -46,7 +46,7 @@ PRIOR_CLASSES = {"T1": "left", "T2": "right"}
 #: The shipped prior ``--prior`` starts from.
 PRIOR_NAME = "physionet-eegmmidb-left-right"
 #: Seconds the ``--prior`` demo waits at its end for the refit over its last trials.
-FINISH_SECONDS = 60.0
+FINISH_SECONDS = 120.0
 
 
 def _physionet_folder() -> Path:

@@ -258,7 +258,11 @@ def test_each_refit_tests_every_member_on_the_new_trials_before_training_on_them
     # 12 trials, none seen by the prior before: all 12 are evidence; a person's model now
     assert info["evidence"]["prior"]["n_trials"] == 12 and info["evidence_seen"] == 12
     assert v1.is_ensemble and info["evidence"]["person"]["n_trials"] == 12
+    # the person's model joined: the combination's probabilities calibrated, as calibrate
+    # with a prior calibrates them
+    assert v1.probability is not None and np.isfinite(v1.probability.trial)
     v2 = refit_model(v1, trials[:16], version=2)
+    assert v2.probability == v1.probability  # a warm refit keeps them
     info2 = v2.metadata["prior"]
     # the 4 new trials were scored by v1's members, which never trained on them
     assert info2["evidence"]["prior"]["n_trials"] == 16
