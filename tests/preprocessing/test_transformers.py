@@ -76,4 +76,4 @@ def test_the_stages_say_what_is_wrong():
     with pytest.raises(ValueError, match="'scaling' must be one of"):
         FeatureScaler(scaling="z").fit(np.ones((3, 2, 4)))
     with pytest.raises(ValueError, match="n_epochs, n_rows, n_times"):
-        FeatureScaler().fit(np.ones((3, 2)))
+        FeatureScaler().fit(np.ones((3, 2, 4, 1)))
