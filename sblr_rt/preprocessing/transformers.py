@@ -19,6 +19,10 @@ the folds. The pipeline's output equals :meth:`Preprocessor.transform
 <sblr_rt.preprocessing.Preprocessor.transform>` after :meth:`Preprocessor.fit` on the same
 epochs (both call the same code), and the online incremental forms are held equal to that.
 
+:func:`fitted_pipeline` joins a fitted preprocessor and its fitted estimator in one fitted
+pipeline: the one a calibrated :class:`~sblr_rt.bci_model.SingleModel` holds and runs its
+offline transform and scores through.
+
 Examples
 --------
 >>> import numpy as np
