@@ -10,6 +10,7 @@ import copy
 from collections.abc import Sequence
 
 import numpy as np
+from sklearn.pipeline import Pipeline
 
 from sblr_rt.bci_model.base import BCIModel
 from sblr_rt.model.prior_pool import PriorPool
@@ -113,7 +114,7 @@ class SingleModel(BCIModel):
     # ------------------------------------------------------------------ the pipeline
 
     @property
-    def pipeline(self):
+    def pipeline(self) -> Pipeline:
         """The preprocessing and the estimator as one fitted :class:`~sklearn.pipeline.Pipeline`.
 
         Steps ``filter`` (:class:`~sblr_rt.preprocessing.FilterBank`), ``spatial``,
@@ -124,9 +125,12 @@ class SingleModel(BCIModel):
         ``pipeline.decision_function``: equal bit for bit to the preprocessor's
         :meth:`~sblr_rt.preprocessing.Preprocessor.transform` and the estimator's scores.
 
-        ``sklearn.base.clone(model.pipeline).fit(epochs, y)`` refits the scaling and the
-        estimator on raw epochs: on the epochs of a calibration without run centring, with
-        the chosen hyper-parameters, it gives the calibrated model's scores.
+        ``sklearn.base.clone(model.pipeline)`` is the same design unfitted; its ``fit(epochs,
+        y)`` learns the scaling and the estimator on raw epochs. On the epochs of a
+        calibration without run centring and without a penalty search it gives the
+        calibrated model's scores; after a search, calibration's final fit replays the
+        search's warm-started path, which a fit from the start matches only to the solver's
+        tolerance.
 
         Run centring (:attr:`run_centring`) is not a step: calibration centres each
         calibration run on that run's own mean, which needs the run of every epoch, and a
