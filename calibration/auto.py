@@ -72,7 +72,7 @@ from sblr_rt.calibration.search import (
 from sblr_rt.bci_model.search_record import name_candidate
 from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.montage import channel_positions
-from sblr_rt.preprocessing.features import FEATURE_PATHS
+from sblr_rt.preprocessing.features import centres_rows
 from sblr_rt.preprocessing.spatial import MIN_CSD_CHANNELS
 
 logger = logging.getLogger("sblr_rt.calibration")
@@ -329,9 +329,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     runs = run_of_each(recordings)
     feats, references = _features(raw, pres, runs, recentre=config.online.recentre)
     t_features = time.perf_counter() - t0
-    candidates = [
-        Candidate(key, _name(key), Z, not FEATURE_PATHS[key[0]].linear) for key, Z in feats.items()
-    ]
+    candidates = [Candidate(key, _name(key), Z, centres_rows(key[0])) for key, Z in feats.items()]
     table, finalists, repeats, stages = _cross_validate(candidates, raw.y, config, progress)
     best = {c: chosen(rows) for c, rows in table.items() if rows}
     if not best:

@@ -210,7 +210,7 @@ def _calibrate(recordings, *, config, progress, renamed=False, **overrides) -> B
         if config.online.recentre:
             epochs = epochs.centred(run_of_each(recs))
         est, report, scaling = select(
-            epochs.Z, epochs.y, config=config, center=not pre.is_linear, progress=progress,
+            epochs.Z, epochs.y, config=config, center=pre.centres_rows, progress=progress,
             name=name_candidate(pre.features, pre.spatial),
         )  # fmt: skip
         pre.use_scaling(scaling)  # what select() scaled the final fit's input with

@@ -1,4 +1,8 @@
-"""One model: a fitted preprocessing and one sparse bilinear estimator, on raw epochs."""
+"""One model: a fitted preprocessing and one sparse bilinear estimator, on raw epochs.
+
+The model holds both as one fitted :class:`sklearn.pipeline.Pipeline` (:attr:`SingleModel.
+pipeline`); its offline transform and scores run through it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import copy
 from collections.abc import Sequence
 
 import numpy as np
+from sklearn.pipeline import Pipeline
 
 from sblr_rt.bci_model.base import BCIModel
 from sblr_rt.model.prior_pool import PriorPool
@@ -13,6 +18,7 @@ from sblr_rt.model.run_centring import RunCentring
 from sblr_rt.montage import make_info
 from sblr_rt.preprocessing import Preprocessor
 from sblr_rt.preprocessing.spatial import spatial_label
+from sblr_rt.preprocessing.transformers import fitted_pipeline
 
 __all__ = ["SingleModel"]
 
@@ -43,6 +49,12 @@ class SingleModel(BCIModel):
 
     Attributes
     ----------
+    pipeline : Pipeline
+        The preprocessing and the estimator as one fitted scikit-learn pipeline.
+    preprocessor : Preprocessor
+        The design its first three steps read.
+    estimator : SparseBilinearLogisticRegression
+        Its last step.
     members : tuple
         ``(self,)``: a single model is its own only member, of weight 1.
     """
@@ -93,12 +105,51 @@ class SingleModel(BCIModel):
                 )
         if pool is not None and not isinstance(pool, PriorPool):
             raise TypeError(f"'pool' must be a PriorPool or None, got {type(pool).__name__}")
-        self.preprocessor = preprocessor
-        self.estimator = estimator
+        self._pipeline = fitted_pipeline(preprocessor, estimator)
         self.classes = classes
         self.metadata = dict(metadata or {})
         self.run_centring = run_centring
         self.pool = pool
+
+    # ------------------------------------------------------------------ the pipeline
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The preprocessing and the estimator as one fitted :class:`~sklearn.pipeline.Pipeline`.
+
+        Steps ``filter`` (:class:`~sblr_rt.preprocessing.FilterBank`), ``spatial``,
+        ``features``, ``scale`` (the preprocessor's fitted scaling) and ``estimator``, built
+        by :func:`~sblr_rt.preprocessing.transformers.fitted_pipeline` from what the model
+        file stores. :meth:`transform` is ``pipeline[:-1].transform``, and every score
+        (:meth:`decision_function`, :meth:`predict_proba`, :meth:`predict`) starts from
+        ``pipeline.decision_function``: equal bit for bit to the preprocessor's
+        :meth:`~sblr_rt.preprocessing.Preprocessor.transform` and the estimator's scores.
+
+        ``sklearn.base.clone(model.pipeline)`` is the same design unfitted; its ``fit(epochs,
+        y)`` learns the scaling and the estimator on raw epochs. On the epochs of a
+        calibration without run centring and without a penalty search it gives the
+        calibrated model's scores; after a search, calibration's final fit replays the
+        search's warm-started path, which a fit from the start matches only to the solver's
+        tolerance.
+
+        Run centring (:attr:`run_centring`) is not a step: calibration centres each
+        calibration run on that run's own mean, which needs the run of every epoch, and a
+        new run is measured from a running mean of its trials in time order
+        (:meth:`decision_function_run`, the online loop). Neither is a transform of epochs
+        one by one, so it acts on the pipeline's scores: :meth:`decision_function`
+        subtracts the calibration reference's score from them.
+        """
+        return self._pipeline
+
+    @property
+    def preprocessor(self) -> Preprocessor:
+        """The fitted preprocessing the pipeline's first steps read (:attr:`pipeline`)."""
+        return self._pipeline.named_steps["filter"].design
+
+    @property
+    def estimator(self):
+        """The fitted estimator, the pipeline's last step (:attr:`pipeline`)."""
+        return self._pipeline[-1]
 
     # ------------------------------------------------------------------ the form
 
@@ -166,22 +217,31 @@ class SingleModel(BCIModel):
         order, units and rate, with ``n_pad`` samples of filter warm-up per epoch (a longer
         epoch is read from its end).
         """
-        epochs = np.asarray(epochs)
-        return self.preprocessor.transform(
-            epochs[..., epochs.shape[-1] - self.preprocessor.n_times_raw :]
-        )
+        return self._pipeline[:-1].transform(self._window(epochs))
 
-    def decision_function_features(self, X: np.ndarray) -> np.ndarray:
-        """Scores from already preprocessed input (:meth:`transform`'s output)."""
-        scores = self.estimator.decision_function(X)
+    def _window(self, epochs) -> np.ndarray:
+        """Return the last ``n_times_raw`` samples of each raw epoch."""
+        epochs = np.asarray(epochs)
+        return epochs[..., epochs.shape[-1] - self.preprocessor.n_times_raw :]
+
+    def _from_reference(self, scores: np.ndarray) -> np.ndarray:
+        """Return the estimator's ``scores`` measured from the run-centring reference."""
         if self.run_centring is None:
             return scores
         ref = self.run_centring.reference_score
         return scores - (ref[0] if scores.ndim == 1 else ref)
 
+    def decision_function_features(self, X: np.ndarray) -> np.ndarray:
+        """Scores from already preprocessed input (:meth:`transform`'s output)."""
+        return self._from_reference(self.estimator.decision_function(X))
+
     def member_scores(self, epochs: np.ndarray) -> np.ndarray:
-        """Return this model's scores of raw ``epochs`` as its only member's, shape (1, ...)."""
-        return self.decision_function_features(self.transform(epochs))[None]
+        """Return this model's scores of raw ``epochs`` as its only member's, shape (1, ...).
+
+        ``pipeline.decision_function`` of the epochs' last ``n_times_raw`` samples, measured
+        from the run-centring reference when the model has one.
+        """
+        return self._from_reference(self._pipeline.decision_function(self._window(epochs)))[None]
 
     @property
     def intercept(self) -> np.ndarray:

@@ -57,6 +57,7 @@ __all__ = [
     "FeaturePath",
     "SpectralPath",
     "WaveformPath",
+    "centres_rows",
 ]
 
 _DEFAULT_BANDPOWER_BINS = 8
@@ -533,3 +534,20 @@ FEATURE_PATHS: dict[str, type[FeaturePath]] = {
 }
 #: The feature path names.
 FEATURES = tuple(FEATURE_PATHS)
+
+
+def centres_rows(features: str) -> bool:
+    """Return whether the scaling of feature path ``features`` centres each row first.
+
+    The one rule, read by the preprocessor, the pipeline's scaler and the calibration's
+    candidates: the non-linear paths (band power, spectral, covariance) centre their rows
+    (log powers have arbitrary offsets); the waveform path never does, so it stays linear.
+
+    Examples
+    --------
+    >>> centres_rows("waveform"), centres_rows("bandpower")
+    (False, True)
+    """
+    if features not in FEATURE_PATHS:
+        raise ValueError(f"'features' must be one of {FEATURES}, got {features!r}")
+    return bool(FEATURE_PATHS[features].centred)

@@ -50,10 +50,10 @@ from sblr_rt.preprocessing._checks import (
     check_window,
 )
 from sblr_rt.preprocessing._serialise import saved_config
-from sblr_rt.preprocessing.features import FEATURE_PATHS, FEATURES, FeaturePath
+from sblr_rt.preprocessing.features import FEATURE_PATHS, FEATURES, FeaturePath, centres_rows
 from sblr_rt.preprocessing.filters import StreamingFilter, filter_padded_epochs
 from sblr_rt.preprocessing.operators import fir_matrix
-from sblr_rt.preprocessing.scaling import SCALINGS, apply_scaling, fit_scaling
+from sblr_rt.preprocessing.scaling import apply_scaling, check_scaling, fit_scaling
 from sblr_rt.preprocessing.spatial import apply_spatial, spatial_operator
 
 __all__ = ["Preprocessor"]
@@ -145,9 +145,7 @@ class Preprocessor:
         self.bands = check_bands(
             FEATURE_PATHS[features].default_bands() if bands is None else bands
         )
-        if scaling not in SCALINGS:
-            raise ValueError(f"'scaling' must be one of {SCALINGS}, got {scaling!r}")
-        self.scaling = scaling
+        self.scaling = check_scaling(scaling)
         self.filter_length = as_float_or_none("filter_length", filter_length)
         self.baseline = (
             None if baseline is None else tuple(as_float_or_none("baseline", b) for b in baseline)
@@ -201,8 +199,8 @@ class Preprocessor:
 
     @property
     def centres_rows(self) -> bool:
-        """Whether the scaling centres each row first (the non-linear feature paths)."""
-        return bool(self._path.centred)
+        """Whether the scaling centres each row first (:func:`.features.centres_rows`)."""
+        return centres_rows(self.features)
 
     @property
     def is_linear(self) -> bool:
@@ -366,7 +364,7 @@ class Preprocessor:
             Fitted.
         """
         self.row_offset_, self.row_scale_, self.col_scale_ = fit_scaling(
-            Z, self.scaling, center=self._path.centred
+            Z, self.scaling, center=self.centres_rows
         )
         return self
 

@@ -11,10 +11,25 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SCALINGS", "apply_scaling", "fit_scaling", "safe_scale"]
+__all__ = ["SCALINGS", "apply_scaling", "check_scaling", "fit_scaling", "safe_scale"]
 
 #: Scaling modes: none, per channel (row), per channel and time (separable).
 SCALINGS = (None, "channel", "channel_time")
+
+
+def check_scaling(scaling) -> str | None:
+    """Return ``scaling`` if it names a rule of :data:`SCALINGS`; raise ValueError if not.
+
+    The one check of the rule's name for the preprocessor and the pipeline's scaler.
+
+    Examples
+    --------
+    >>> check_scaling("channel_time")
+    'channel_time'
+    """
+    if scaling not in SCALINGS:
+        raise ValueError(f"'scaling' must be one of {SCALINGS}, got {scaling!r}")
+    return scaling
 
 
 def fit_scaling(

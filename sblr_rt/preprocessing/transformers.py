@@ -19,6 +19,10 @@ the folds. The pipeline's output equals :meth:`Preprocessor.transform
 <sblr_rt.preprocessing.Preprocessor.transform>` after :meth:`Preprocessor.fit` on the same
 epochs (both call the same code), and the online incremental forms are held equal to that.
 
+:func:`fitted_pipeline` joins a fitted preprocessor and its fitted estimator in one fitted
+pipeline: the one a calibrated :class:`~sblr_rt.bci_model.SingleModel` holds and runs its
+offline transform and scores through.
+
 Examples
 --------
 >>> import numpy as np
@@ -45,12 +49,20 @@ import copy
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sblr_rt.preprocessing.preprocessor import Preprocessor
-from sblr_rt.preprocessing.scaling import SCALINGS, apply_scaling, fit_scaling
+from sblr_rt.preprocessing.scaling import apply_scaling, check_scaling, fit_scaling
 
-__all__ = ["FeatureScaler", "FeatureTransform", "FilterBank", "SpatialStage", "make_steps"]
+__all__ = [
+    "FeatureScaler",
+    "FeatureTransform",
+    "FilterBank",
+    "SpatialStage",
+    "fitted_pipeline",
+    "make_steps",
+]
 
 
 class _Stage(TransformerMixin, BaseEstimator):
@@ -135,7 +147,8 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
 
     The separable scaling of :class:`~sblr_rt.preprocessing.Preprocessor` (it keeps the
     bilinear structure): rows divided by their RMS, with ``"channel_time"`` the time points
-    too; ``center=True`` first subtracts each row's mean (the power paths).
+    too; ``center=True`` first subtracts each row's mean (the power paths,
+    :func:`~sblr_rt.preprocessing.features.centres_rows`).
 
     Parameters
     ----------
@@ -148,29 +161,78 @@ class FeatureScaler(TransformerMixin, BaseEstimator):
     ----------
     row_offset_, row_scale_ : ndarray, shape (n_rows,)
     col_scale_ : ndarray, shape (n_times,)
+    n_features_in_ : int
+        ``n_rows``.
+
+    Notes
+    -----
+    ``X`` is ``(n_epochs, n_rows, n_times)``; a 2-D ``X`` ``(n_epochs, n_rows)`` is read as
+    ``n_times = 1`` (``np.atleast_3d``, as MNE's decoders do) and returned in its own shape.
+    Non-finite features are refused by ``fit`` and passed through by ``transform`` (a
+    window that cannot be scored scores NaN, as the preprocessor's).
     """
 
     def __init__(self, scaling: str | None = "channel", center: bool = False):
         self.scaling = scaling
         self.center = center
 
+    @classmethod
+    def from_preprocessor(cls, preprocessor: Preprocessor) -> FeatureScaler:
+        """Return the scaler that holds a fitted preprocessor's scaling, fitted.
+
+        For a model whose preprocessing was fitted by its calibration (or read from its
+        file): the scaler's rule is the preprocessor's and its fitted arrays are the
+        preprocessor's own, so :meth:`transform` equals :meth:`Preprocessor.scale
+        <sblr_rt.preprocessing.Preprocessor.scale>` bit for bit. A :func:`~sklearn.base.clone`
+        of it is unfitted and learns the same rule anew in ``fit``.
+
+        Parameters
+        ----------
+        preprocessor : Preprocessor
+            Fitted.
+
+        Returns
+        -------
+        scaler : FeatureScaler
+            Fitted.
+        """
+        if not isinstance(preprocessor, Preprocessor):
+            raise TypeError(
+                f"'preprocessor' must be a Preprocessor, got {type(preprocessor).__name__}"
+            )
+        if not preprocessor.is_fitted:
+            raise RuntimeError("'preprocessor' is not fitted: call Preprocessor.fit() first")
+        scaler = cls(preprocessor.scaling, center=preprocessor.centres_rows)
+        scaler.row_offset_ = preprocessor.row_offset_
+        scaler.row_scale_ = preprocessor.row_scale_
+        scaler.col_scale_ = preprocessor.col_scale_
+        scaler.n_features_in_ = preprocessor.n_rows
+        return scaler
+
     def fit(self, X, y=None):
         """Learn the scales on training features ``X`` (n_epochs, n_rows, n_times)."""
-        if self.scaling not in SCALINGS:
-            raise ValueError(f"'scaling' must be one of {SCALINGS}, got {self.scaling!r}")
-        X = np.asarray(X)  # its own dtype: the scales are computed as the Preprocessor's
-        if X.ndim != 3:
+        check_scaling(self.scaling)
+        # Its own dtype: the scales are computed as the Preprocessor's.
+        X = validate_data(self, X, dtype=None, allow_nd=True, ensure_all_finite=False)
+        if X.ndim not in (2, 3):
             raise ValueError(f"'X' must have shape (n_epochs, n_rows, n_times), got {X.shape}")
         self.row_offset_, self.row_scale_, self.col_scale_ = fit_scaling(
-            X, self.scaling, center=bool(self.center)
+            np.atleast_3d(X), self.scaling, center=bool(self.center)
         )
-        self.n_features_in_ = X.shape[1]
         return self
 
     def transform(self, X):
-        """Return the scaled features (the model input)."""
+        """Return the scaled features (the model input), in the shape of ``X``."""
         check_is_fitted(self)
-        return apply_scaling(np.asarray(X), self.row_offset_, self.row_scale_, self.col_scale_)
+        X = validate_data(self, X, dtype=None, allow_nd=True, reset=False, ensure_all_finite=False)
+        Z = np.atleast_3d(X)
+        if Z.ndim != 3 or Z.shape[2] != self.col_scale_.size:
+            raise ValueError(
+                f"'X' must have shape (n_epochs, {self.n_features_in_}, "
+                f"{self.col_scale_.size}), got {X.shape}"
+            )
+        scaled = apply_scaling(Z, self.row_offset_, self.row_scale_, self.col_scale_)
+        return scaled.reshape(X.shape)
 
 
 def make_steps(preprocessor: Preprocessor) -> list[tuple[str, TransformerMixin]]:
@@ -198,3 +260,41 @@ def make_steps(preprocessor: Preprocessor) -> list[tuple[str, TransformerMixin]]
         ("features", FeatureTransform(design)),
         ("scale", FeatureScaler(preprocessor.scaling, center=preprocessor.centres_rows)),
     ]
+
+
+def fitted_pipeline(preprocessor: Preprocessor, estimator) -> Pipeline:
+    """Return a fitted preprocessor and its estimator as one fitted scikit-learn Pipeline.
+
+    Parameters
+    ----------
+    preprocessor : Preprocessor
+        Fitted (by a calibration, or read from a model file).
+    estimator : estimator
+        Fitted on ``preprocessor``'s output, e.g. a
+        :class:`~sblr_rt.model.SparseBilinearLogisticRegression`.
+
+    Returns
+    -------
+    pipeline : Pipeline
+        Steps ``filter``, ``spatial``, ``features``, ``scale`` and ``estimator`` last. The
+        first three read ``preprocessor`` itself (not a copy), ``scale`` holds its fitted
+        scaling (:meth:`FeatureScaler.from_preprocessor`), so ``pipeline[:-1].transform``
+        equals :meth:`Preprocessor.transform <sblr_rt.preprocessing.Preprocessor.transform>`
+        bit for bit, and ``pipeline.decision_function`` equals ``estimator`` on that output.
+        :func:`sklearn.base.clone` of it is unfitted: its ``fit`` on raw epochs learns the
+        scaling and the estimator anew, as :func:`make_steps` does.
+    """
+    if not isinstance(preprocessor, Preprocessor):
+        raise TypeError(
+            f"'preprocessor' must be a Preprocessor, got {type(preprocessor).__name__}"
+        )
+    check_is_fitted(estimator)
+    return Pipeline(
+        [
+            ("filter", FilterBank(preprocessor)),
+            ("spatial", SpatialStage(preprocessor)),
+            ("features", FeatureTransform(preprocessor)),
+            ("scale", FeatureScaler.from_preprocessor(preprocessor)),
+            ("estimator", estimator),
+        ]
+    )

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import Pipeline
+from sklearn.utils.estimator_checks import (
+    check_get_params_invariance,
+    check_no_attributes_set_in_init,
+    check_set_params,
+    parametrize_with_checks,
+)
 
 from sblr_rt.model import SparseBilinearLogisticRegression
 from sblr_rt.online import OnlineClassifier
-from sblr_rt.preprocessing import FeatureScaler, Preprocessor, make_steps
+from sblr_rt.preprocessing import (
+    FeatureScaler,
+    FeatureTransform,
+    FilterBank,
+    Preprocessor,
+    SpatialStage,
+    make_steps,
+)
 from tests.models import fit_model, simulated_epochs
 
 CH = ["C3", "Cz", "C4", "CP3", "CP4", "Pz"]
@@ -76,4 +91,47 @@ def test_the_stages_say_what_is_wrong():
     with pytest.raises(ValueError, match="'scaling' must be one of"):
         FeatureScaler(scaling="z").fit(np.ones((3, 2, 4)))
     with pytest.raises(ValueError, match="n_epochs, n_rows, n_times"):
-        FeatureScaler().fit(np.ones((3, 2)))
+        FeatureScaler().fit(np.ones((3, 2, 4, 1)))
+
+
+def _scaler_expected_failures(scaler):
+    failures = {
+        "check_estimators_nan_inf": (
+            "transform passes non-finite features through: a window that cannot be scored "
+            "scores NaN, as the preprocessor's does (fit refuses them)"
+        )
+    }
+    if scaler.center:
+        failures["check_fit2d_1sample"] = (
+            "one epoch of one time point is all zeros once centred: fit says no row has scale"
+        )
+    return failures
+
+
+@parametrize_with_checks(
+    [FeatureScaler(), FeatureScaler("channel_time", center=True), FeatureScaler(None)],
+    expected_failed_checks=_scaler_expected_failures,
+)
+def test_the_scaler_is_a_scikit_learn_transformer(estimator, check):
+    # The one step that learns; 2-D X is read as (n_epochs, n_rows, n_times=1).
+    check(estimator)
+
+
+@pytest.mark.parametrize("stage", [FilterBank, SpatialStage, FeatureTransform])
+def test_the_design_stages_keep_the_estimator_contract(stage):
+    # Their input shape is fixed by the design (channels, window), so the common checks'
+    # free-shaped 2-D data does not apply; the contract that a Pipeline and clone need does.
+    pre = Preprocessor(ch_names=CH, sfreq=100.0, tmin=0.0, tmax=1.0, **DESIGNS["bandpower"])
+    step = stage(pre)
+    check_get_params_invariance(stage.__name__, step)
+    check_set_params(stage.__name__, step)
+    check_no_attributes_set_in_init(stage.__name__, step)
+    copied = clone(step)
+    assert copied.design is not pre and copied.design.get_config() == pre.get_config()
+    raw, _ = _raw(pre)
+    X = FilterBank(pre).transform(raw)
+    inputs = {FilterBank: raw, SpatialStage: X, FeatureTransform: pre.apply_spatial(X)}
+    out = step.fit(inputs[stage]).transform(inputs[stage])
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(step)).transform(inputs[stage]), out)
+    with pytest.raises(TypeError, match="'design' must be a Preprocessor"):
+        stage().fit(inputs[stage])
