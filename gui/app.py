@@ -11,6 +11,7 @@ import logging
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -25,6 +26,8 @@ logger = logging.getLogger("sblr_rt.gui")
 
 #: Tab titles, in order; screenshots are named after them.
 TAB_NAMES = ("Live", "Model", "Calibrate")
+#: Seconds closing the window waits at the most for its live stream and recorder to stop.
+CLOSE_SECONDS = 10.0
 
 
 def configure_pyqtgraph() -> None:
@@ -103,6 +106,13 @@ class MainWindow(QtWidgets.QMainWindow):
             else None
         )
         self._tasks: list[BackgroundTask] = []
+        # The live connection's openings and stops run on one thread, in order: a loop's
+        # outlets close before the next loop opens the same names. Each connection has a
+        # number; one superseded while it opened stops what it opened.
+        self._live_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sblr-live")
+        self._connection = 0
+        self._open: set = set()  # the providers open, touched on the live thread only
+        self._closed = False
 
         self.tabs = QtWidgets.QTabWidget()
         self.live_tab = LiveTab()
@@ -316,7 +326,10 @@ class MainWindow(QtWidgets.QMainWindow):
         markers : StreamDescription | None
             A marker stream: trial mode with decisions at each cue too.
         """
+        if self._closed:  # a stream list that arrived after the window closed
+            return
         previous = self._detach()
+        connection = self._connection
         self.connected_stream = desc
         self.calibrate_tab.follow_connection(desc, markers)  # record what is shown
         self.connect_button.setText("Disconnect")
@@ -328,19 +341,23 @@ class MainWindow(QtWidgets.QMainWindow):
                 markers,
                 self.model,
                 previous,
-                on_done=self._connected,
-                on_error=self._connect_failed,
+                connection,
+                on_done=lambda provider: self._connected(provider, connection),
+                on_error=lambda exc: self._connect_failed(exc, connection),
                 parent=self,
+                executor=self._live_thread,
             )
         )
 
-    def _make_provider(self, desc, markers, model, previous=None):
-        # runs in a worker: resolving and opening inlets may take seconds
+    def _make_provider(self, desc, markers, model, previous, connection):
+        # runs on the live thread: resolving and opening inlets may take seconds
         from sblr_rt.gui.providers import open_provider
 
         if previous is not None:  # its outlets close before the new loop opens the same names
-            previous.stop()
-        return open_provider(
+            self._stop_open(previous)
+        if connection != self._connection:  # superseded before it opened
+            return None
+        provider = open_provider(
             desc,
             markers,
             model,
@@ -349,9 +366,21 @@ class MainWindow(QtWidgets.QMainWindow):
             model_path=self.model_path,
             rename=self.rename_channels,
         )
+        self._open.add(provider)
+        if connection != self._connection:  # superseded while it opened
+            self._stop_open(provider)
+            return None
+        return provider
 
-    def _connected(self, provider) -> None:
-        if self.connected_stream is None:  # disconnected meanwhile
+    def _stop_open(self, provider) -> None:
+        # runs on the live thread
+        self._open.discard(provider)
+        provider.stop()
+
+    def _connected(self, provider, connection: int) -> None:
+        if provider is None:  # superseded: nothing was kept open
+            return
+        if connection != self._connection:  # superseded meanwhile
             self._stop_provider(provider)
             return
         self.provider = provider
@@ -361,7 +390,10 @@ class MainWindow(QtWidgets.QMainWindow):
         what = "classifying" if self.model is not None else "showing traces of"
         self.statusBar().showMessage(f"Connected: {what} {self.connected_stream.name}", 5000)
 
-    def _connect_failed(self, exc) -> None:
+    def _connect_failed(self, exc, connection: int) -> None:
+        if connection != self._connection:  # a superseded connection: not the user's concern
+            logger.info("a superseded connection failed: %s", exc)
+            return
         self.connected_stream = None
         self.connect_button.setText("Connect")
         self.statusBar().showMessage(f"Could not connect: {exc}")
@@ -379,12 +411,17 @@ class MainWindow(QtWidgets.QMainWindow):
         """Stop showing the connected stream; return its provider (None: none), unstopped."""
         provider, self.provider = self.provider, None
         self.connected_stream = None
+        self._connection += 1  # a connection still opening stops what it opens
         self.live_tab.set_provider(None)
         self.connect_button.setText("Connect")
         return provider
 
     def _stop_provider(self, provider) -> None:
-        self._tasks.append(BackgroundTask(provider.stop, parent=self))
+        if self._closed:  # closing stopped every provider open
+            return
+        self._tasks.append(
+            BackgroundTask(self._stop_open, provider, parent=self, executor=self._live_thread)
+        )
 
     # -------------------------------------------------------------------------- paradigm
     def show_paradigm(self, config=None):
@@ -476,17 +513,27 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def closeEvent(self, event):
         """Stop the loop and close the cue window with the main window."""
-        self.live_tab.set_provider(None)
-        provider, self.provider = self.provider, None
+        if self._closed:  # closed before: everything is stopped
+            super().closeEvent(event)
+            return
+        self._detach()  # a connection still opening stops what it opens
+        self._closed = True
         recorder, self.calibrate_tab.recorder = self.calibrate_tab.recorder, None
-        stoppers = [obj.stop for obj in (provider, recorder) if obj is not None]
-        if stoppers:
-            # stop in a thread and wait a bounded time: closing never hangs on LSL
-            thread = threading.Thread(target=_stop_all, args=(stoppers,), daemon=True)
-            thread.start()
-            thread.join(timeout=5.0)
-            if thread.is_alive():
-                logger.warning("the live stream did not stop within 5 s; closing anyway")
+
+        def stop_everything():  # on the live thread, after what is queued there
+            stoppers = [p.stop for p in self._open] + ([recorder.stop] if recorder else [])
+            self._open.clear()
+            _stop_all(stoppers)
+
+        # a bounded wait: closing never hangs on LSL
+        done = self._live_thread.submit(stop_everything)
+        try:
+            done.result(timeout=CLOSE_SECONDS)
+        except TimeoutError:
+            logger.warning(
+                "the live stream did not stop within %.0f s; closing anyway", CLOSE_SECONDS
+            )
+        self._live_thread.shutdown(wait=False)
         if self.paradigm is not None:
             self.paradigm.close()
         super().closeEvent(event)

@@ -44,15 +44,26 @@ class BackgroundTask(QtCore.QObject):
         How often the GUI thread looks at the future.
     parent : QObject | None
         Qt parent (keeps the task alive).
+    executor : Executor | None
+        Where the call runs (a single-thread executor runs its calls one after another,
+        in order); None: the shared pool of four threads.
     """
 
     def __init__(
-        self, fn, *args, on_done=None, on_error=None, poll_ms: int = 30, parent=None, **kwargs
+        self,
+        fn,
+        *args,
+        on_done=None,
+        on_error=None,
+        poll_ms: int = 30,
+        parent=None,
+        executor=None,
+        **kwargs,
     ):
         super().__init__(parent)
         self.on_done = on_done
         self.on_error = on_error
-        self.future: Future = _executor().submit(fn, *args, **kwargs)
+        self.future: Future = (executor or _executor()).submit(fn, *args, **kwargs)
         self._finished = False
         self._timer = QtCore.QTimer(self)
         self._timer.timeout.connect(self._poll)

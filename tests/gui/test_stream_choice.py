@@ -63,3 +63,52 @@ def test_a_type_that_names_two_streams_waits(qtbot, monkeypatch):
     window._streams_resolved([*STREAMS, _desc("other", "EEG", "amp", "float32", 250.0, 8)])
     assert not connected
     assert "Waiting for LSL stream(s) of type 'eeg'" in window.statusBar().currentMessage()
+
+
+def test_connections_open_one_after_another_and_closing_stops_one_still_opening(
+    qtbot, monkeypatch
+):
+    """A new loop opens after the previous one stopped (their outlets share names)."""
+    import threading
+    import time
+
+    from sblr_rt.gui import providers
+    from sblr_rt.gui.app import MainWindow
+
+    events, opened = [], []
+    lock = threading.Lock()
+
+    class Provider:
+        def __init__(self, n):
+            self.n = n
+
+        def stop(self):
+            time.sleep(0.1)
+            with lock:
+                events.append(("stop", self.n))
+
+    def open_provider(desc, markers, model, **kwargs):
+        with lock:
+            n = len(opened)
+            opened.append(n)
+        time.sleep(0.2)  # resolving and opening inlets take time
+        with lock:
+            events.append(("open", n))
+        return Provider(n)
+
+    monkeypatch.setattr(providers, "open_provider", open_provider)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    monkeypatch.setattr(window.live_tab, "set_provider", lambda *args, **kwargs: None)
+    stream = STREAMS[0]
+    window.connect_to(stream)
+    qtbot.waitUntil(lambda: window.provider is not None, timeout=10_000)
+    window.connect_to(stream)  # a new model: the same stream again
+    window.connect_to(stream)  # twice, before the second opened
+    qtbot.waitUntil(lambda: window.provider is not None, timeout=10_000)
+    assert window.provider.n == 1  # the superseded second never opened
+    window.connect_to(stream)
+    window.close()  # while the fourth connection waits for the third to stop
+    assert events[:4] == [("open", 0), ("stop", 0), ("open", 1), ("stop", 1)]
+    # superseded by the close before it opened, or (a slow GUI thread) opened and stopped
+    assert events[4:] in ([], [("open", 2), ("stop", 2)])
