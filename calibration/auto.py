@@ -322,9 +322,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         recordings,
         longest,
         config.class_map,
-        reject=config.rejection.reject,
-        flat=config.rejection.flat,
-        clip_run=config.rejection.clip_run,
+        config.rejection,
     )
     runs = run_of_each(recordings)
     feats, references = _features(raw, pres, runs, recentre=config.online.recentre)

@@ -203,9 +203,7 @@ def _calibrate(recordings, *, config, progress, renamed=False, **overrides) -> B
             recs,
             pre,
             config.class_map,
-            reject=config.rejection.reject,
-            flat=config.rejection.flat,
-            clip_run=config.rejection.clip_run,
+            config.rejection,
         )
         if config.online.recentre:
             epochs = epochs.centred(run_of_each(recs))

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from sblr_rt.calibration.concerns import RejectionSettings
 
 from sblr_rt.model.run_centring import centre_runs
 from sblr_rt.preprocessing import Preprocessor
@@ -313,7 +315,25 @@ def _finite_range(used: np.ndarray, max_abs: float = np.inf) -> tuple[np.ndarray
     return gmin, gmax
 
 
-def _keep_epochs(recordings, pre, class_map, *, reject, flat, clip_run) -> _Kept:
+def _rejection(rejection: RejectionSettings | None, thresholds: dict) -> RejectionSettings:
+    """Return the rejection settings given, as an object or as the deprecated keywords."""
+    if not thresholds:
+        return RejectionSettings() if rejection is None else rejection
+    unknown = sorted(set(thresholds) - {"reject", "flat", "clip_run"})
+    if unknown:
+        raise TypeError(f"expected the keywords reject, flat or clip_run, got {unknown}")
+    if rejection is not None:
+        raise TypeError(f"expected 'rejection' or {sorted(thresholds)}, got both")
+    warnings.warn(
+        f"{', '.join(map(repr, thresholds))} are deprecated: pass "
+        "rejection=RejectionSettings(...) (a configuration's 'rejection')",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return RejectionSettings(**thresholds)
+
+
+def _keep_epochs(recordings, pre, class_map, rejection: RejectionSettings) -> _Kept:
     """Check every cue's raw epoch of every recording; return the kept ones."""
     class_map, classes = class_labels(recordings, class_map)
     code = {m: classes.index(c) for m, c in class_map.items()}
@@ -342,9 +362,7 @@ def _keep_epochs(recordings, pre, class_map, *, reject, flat, clip_run) -> _Kept
             if any(lo < g < hi for g, _ in rec.gaps):  # samples lo..hi-1 not contiguous
                 kept.rejected["gap"] += 1
                 continue
-            reason = _reject_reason(
-                used[:, lo:hi], gmin, gmax, reject, flat, clip_run, max_abs=max_abs
-            )
+            reason = _reject_reason(used[:, lo:hi], gmin, gmax, rejection, max_abs=max_abs)
             if reason is not None:
                 kept.rejected[reason] += 1
                 if reason == "nan" and np.isfinite(used[:, lo:hi]).all():
@@ -394,8 +412,9 @@ def _model_order(rec, pre) -> np.ndarray:
     return rec.data[order]
 
 
-def _reject_reason(seg, gmin, gmax, reject, flat, clip_run, *, max_abs=np.inf) -> str | None:
+def _reject_reason(seg, gmin, gmax, rejection, *, max_abs=np.inf) -> str | None:
     """Return why a raw epoch of the used channels is rejected, or None."""
+    reject, flat, clip_run = rejection.reject, rejection.flat, rejection.clip_run
     if invalid_samples(seg, max_abs).any():  # NaN, inf, or no measurement (> 1 V)
         return "nan"
     ptp = np.ptp(seg, axis=1)
@@ -427,11 +446,10 @@ def extract_epochs(
     recordings,
     preprocessor: Preprocessor,
     class_map: dict[str, str] | None,
+    rejection: RejectionSettings | None = None,
     *,
-    reject: float | None = None,
-    flat: float = 0.0,
-    clip_run: int | None = 5,
     batch: int = 32,
+    **thresholds,
 ) -> EpochSet:
     """Cut, check and featurise the labelled epochs of one or more recordings.
 
@@ -444,10 +462,12 @@ def extract_epochs(
         Built for the first recording's channels; its window defines the epochs.
     class_map : dict | None
         Marker value -> class label (None: every marker value).
-    reject, flat, clip_run
-        Rejection thresholds, see :class:`sblr_rt.calibration.config.CalibrationConfig`.
+    rejection : RejectionSettings | None
+        Which epochs are left out (a configuration's ``rejection``); None: the defaults.
     batch : int
         Epochs filtered at once (memory bound).
+    **thresholds
+        ``reject``, ``flat``, ``clip_run``: deprecated, the fields of ``rejection``.
 
     Returns
     -------
@@ -455,7 +475,7 @@ def extract_epochs(
         Kept epochs and counts.
     """
     pre = preprocessor
-    kept = _keep_epochs(recordings, pre, class_map, reject=reject, flat=flat, clip_run=clip_run)
+    kept = _keep_epochs(recordings, pre, class_map, _rejection(rejection, thresholds))
     Zs = []
     for data, starts in kept.runs:
         for b0 in range(0, len(starts), batch):
@@ -468,16 +488,14 @@ def cut_raw_epochs(
     recordings,
     preprocessor,
     class_map: dict[str, str] | None,
-    *,
-    reject: float | None = None,
-    flat: float = 0.0,
-    clip_run: int | None = 5,
+    rejection: RejectionSettings | None = None,
+    **thresholds,
 ) -> RawEpochs:
     """Cut and check the labelled raw epochs, without features (calibration-sized data).
 
     Parameters
     ----------
-    recordings, class_map, reject, flat, clip_run
+    recordings, class_map, rejection, **thresholds
         As in :func:`extract_epochs`.
     preprocessor : Preprocessor | BCIModel
         What reads the epochs: a preprocessing, or a model (its raw epoch, which every
@@ -491,6 +509,6 @@ def cut_raw_epochs(
         warm-up) reads the last ``n_times_raw`` samples of each.
     """
     pre = preprocessor
-    kept = _keep_epochs(recordings, pre, class_map, reject=reject, flat=flat, clip_run=clip_run)
+    kept = _keep_epochs(recordings, pre, class_map, _rejection(rejection, thresholds))
     raw = [data[:, s : s + pre.n_times_raw] for data, starts in kept.runs for s in starts]
     return RawEpochs(data=np.stack(raw), **_labels(kept))

@@ -23,6 +23,7 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+from sblr_rt.calibration.concerns import RejectionSettings
 from sblr_rt.calibration.epochs import cut_raw_epochs
 
 from sblr_rt.online.run_info import RunInfo
@@ -132,6 +133,8 @@ def evaluate_model(model, recordings, *, class_map=None, static: bool = False) -
         not the model's and cannot be converted, or holds no usable cue of the classes.
     """
     info = RunInfo.from_model(model)
+    # the model's own rejection rule, as its calibration applied it
+    rejection = RejectionSettings(reject=info.reject, flat=info.flat, clip_run=info.clip_run)
     classes = [str(c) for c in model.classes]
     if class_map is None:  # the calibration's map; without one, the classes are markers
         class_map = dict(info.marker_classes) or {c: c for c in classes}
@@ -141,9 +144,7 @@ def evaluate_model(model, recordings, *, class_map=None, static: bool = False) -
         name = str(rec.source or f"recording {len(per) + 1}")
         m = _model_for(model, rec)
         rec = _in_unit(rec, info.unit)
-        epochs = cut_raw_epochs(
-            [rec], m, class_map, reject=info.reject, flat=info.flat, clip_run=info.clip_run
-        )
+        epochs = cut_raw_epochs([rec], m, class_map, rejection)
         for reason, n in epochs.rejected.items():
             rejected[reason] = rejected.get(reason, 0) + int(n)
         scores = (

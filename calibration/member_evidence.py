@@ -338,9 +338,7 @@ def _member_epochs(member, recordings, config):
         recordings,
         member.preprocessor.for_channels(recordings[0].ch_names),
         config.class_map,
-        reject=config.rejection.reject,
-        flat=config.rejection.flat,
-        clip_run=config.rejection.clip_run,
+        config.rejection,
     )
 
 

@@ -100,9 +100,7 @@ def window_end_scores(model: BCIModel, recordings, config, classes, ends, n_bloc
             recordings,
             pre,
             config.class_map,
-            reject=config.rejection.reject,
-            flat=config.rejection.flat,
-            clip_run=config.rejection.clip_run,
+            config.rejection,
         )
         per_member.append((pre, ep))
     keys = sorted(set.intersection(*(set(map(tuple, ep.onsets)) for _, ep in per_member)))

@@ -241,9 +241,7 @@ def _warm_single(model, recordings, config, classes, min_per_class) -> tuple:
         recordings,
         pre,
         config.class_map,
-        reject=config.rejection.reject,
-        flat=config.rejection.flat,
-        clip_run=config.rejection.clip_run,
+        config.rejection,
     )
     # extract_epochs numbers the classes it found; the estimator numbers the model's.
     order = {c: k for k, c in enumerate(classes)}

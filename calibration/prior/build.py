@@ -248,9 +248,7 @@ def _person_epochs(recs, pre, class_map, config):
             [rec],
             p,
             class_map,
-            reject=config.rejection.reject,
-            flat=config.rejection.flat,
-            clip_run=config.rejection.clip_run,
+            config.rejection,
         )
         out.append(ep.centred())
     return out

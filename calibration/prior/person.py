@@ -165,9 +165,7 @@ def adapt_prior(
         recs,
         p,
         config.class_map,
-        reject=config.rejection.reject,
-        flat=config.rejection.flat,
-        clip_run=config.rejection.clip_run,
+        config.rejection,
     )
     order = {c: k for k, c in enumerate(classes)}
     unknown = sorted(set(epochs.classes) - set(order))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sblr_rt.calibration import calibrate, load_config, make_splits, paper_param_grid, penalty_grid
+from sblr_rt.calibration.concerns import RejectionSettings
 from sblr_rt.calibration.config import CalibrationConfig
 from sblr_rt.calibration.epochs import extract_epochs
 from sblr_rt.calibration.report import report_text, write_report
@@ -100,9 +101,14 @@ def test_rejection_is_counted():
     rec.data[3, s[2] + 5 : s[2] + 15] = rec.data[3].max() + 1.0  # clipped at the rail
     rec.data[1, s[3] + 20] = 500.0  # beyond the threshold
     pre = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=1.0)
-    ep = extract_epochs([rec], pre, None, reject=100.0, flat=0.0, clip_run=5)
+    ep = extract_epochs([rec], pre, None, RejectionSettings(reject=100.0))
     assert ep.rejected == {"edge": 0, "gap": 0, "nan": 1, "flat": 1, "clipped": 1, "amplitude": 1}
     assert len(ep.y) == 20 and ep.n_found == 24
+    with pytest.deprecated_call(match="rejection=RejectionSettings"):  # the keywords of before
+        old = extract_epochs([rec], pre, None, reject=100.0, clip_run=5)
+    assert old.rejected == ep.rejected and np.array_equal(old.Z, ep.Z)
+    with pytest.raises(TypeError, match=r"expected 'rejection' or \['reject'\], got both"):
+        extract_epochs([rec], pre, None, RejectionSettings(), reject=1.0)
     # A window reaching beyond the recording is an edge rejection.
     late = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=3.5)
     assert extract_epochs([rec], late, None).rejected["edge"] >= 1
@@ -121,7 +127,7 @@ def test_a_sample_beyond_one_volt_rejects_its_epoch_as_the_online_loop_refuses_i
     rec.data[3, s[3] + 10 : s[3] + 12] = bound  # a measurement, if a large one: kept
     rec.data[0, s[4] + 20 : s[4] + 30] = rec.data[0, np.abs(rec.data[0]) <= bound].max()
     pre = Preprocessor(ch_names=rec.ch_names, sfreq=rec.sfreq, tmin=0.0, tmax=1.0)
-    ep = extract_epochs([rec], pre, None, flat=0.0, clip_run=5)
+    ep = extract_epochs([rec], pre, None, RejectionSettings())
     # The run at channel 0's largest measured value is clipped: 1e100 is not its extreme.
     assert ep.rejected == {"edge": 0, "gap": 0, "nan": 3, "flat": 0, "clipped": 1, "amplitude": 0}
     assert [o for _, o in ep.onsets][:2] == [s[3], s[5]]

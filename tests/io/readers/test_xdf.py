@@ -141,6 +141,7 @@ def test_xdf_rate_within_tolerance_is_read(tmp_path):
 
 
 def test_epoch_across_an_xdf_gap_is_rejected(tmp_path):
+    from sblr_rt.calibration.concerns import RejectionSettings
     from sblr_rt.calibration.epochs import extract_epochs
 
     from sblr_rt.preprocessing import Preprocessor
@@ -153,7 +154,7 @@ def test_epoch_across_an_xdf_gap_is_rejected(tmp_path):
     rec = read_recording(path)
     rec.data += np.random.default_rng(0).standard_normal(rec.data.shape)  # not flat
     pre = Preprocessor(ch_names=rec.ch_names, sfreq=sfreq, tmin=0.0, tmax=1.0)
-    ep = extract_epochs([rec], pre, None, clip_run=None)
+    ep = extract_epochs([rec], pre, None, RejectionSettings(clip_run=None))
     assert ep.rejected["gap"] == 1 and sum(ep.rejected.values()) == 1
     assert [s for _, s in ep.onsets] == [100, 300, 1200, 1400]  # the cue at 9.5 s is gone
 
