@@ -6,6 +6,7 @@ import types
 
 import numpy as np
 import pytest
+from sblr_rt.calibration.concerns import RejectionSettings
 from sblr_rt.calibration.epochs import _reject_reason
 
 from sblr_rt.online.quality import WindowQuality
@@ -44,7 +45,7 @@ def test_every_window_gets_calibrations_verdict(seed, chunk):
         quality.push(data[k : k + chunk])
     gmax, gmin = data.max(axis=0), data.min(axis=0)
     for stop in range(n_times, n + 1):
-        expected = _reject_reason(data[stop - n_times : stop].T, gmin, gmax, None, 0.0, 5)
+        expected = _reject_reason(data[stop - n_times : stop].T, gmin, gmax, RejectionSettings(**config))
         assert quality.reason(stop) == expected, stop
 
 
