@@ -44,8 +44,9 @@ def test_every_window_gets_calibrations_verdict(seed, chunk):
     for k in range(0, n, chunk):
         quality.push(data[k : k + chunk])
     gmax, gmin = data.max(axis=0), data.min(axis=0)
+    rejection = RejectionSettings(**config)
     for stop in range(n_times, n + 1):
-        expected = _reject_reason(data[stop - n_times : stop].T, gmin, gmax, RejectionSettings(**config))
+        expected = _reject_reason(data[stop - n_times : stop].T, gmin, gmax, rejection)
         assert quality.reason(stop) == expected, stop
 
 
