@@ -99,19 +99,27 @@ def auto_transition(l_freq: float | None, h_freq: float | None, nyq: float) -> f
     return min(w for w in transitions(l_freq, h_freq, nyq) if w is not None)
 
 
+def _edge_length(stop: float, edge: float, nyq: float) -> int:
+    """Return the taps of one edge's low-pass: the Hamming rule for its own transition, odd.
+
+    ``stop`` and ``edge`` are the two ends of the transition band in Hz, normalised as MNE
+    normalises them (1 = Nyquist).
+    """
+    lo, hi = sorted((stop / nyq, edge / nyq))
+    n = round(HAMMING_FACTOR / ((hi - lo) / 2.0))
+    return n + 1 - n % 2
+
+
 def _edge_lowpass(numtaps: int, stop: float, edge: float, nyq: float) -> np.ndarray:
     """Return the low-pass of one edge, centred in ``numtaps`` taps (MNE's construction).
 
-    ``stop`` and ``edge`` are the two ends of the transition band in Hz. Its length is the
-    Hamming rule for this edge's own transition, at most ``numtaps``; the cut-off is the
-    middle of the transition band.
+    Its length is :func:`_edge_length`, at most ``numtaps``; the cut-off is the middle of
+    the transition band.
     """
-    lo, hi = sorted((stop / nyq, edge / nyq))  # normalised as MNE does (1 = Nyquist)
-    n = round(HAMMING_FACTOR / ((hi - lo) / 2.0))
-    n = min(n + 1 - n % 2, numtaps)
+    n = min(_edge_length(stop, edge, nyq), numtaps)
     h = np.zeros(numtaps)
     off = (numtaps - n) // 2
-    h[off : numtaps - off] = signal.firwin(n, (lo + hi) / 2.0, window="hamming", fs=2.0)
+    h[off : numtaps - off] = signal.firwin(n, (stop + edge) / 2.0 / nyq, window="hamming", fs=2.0)
     return h
 
 
@@ -123,7 +131,7 @@ def design_fir(
 ) -> np.ndarray:
     """Design MNE's linear-phase FIR band-pass (or high-/low-pass), to be applied causally.
 
-    The coefficients are those of :func:`mne.filter.create_filter` with ``method="fir"``,
+    The coefficients are :func:`mne.filter.create_filter`'s with ``method="fir"``,
     ``phase="zero"``, ``fir_window="hamming"``, ``fir_design="firwin"`` and automatic
     transition widths (:func:`transitions`): each edge is a Hamming-windowed low-pass whose
     length follows that edge's own transition and whose cut-off is the middle of it (the
@@ -140,8 +148,9 @@ def design_fir(
         Pass-band edges in Hz; None for no high-pass (resp. low-pass).
     numtaps : int | None
         Filter length in samples (made odd). None chooses MNE's ``filter_length="auto"``:
-        :func:`auto_numtaps` of the narrowest transition. An edge that needs more taps than
-        ``numtaps`` is truncated to ``numtaps`` (MNE refuses such a length).
+        :func:`auto_numtaps` of the narrowest transition. MNE refuses a length shorter than
+        an edge needs; such an edge is built here by MNE's construction, truncated to
+        ``numtaps``.
 
     Returns
     -------
@@ -165,6 +174,23 @@ def design_fir(
         raise ValueError(
             f"the FIR filter must have 1 to {MAX_NUMTAPS} taps (a shorter 'filter_length' "
             f"or wider pass-band edges), got {numtaps}"
+        )
+    edges = [(h_freq + h_trans, h_freq)] if h_freq is not None else []
+    edges += [(l_freq - l_trans, l_freq)] if l_freq is not None else []
+    if all(_edge_length(stop, edge, nyq) <= numtaps for stop, edge in edges):
+        import mne
+
+        return mne.filter.create_filter(
+            None,
+            sfreq,
+            l_freq,
+            h_freq,
+            filter_length=numtaps,
+            method="fir",
+            phase="zero",
+            fir_window="hamming",
+            fir_design="firwin",
+            verbose=False,
         )
     b = np.zeros(numtaps)
     if h_freq is None:
