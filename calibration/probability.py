@@ -11,10 +11,13 @@ to its cue, with the model refitted on the other trials (contiguous blocks in ti
 each member at its chosen feature path and penalties, as
 :func:`~sblr_rt.calibration.member_evidence.blocked_evidence`); windows that end before ``tmax``
 are centred on the run's mean trial window, as the online loop centres its sliding windows.
-:func:`fit_probability` fits one sharpness per window end to those scores (the factor on
-the scores that minimises their log-loss), never larger for an earlier end than for a later
-one: a :class:`~sblr_rt.model.link.ProbabilityCalibration` that the model applies wherever
-scores become probabilities.
+:func:`fit_probability` fits a curve of two numbers to those scores: a window ending ``e``
+seconds after the cue gets the sharpness (the factor on its scores) ``c (e / tmax) ** b``,
+``b >= 0``, so that a window ending earlier is never believed more; ``c``, the trial
+window's, is held near 1 (the probabilities as the model gives them) by a prior worth
+:data:`TRIAL_PRIOR` trials. The result is a
+:class:`~sblr_rt.model.link.ProbabilityCalibration` that the model applies wherever scores
+become probabilities.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import warnings
 import numpy as np
 from sblr_rt.calibration.assembly import run_of_each
 from sblr_rt.calibration.epochs import extract_epochs
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel
@@ -43,11 +46,21 @@ __all__ = [
 END_STEP = 0.25
 #: Contiguous blocks of trials, each scored by the model refitted on the others.
 N_BLOCKS = 5
-#: Fewer trials scored than this: no calibration (the raw probabilities).
+#: Fewer trials scored than this: no calibration (the raw probabilities); an end that fewer
+#: windows reach is not believed (sharpness 0).
 MIN_TRIALS = 10
+#: Weight, in trials, of the belief that the trial window's probabilities are right as the
+#: model gives them: :func:`fit_probability` subtracts ``TRIAL_PRIOR / 2 * log(c) ** 2``
+#: from the scores' log-likelihood per trial. Chosen by leaving people out
+#: (``benchmarks/prior.py``'s docstring gives the grid).
+TRIAL_PRIOR = 30.0
+#: Largest exponent ``b`` of the curve (a window ending at half the trial window is then
+#: believed ``2 ** -50`` as much: not at all).
+MAX_DECAY = 50.0
 HOW = (
-    "one sharpness per window end, fitted on {n} trials each scored by the model refitted "
-    "on the others ({blocks} contiguous blocks in time order), non-decreasing in the end"
+    "sharpness c (e / tmax) ** b for a window ending e seconds after the cue, fitted on {n} "
+    "trials each scored by the model refitted on the others ({blocks} contiguous blocks in "
+    "time order)"
 )
 
 
@@ -193,17 +206,19 @@ def _in_model_order(rec, pre) -> np.ndarray:
     return np.asarray(rec.data)[[index[c] for c in pre.ch_names]]
 
 
-def _log_loss(scores, y, multi_class, sharpness) -> float:
+def _log_loss_sum(scores, y, multi_class, sharpness) -> float:
     proba = proba_from_scores(scores, multi_class, sharpness)
-    return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0))))
+    return float(-np.sum(np.log(np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0))))
 
 
 def fit_probability(scores, y, ends, multi_class="ovr", how="") -> ProbabilityCalibration | None:
-    """Fit one sharpness per window end to out-of-fold scores.
+    """Fit the sharpness curve ``c (e / tmax) ** b`` to out-of-fold scores.
 
-    Each end's sharpness minimises the log-loss of its scores (in ``[0, MAX_SHARPNESS]``);
-    then each is lowered to the smallest of the later ends', so that a window ending
-    earlier is never believed more.
+    ``log c`` and ``b`` (in ``[0, MAX_DECAY]``) maximise the log-likelihood of the
+    scores at every end after the cue, averaged over the ends (the windows of one trial
+    err together: a trial counts once), minus ``TRIAL_PRIOR / 2 * log(c) ** 2``. A window
+    ending at or before the cue, or at an end fewer than :data:`MIN_TRIALS` windows
+    reach, gets sharpness 0 and so does every earlier end: never more belief earlier.
 
     Parameters
     ----------
@@ -215,7 +230,7 @@ def fit_probability(scores, y, ends, multi_class="ovr", how="") -> ProbabilityCa
     multi_class : str
         How scores become probabilities.
     how : str
-        How the scores were made, in words.
+        How the scores were made, in words (the fitted ``c`` and ``b`` are added).
 
     Returns
     -------
@@ -224,25 +239,43 @@ def fit_probability(scores, y, ends, multi_class="ovr", how="") -> ProbabilityCa
     """
     scores = np.asarray(scores, dtype=np.float64)
     y = np.asarray(y, dtype=np.int64)
-    sharp = []
-    for j in range(len(ends)):
-        s = scores[j]
-        ok = np.isfinite(s.reshape(len(s), -1)).all(axis=1)
-        if ok.sum() < MIN_TRIALS:
-            if j == len(ends) - 1:
-                return None
-            sharp.append(np.nan)
-            continue
-        res = minimize_scalar(
-            lambda a, s=s[ok], t=y[ok]: _log_loss(s, t, multi_class, a),
-            bounds=(0.0, MAX_SHARPNESS),
-            method="bounded",
-            options={"xatol": 1e-4},
+    ends = np.asarray(ends, dtype=np.float64)
+    tmax = float(ends[-1])
+    ok = [np.isfinite(s.reshape(len(s), -1)).all(axis=1) for s in scores]
+    if ok[-1].sum() < MIN_TRIALS or tmax <= 0:
+        return None
+    used = [j for j in range(len(ends)) if ends[j] > 0 and ok[j].sum() >= MIN_TRIALS]
+    log_ratio = {j: float(np.log(ends[j] / tmax)) for j in used}
+
+    def objective(theta):
+        log_c, b = theta
+        loss = sum(
+            _log_loss_sum(
+                scores[j][ok[j]],
+                y[ok[j]],
+                multi_class,
+                min(np.exp(log_c + b * log_ratio[j]), MAX_SHARPNESS),
+            )
+            for j in used
         )
-        sharp.append(round(float(res.x), 4))
-    sharp = np.array(sharp)
-    sharp[np.isnan(sharp)] = 0.0  # an end too few windows reach: not believed
+        return loss / len(used) + TRIAL_PRIOR / 2.0 * log_c**2
+
+    res = minimize(
+        objective,
+        x0=[0.0, 1.0],
+        method="L-BFGS-B",
+        bounds=[(-np.log(MAX_SHARPNESS) * 3, np.log(MAX_SHARPNESS)), (0.0, MAX_DECAY)],
+    )
+    log_c, b = (float(v) for v in res.x)
+    sharp = np.zeros(len(ends))
+    for j in used:
+        sharp[j] = round(min(float(np.exp(log_c + b * log_ratio[j])), MAX_SHARPNESS), 4)
     sharp = np.minimum.accumulate(sharp[::-1])[::-1]
+    how = (
+        f"{how}; c = {np.exp(log_c):.3f}, b = {b:.3f}"
+        if how
+        else f"c = {np.exp(log_c):.3f}, b = {b:.3f}"
+    )
     return ProbabilityCalibration(tuple(float(e) for e in ends), tuple(sharp.tolist()), how)
 
 
