@@ -17,7 +17,9 @@ after calibrating on the person's first ``k`` cues of runs 4 then 8:
 
 Reliability: the expected calibration error (10 bins, top class) of the single windows of
 run 12 ending 1 s, 2 s after the cue and of the trial window, with each model's stored
-probability calibration (as the online loop applies it), pooled over people per ``k``; and
+probability calibration (as the online loop applies it: the prior's, fitted on its own
+people each scored by the prior of the others, below 10 cues; the combination's, fitted
+on the person's cues, above), pooled over people per ``k``; and
 early decisions as ``sblr-rt run --early 0.8`` makes them (windows every 0.1 s from 1 s
 after the cue, mean of the log-probabilities since the cue, as
 :func:`benchmarks.probability.replay_evidence` replays them): the people whose trial
@@ -120,8 +122,8 @@ def main(argv=None) -> int:
         subject = int(person[1:])
         t0 = time.perf_counter()
         prior = build_prior(
-            prior_files(person), classes=LEFT_RIGHT, tmin=WINDOW[0], tmax=WINDOW[1], lopo=False
-        )
+            prior_files(person), classes=LEFT_RIGHT, tmin=WINDOW[0], tmax=WINDOW[1]
+        )  # with its leave-one-person-out scores: its probability calibration
         t_prior = time.perf_counter() - t0
         runs = [read_recording(physionet_file(subject, r)) for r in (4, 8)]
         test = read_recording(physionet_file(subject, 12))

@@ -62,6 +62,10 @@ HOW = (
     "trials each scored by the model refitted on the others ({blocks} contiguous blocks in "
     "time order)"
 )
+HELD_OUT_PEOPLE = (
+    "sharpness c (e / tmax) ** b for a window ending e seconds after the cue, fitted on {n} "
+    "trials of {people} people, each person's scored by the prior trained on the others"
+)
 
 
 def window_ends(tmin: float, tmax: float, step: float = END_STEP) -> np.ndarray:
@@ -76,7 +80,9 @@ def window_ends(tmin: float, tmax: float, step: float = END_STEP) -> np.ndarray:
     return np.round(tmax - step * np.arange(n, -1, -1), 9)
 
 
-def window_end_scores(model: BCIModel, recordings, config, classes, ends, n_blocks=N_BLOCKS):
+def window_end_scores(
+    model: BCIModel, recordings, config, classes, ends, n_blocks=N_BLOCKS, *, refit=True
+):
     """Score every trial at each window end with the model refitted on the other trials.
 
     Parameters
@@ -95,6 +101,9 @@ def window_end_scores(model: BCIModel, recordings, config, classes, ends, n_bloc
         Window ends relative to the cue (seconds); ``model.tmax`` is the trial window.
     n_blocks : int
         Contiguous blocks of trials (at least 2).
+    refit : bool
+        False: every trial scored by the model as it is (out of fold only for a model that
+        never trained on these trials: a prior across people and a person it never saw).
 
     Returns
     -------
@@ -121,7 +130,9 @@ def window_end_scores(model: BCIModel, recordings, config, classes, ends, n_bloc
     shape = (len(ends), n) if len(classes) == 2 else (len(ends), n, len(classes))
     scores = np.zeros(shape)
     missing = np.zeros(shape[:2], dtype=bool)
-    blocks = np.array_split(np.arange(n), max(2, min(int(n_blocks), n)))
+    blocks = (
+        np.array_split(np.arange(n), max(2, min(int(n_blocks), n))) if refit else [np.arange(n)]
+    )
     y = np.zeros(0, np.int64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -141,10 +152,12 @@ def window_end_scores(model: BCIModel, recordings, config, classes, ends, n_bloc
                     Z0[run == r] -= mean
             for test in blocks:
                 train = np.setdiff1d(np.arange(n), test)
-                if len(np.unique(y[train])) < len(classes):
+                if not refit:
+                    fold_pre, est = pre, m.estimator
+                elif len(np.unique(y[train])) < len(classes):
                     missing[:, test] = True
                     continue
-                if m.pool is None:
+                elif m.pool is None:
                     fold_pre = copy.deepcopy(pre)
                     fold_pre.fit_scaling(Z0[train])
                     est = copy.deepcopy(m.estimator).set_params(warm_start=False)

@@ -36,6 +36,12 @@ from sblr_rt.calibration.constraints import (
 from sblr_rt.calibration.constraints import names as channel_names
 from sblr_rt.calibration.epochs import extract_epochs
 from sblr_rt.calibration.member_evidence import MemberEvidence
+from sblr_rt.calibration.probability import (
+    HELD_OUT_PEOPLE,
+    fit_probability,
+    window_end_scores,
+    window_ends,
+)
 from sblr_rt.calibration.search import run_path
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneGroupOut
@@ -409,9 +415,11 @@ def build_prior(
     reference = np.mean([ep.reference for ep in epochs], axis=0)
     pre.fit_scaling(Z)
     est = fit_pool(pre, Z, y, settings)
-    report = {}
+    report, probability = {}, None
     if lopo:
-        report = _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup)
+        report, probability = _leave_one_person_out(
+            recs, epochs, group, names, pre, settings, warmup, config
+        )
     pool = PriorPool(Z=Z, y=y, groups=groups, trial_weight=settings.trial_weight)
     from sblr_rt import __version__
 
@@ -440,13 +448,23 @@ def build_prior(
             "seconds": time.perf_counter() - t0,
         },
     }
+    if probability is not None:
+        metadata["probability"] = probability.to_dict()
     return fitted_model(pre, est, cls, reference, warmup, metadata, pool)
 
 
-def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup) -> dict:
-    """Return the accuracy on each person's runs of the prior trained on the others."""
+def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup, config):
+    """Score each person's runs by the prior trained on the others.
+
+    Returns the report (each person's accuracy, the trials run-centred causally) and the
+    probability calibration fitted on every person's window-end scores by the prior of the
+    others (:func:`~sblr_rt.calibration.probability.fit_probability`; None with too few
+    trials): what a prior's score is worth for a person it never saw.
+    """
     per_person = {}
     n_classes = len(epochs[0].classes)
+    ends = window_ends(config.epochs.tmin, config.epochs.tmax)
+    held_out_scores, held_out_y = [], []
     for train, test in LeaveOneGroupOut().split(np.zeros(len(recs)), groups=group):
         Z = np.concatenate([epochs[i].Z for i in train])
         y = np.concatenate([epochs[i].y for i in train])
@@ -462,15 +480,26 @@ def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup) -> 
             raw_Z = ep.Z + ep.reference  # the run mean centred() removed (one run each)
             scores = _run_scores(model, raw_Z)
             record = record + MemberEvidence.from_scores(scores, ep.y, n_classes, est.multi_class)
+        if record.n_trials:
+            s, yy = window_end_scores(
+                model, [recs[i] for i in test], config, list(epochs[0].classes), ends, refit=False
+            )
+            held_out_scores.append(s)
+            held_out_y.append(yy)
         per_person[names[group[test[0]]]] = record.accuracy
     accs = [a for a in per_person.values() if a is not None]
-    return {
+    report = {
         "per_person": per_person,
         "mean": float(np.mean(accs)) if accs else None,
         "worst": float(np.min(accs)) if accs else None,
         "protocol": "each person's runs scored trial by trial with causal run centring by "
         "the prior trained on the other people",
     }
+    if not held_out_y:
+        return report, None
+    how = HELD_OUT_PEOPLE.format(n=sum(map(len, held_out_y)), people=len(held_out_y))
+    scores = np.concatenate(held_out_scores, axis=1)
+    return report, fit_probability(scores, np.concatenate(held_out_y), ends, est.multi_class, how)
 
 
 def _run_scores(model: BCIModel, Z: np.ndarray) -> np.ndarray:

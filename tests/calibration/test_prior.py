@@ -111,6 +111,21 @@ def test_a_prior_decides_a_new_person_from_the_first_trial(prior, tmp_path):
     assert _accuracy(again, new) == _accuracy(prior, new)
 
 
+def test_a_priors_probabilities_are_calibrated_on_people_it_never_saw(prior, tmp_path):
+    """Each person scored by the prior of the others, at every window end: one curve."""
+    cal = prior.probability
+    assert cal is not None and "of 3 people" in cal.how
+    assert cal.ends[-1] == prior.tmax and cal.sharpness[0] == 0.0  # the cue: no evidence
+    assert list(cal.sharpness) == sorted(cal.sharpness) and cal.trial > 0
+    # the first trials of a new person decide with it; its adapted prior keeps it
+    few = calibrate([_run(9, 1)], prior=prior, max_trials=8, n_jobs=1, classes=CLASSES)
+    assert few.probability == cal
+    again = load_model(save_model(prior, tmp_path / "prior.sblr.npz"))
+    assert again.probability == cal
+    # without the leave-one-person-out scores there is nothing to fit it on
+    assert build_prior([_run(p, 1) for p in (1, 2)], **KW, lopo=False).probability is None
+
+
 def test_a_persons_trials_refine_the_prior_and_the_prior_share_falls(prior):
     person = _run(9, 1)
     ten = adapt_prior(prior, first_trials([person], CLASSES, 10))
