@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 VENV_MIN := .venv-min
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: demo test test-min check-wheel docs lint bench clean
+.PHONY: demo test lint test-offline test-live test-min check-wheel docs lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,27 +33,36 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/sblr-rt demo
 	$(VENV)/bin/sblr-rt demo --prior --out demo-output/prior
 
-# The tests marked neither lsl nor gui on two pytest-xdist workers, each module whole on
-# one, those with slow tests first (tests/conftest.py); then the lsl and gui tests on two
-# workers, each module whole on one, the busy ones on one worker together (their live
-# streams wait on real time; tests/conftest.py). Each run ends with its 25 slowest tests.
-test: $(VENV)/.installed
+# ruff and ruff-format; the tests marked neither lsl nor gui; then the lsl and gui tests.
+# (.ci/run runs the two halves at once, the first one at the idle priority.)
+test: lint test-offline test-live
+
+lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not lsl and not gui" \
-		--durations=25
+
+# The tests marked neither lsl nor gui on two pytest-xdist workers, each module whole on
+# one, those with slow tests first (tests/conftest.py). Ends with its 25 slowest tests.
+test-offline: $(VENV)/.installed
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder \
+		-m "not lsl and not gui" --durations=25
+
+# The lsl and gui tests on two workers, each module whole on one, the busy ones on one
+# worker together (their live streams wait on real time; tests/conftest.py).
+test-live: $(VENV)/.installed
 	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder -m "lsl or gui" \
 		--durations=25
 
-# The model and calibration tests at the minimum versions. SCIPY_ARRAY_API=1: scikit-learn
-# 1.6's test utilities refuse to import when array-api-compat (a pyriemann dependency) is
-# installed without it; scipy computes the same on NumPy arrays.
+# The model and calibration tests at the minimum versions, on two pytest-xdist workers (each
+# module whole on one). SCIPY_ARRAY_API=1: scikit-learn 1.6's test utilities refuse to
+# import when array-api-compat (a pyriemann dependency) is installed without it; scipy
+# computes the same on NumPy arrays.
 test-min: $(VENV_MIN)/.installed
 	@# every pin of .ci/minimum.txt installed exactly (a line missing from pip freeze fails)
 	$(VENV_MIN)/bin/python -m pip freeze > $(VENV_MIN)/freeze.txt
 	! grep -v -e '^#' -e '^$$' .ci/minimum.txt | grep -ivxF -f $(VENV_MIN)/freeze.txt
 	SCIPY_ARRAY_API=1 $(VENV_MIN)/bin/python -m pytest -p no:cacheprovider \
-		tests/model tests/calibration tests/test_without_qt.py
+		-n 2 --dist loadfile tests/model tests/calibration tests/test_without_qt.py
 
 # The release as a user gets it: sdist and wheel built from a clean clone of HEAD, the wheel
 # checked against the source tree, installed in a fresh venv and used from outside the tree.
