@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 VENV_MIN := .venv-min
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: demo test lint test-offline test-live test-min check-wheel docs lint bench clean
+.PHONY: demo test lint test-offline test-live test-min check-wheel docs bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,6 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/sblr-rt demo --prior --out demo-output/prior
 
 # ruff and ruff-format; the tests marked neither lsl nor gui; then the lsl and gui tests.
-# (.ci/run runs the two halves at once, the first one at the idle priority.)
 test: lint test-offline test-live
 
 lint: $(VENV)/.installed
