@@ -23,7 +23,7 @@ def _process_events(seconds: float) -> None:
 
 #: Seconds a screenshot waits at the most for the Live tab's first data: resolving the
 #: stream and starting the loop take seconds, more on a busy machine.
-LIVE_TIMEOUT = 30.0
+LIVE_TIMEOUT = 60.0
 
 
 def wait_for_live(window, *, timeout: float = LIVE_TIMEOUT, settle: float = 3.0) -> bool:
