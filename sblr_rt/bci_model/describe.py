@@ -57,6 +57,7 @@ def summary_lines(model) -> list[str]:
         lines.append(
             "probabilities: calibrated on trials the model did not train on; sharpness "
             f"(the factor on the scores) by window end after the cue: {pairs}"
+            + (f" ({calibration.how})" if calibration.how else "")
         )
     lines.append(
         f"window: [{model.tmin:g}, {model.tmax:g}) s at {model.sfreq:g} Hz = "
