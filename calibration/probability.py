@@ -57,14 +57,16 @@ TRIAL_PRIOR = 30.0
 #: Largest exponent ``b`` of the curve (a window ending at half the trial window is then
 #: believed ``2 ** -50`` as much: not at all).
 MAX_DECAY = 50.0
+CURVE = "sharpness c (e / tmax) ** b for a window ending e seconds after the cue"
+#: How a model's calibration was fitted (its own trials, refitted without each block).
 HOW = (
-    "sharpness c (e / tmax) ** b for a window ending e seconds after the cue, fitted on {n} "
-    "trials each scored by the model refitted on the others ({blocks} contiguous blocks in "
-    "time order)"
+    CURVE + ", fitted on {n} trials each scored by the model refitted on the others "
+    "({blocks} contiguous blocks in time order)"
 )
+#: How a prior's calibration was fitted (its people, each scored by the prior of the others).
 HELD_OUT_PEOPLE = (
-    "sharpness c (e / tmax) ** b for a window ending e seconds after the cue, fitted on {n} "
-    "trials of {people} people, each person's scored by the prior trained on the others"
+    CURVE + ", fitted on {n} trials of {people} people, each person's scored by the prior "
+    "trained on the others"
 )
 
 
@@ -151,7 +153,7 @@ def window_end_scores(
                     Z0 = Z0.copy()
                     Z0[run == r] -= mean
             for test in blocks:
-                train = np.setdiff1d(np.arange(n), test)
+                train = np.setdiff1d(np.arange(n), test) if refit else None
                 if not refit:
                     fold_pre, est = pre, m.estimator
                 elif len(np.unique(y[train])) < len(classes):
