@@ -1,6 +1,6 @@
 """The calibration report: a text summary and a PNG figure.
 
-The figure (matplotlib, Agg backend) shows the CV accuracy over the grid (best over the
+The figure (matplotlib, drawn without pyplot) shows the CV accuracy over the grid (best over the
 l2 penalties for each (mu1, nu1) fraction, and per rank), or for ``features="auto"`` the
 table of every candidate's cross-validated scores; each spatial factor as a scalp map
 (montage positions from :func:`sblr_rt.montage.layout_2d`, drawn with
@@ -31,6 +31,7 @@ __all__ = [
     "auto_candidates",
     "column_axis",
     "plot_report",
+    "report_figure",
     "report_text",
     "write_report",
 ]
@@ -295,29 +296,26 @@ def _drawn(est) -> tuple[np.ndarray, np.ndarray, list[str] | None, list[tuple[in
     return U, V, titles, drawn
 
 
-def plot_report(model, path) -> Path:
-    """Write the report figure as PNG.
+def report_figure(model):
+    """Draw the report figure without pyplot.
 
     The first row shows the selection; then one row per component switched on, for a
     single model, or one block of such rows per member of an ensemble, titled with the
-    member's feature path, spatial stage and weight in the decision.
+    member's feature path, spatial stage and weight in the decision. The figure is a bare
+    :class:`matplotlib.figure.Figure`: pyplot's backend and its open figures are left as
+    they were.
 
     Parameters
     ----------
     model : BCIModel
         Calibrated model.
-    path : str | Path
-        PNG destination.
 
     Returns
     -------
-    path : Path
-        The written file.
+    fig : matplotlib.figure.Figure
+        The figure, not yet drawn to any file.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     blocks = []
     for title, m in _blocks(model):
@@ -326,7 +324,7 @@ def plot_report(model, path) -> Path:
         blocks.append((title, m, U, V, titles, drawn))
     n_cols = max(3, *(_n_maps(m.preprocessor) + 1 for _, m, *_ in blocks))
     heights = [1.0] + [max(1, len(b[-1])) + (0.15 if b[0] else 0.0) for b in blocks]
-    fig = plt.figure(figsize=(3.2 * n_cols, 2.6 * sum(heights)), layout="constrained")
+    fig = Figure(figsize=(3.2 * n_cols, 2.6 * sum(heights)), layout="constrained")
     top, *subfigs = np.atleast_1d(fig.subfigures(len(heights), 1, height_ratios=heights))
     _plot_selection(top, top.add_gridspec(1, n_cols), model)
     for sub, (title, m, U, V, titles, drawn) in zip(subfigs, blocks, strict=True):
@@ -341,9 +339,26 @@ def plot_report(model, path) -> Path:
             ax.axis("off")
             ax.text(0.5, 0.5, "every component switched off by the penalties: no weight",
                     ha="center", va="center")  # fmt: skip
+    return fig
+
+
+def plot_report(model, path) -> Path:
+    """Write the report figure (:func:`report_figure`) as PNG.
+
+    Parameters
+    ----------
+    model : BCIModel
+        Calibrated model.
+    path : str | Path
+        PNG destination.
+
+    Returns
+    -------
+    path : Path
+        The written file.
+    """
     path = Path(path)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    report_figure(model).savefig(path, dpi=90)
     return path
 
 

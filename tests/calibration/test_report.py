@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sblr_rt.calibration import report
 from sblr_rt.calibration.report import auto_candidates, column_axis, report_text, write_report
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
@@ -107,14 +108,31 @@ def test_report_text_of_a_grid_search_keeps_its_grid():
     assert "auto:" not in report_text(model)
 
 
+def drawn_figures(monkeypatch) -> list:
+    """Collect every figure :func:`write_report` draws from now on."""
+    figures = []
+    draw = report.report_figure
+    monkeypatch.setattr(report, "report_figure", lambda m: figures.append(draw(m)) or figures[-1])
+    return figures
+
+
+def test_write_report_leaves_pyplots_figures_and_backend_alone(tmp_path):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    backend = plt.get_backend()
+    mine = plt.figure()
+    try:
+        write_report(spectral_model(spatial="car"), tmp_path / "report")
+        assert plt.get_fignums() == [mine.number]
+        assert plt.get_backend() == backend
+    finally:
+        plt.close(mine)
+
+
 def test_write_report_spectral_auto(auto_model_file, tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    import matplotlib.pyplot as plt
     from matplotlib.image import imread
 
-    figures = []
-    close = plt.close
-    monkeypatch.setattr(plt, "close", lambda fig: (figures.append(fig), close(fig)))
+    figures = drawn_figures(monkeypatch)
     model = load_model(auto_model_file)
     text_path, png_path = write_report(model, tmp_path / "report")
     assert text_path.read_text() == report_text(model)
@@ -176,11 +194,8 @@ def test_report_says_the_jobs_that_ran_and_no_missing_numbers():
 
 def test_png_draws_only_the_components_in_use(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    import matplotlib.pyplot as plt
 
-    figures = []
-    close = plt.close
-    monkeypatch.setattr(plt, "close", lambda fig: (figures.append(fig), close(fig)))
+    figures = drawn_figures(monkeypatch)
     model = spectral_model(spatial="car")  # a member: no selection metadata
     est = model.estimator
     est.spatial_ = np.concatenate([est.spatial_, np.zeros_like(est.spatial_)], axis=1)
@@ -212,11 +227,8 @@ def covariance_model(seed=2) -> BCIModel:
 
 def test_write_report_draws_every_member_of_an_ensemble(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    import matplotlib.pyplot as plt
 
-    figures = []
-    close = plt.close
-    monkeypatch.setattr(plt, "close", lambda fig: (figures.append(fig), close(fig)))
+    figures = drawn_figures(monkeypatch)
     members = [spectral_model(), spectral_model(spatial="car", seed=1), covariance_model()]
     model = EnsembleModel(members, metadata={"selection": {}}, weights=[0.5, 0.3, 0.2])
     path = tmp_path / "ensemble.sblr"
