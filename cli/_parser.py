@@ -92,6 +92,22 @@ def add_logging_options(parser: argparse.ArgumentParser, *, default) -> None:
     )
 
 
+def add_outlet_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--outlet-name``: the decision outlets' name (None: the library's default).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The sub-command's parser.
+    """
+    parser.add_argument(
+        "--outlet-name",
+        default=None,
+        help="name of the decision outlets: NAME (JSON) and NAME-Numeric (numbers); default "
+        "SBLR-Predictions. Each session on one network needs its own",
+    )
+
+
 def add_rename_option(parser: argparse.ArgumentParser, *, where: str) -> None:
     """Add ``--rename-channels`` (labels of another cap mapped onto the model's).
 

@@ -376,6 +376,7 @@ def _screenshots(args, model_path: Path, out: Path, recording_path) -> list[Path
     cmd = [sys.executable, "-m", "sblr_rt.cli", "gui", "--model", str(model_path)]
     cmd += ["--stream", name, "--source-id", source_id, "--marker-stream", f"{name}-Markers"]
     cmd += ["--marker-source-id", f"{source_id}-markers", "--screenshot", str(target)]
+    cmd += ["--outlet-name", f"SBLR-Predictions-{tag}"]
     try:
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
-from sblr_rt.cli._parser import add_rename_option, renaming_of
+from sblr_rt.cli._parser import add_outlet_option, add_rename_option, renaming_of
 
 from sblr_rt.utils._docs import help_text
 
@@ -79,6 +79,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_rename_option(
         parser, where="the stream's labels before they are matched to the model's (as run)"
     )
+    add_outlet_option(parser)
     add_adapt_options(parser)
     parser.set_defaults(func=main)
     return parser
@@ -141,6 +142,8 @@ def main(args: argparse.Namespace) -> int:
 
     from sblr_rt.gui.app import run
 
+    from sblr_rt.online import DEFAULT_OUTLET_NAME
+
     return run(
         model=args.model,
         stream=args.stream,
@@ -154,6 +157,7 @@ def main(args: argparse.Namespace) -> int:
         settle=args.settle,
         adapt=adapt,
         rename_channels=rename,
+        outlet_name=args.outlet_name or DEFAULT_OUTLET_NAME,
     )
 
 

@@ -9,7 +9,7 @@ import math
 from sblr_rt.cli._adapt import add_adapt_options, check_adapt_options
 from sblr_rt.cli._markers import add_marker_options, add_stream_type_option
 from sblr_rt.cli._numbers import bounded
-from sblr_rt.cli._parser import add_rename_option, renaming_of
+from sblr_rt.cli._parser import add_outlet_option, add_rename_option, renaming_of
 
 from sblr_rt.timing import DEFAULT_TIMING
 from sblr_rt.utils._docs import fill_doc, help_text
@@ -95,7 +95,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=None,
         help="comma-separated marker values that start a trial (default: the model's classes)",
     )
-    parser.add_argument("--outlet-name", default="SBLR-Predictions", help="prediction stream")
+    add_outlet_option(parser)
     parser.add_argument(
         "--timeout", type=bounded("seconds"), default=10.0, help=help_text("timeout")
     )
@@ -341,8 +341,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from sblr_rt.io.model_file import load_model
-    from sblr_rt.online import OnlineClassifier, OnlineLoop
+    from sblr_rt.online import DEFAULT_OUTLET_NAME, OnlineClassifier, OnlineLoop
 
+    args.outlet_name = args.outlet_name or DEFAULT_OUTLET_NAME
     adapting = args.adapt or args.init is not None
     from sblr_rt.priors import PREFIX, resolve_model_path
 

@@ -22,6 +22,9 @@ from sblr_rt.gui.live_tab import LiveTab
 from sblr_rt.gui.model_view import ModelTab
 from sblr_rt.gui.widgets import notify
 
+from sblr_rt.online.lsl import DEFAULT_OUTLET_NAME
+from sblr_rt.stream.outlets import check_str
+
 logger = logging.getLogger("sblr_rt.gui")
 
 #: Tab titles, in order; screenshots are named after them.
@@ -67,6 +70,9 @@ class MainWindow(QtWidgets.QMainWindow):
     rename_channels : ChannelRenaming | None
         Stream label -> model label, applied before the stream is matched to the model
         (:class:`sblr_rt.io.labels.ChannelRenaming`).
+    outlet_name : str
+        The live loop's decision outlets: ``outlet_name`` (JSON) and
+        ``<outlet_name>-Numeric``, as ``sblr-rt run --outlet-name`` names them.
     """
 
     def __init__(
@@ -82,6 +88,7 @@ class MainWindow(QtWidgets.QMainWindow):
         adapt: dict | None = None,
         source_id: str | None = None,
         rename_channels=None,
+        outlet_name: str = DEFAULT_OUTLET_NAME,
     ):
         super().__init__()
         configure_pyqtgraph()
@@ -94,6 +101,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.hop = float(hop)
         self.adapt = adapt
         self.rename_channels = rename_channels
+        self.outlet_name = check_str(outlet_name, "outlet_name")
         self.paradigm = None
         self.streams: list = []
         # (name, type, source_id) of the streams to connect to once LSL shows them
@@ -365,6 +373,7 @@ class MainWindow(QtWidgets.QMainWindow):
             adapt=self.adapt,
             model_path=self.model_path,
             rename=self.rename_channels,
+            outlet_name=self.outlet_name,
         )
         self._open.add(provider)
         if connection != self._connection:  # superseded while it opened
@@ -561,6 +570,7 @@ def run(
     settle=3.0,
     adapt: dict | None = None,
     rename_channels=None,
+    outlet_name: str = DEFAULT_OUTLET_NAME,
 ) -> int:
     """Open the dashboard (or render screenshots and return).
 
@@ -589,6 +599,8 @@ def run(
         The EEG stream's ``source_id``.
     rename_channels : ChannelRenaming | None
         Stream label -> model label (see :class:`MainWindow`).
+    outlet_name : str
+        The live loop's decision outlets (see :class:`MainWindow`).
 
     Returns
     -------
@@ -607,6 +619,7 @@ def run(
         hop=hop,
         adapt=adapt,
         rename_channels=rename_channels,
+        outlet_name=outlet_name,
     )
     if screenshot is not None:
         from sblr_rt.gui.screenshot import LIVE_TIMEOUT, save_screenshots, wait_for_live

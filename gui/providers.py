@@ -12,10 +12,22 @@ import logging
 
 import numpy as np
 
+from sblr_rt.online.lsl import DEFAULT_OUTLET_NAME
+
 logger = logging.getLogger("sblr_rt.gui")
 
 
-def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None, rename=None):
+def open_provider(
+    desc,
+    markers,
+    model,
+    *,
+    hop,
+    adapt=None,
+    model_path=None,
+    rename=None,
+    outlet_name=DEFAULT_OUTLET_NAME,
+):
     """Open what the Live tab polls for a stream: traces, a loop, or a loop that adapts.
 
     Parameters
@@ -35,6 +47,8 @@ def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None, ren
         The model's file (where an adapting session's versions go by default).
     rename : ChannelRenaming | None
         Stream label -> model label, applied before the stream is matched to the model.
+    outlet_name : str
+        The loop's decision outlets (``outlet_name`` and ``<outlet_name>-Numeric``).
 
     Returns
     -------
@@ -56,6 +70,7 @@ def open_provider(desc, markers, model, *, hop, adapt=None, model_path=None, ren
         hop=hop,
         keep_trials=adapting,
         rename_channels=rename,
+        outlet_name=outlet_name,
         **kwargs,
     )
     loop.start()

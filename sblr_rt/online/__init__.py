@@ -41,7 +41,7 @@ from sblr_rt.online.evidence import Evidence, Smoothing
 from sblr_rt.online.heap import freeze_heap
 from sblr_rt.online.incremental import FORMS, IncrementalForm
 from sblr_rt.online.loop import OnlineLoop
-from sblr_rt.online.lsl import LSLStreams
+from sblr_rt.online.lsl import DEFAULT_OUTLET_NAME, LSLStreams
 from sblr_rt.online.run_info import RunInfo
 from sblr_rt.online.settings import DisplaySettings, OnlineSettings
 from sblr_rt.online.stream_units import check_stream_units, normalize_unit, unit_factor
@@ -49,6 +49,7 @@ from sblr_rt.online.streaming import StreamingState
 from sblr_rt.online.telemetry import Telemetry
 
 __all__ = [
+    "DEFAULT_OUTLET_NAME",
     "FORMS",
     "Decision",
     "DisplaySettings",

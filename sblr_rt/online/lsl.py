@@ -10,7 +10,10 @@ import dataclasses
 
 from sblr_rt.utils._docs import fill_doc
 
-__all__ = ["LSLDecisionSink", "LSLStreams", "lsl_collaborators"]
+#: The decision outlets' name unless a session is given one (``<name>-Numeric`` for numbers).
+DEFAULT_OUTLET_NAME = "SBLR-Predictions"
+
+__all__ = ["DEFAULT_OUTLET_NAME", "LSLDecisionSink", "LSLStreams", "lsl_collaborators"]
 
 
 class LSLDecisionSink:
@@ -30,7 +33,7 @@ class LSLDecisionSink:
     """
 
     def __init__(
-        self, name: str = "SBLR-Predictions", source_id: str | None = None, classes=None
+        self, name: str = DEFAULT_OUTLET_NAME, source_id: str | None = None, classes=None
     ) -> None:
         from sblr_rt.stream import decision_source_id
 
@@ -123,7 +126,7 @@ class LSLStreams:
     marker_stype: str | None = None
     marker_source_id: str | None = None
     outlet: bool = True
-    outlet_name: str = "SBLR-Predictions"
+    outlet_name: str = DEFAULT_OUTLET_NAME
     outlet_source_id: str | None = None
     timeout: float = 5.0
     buffer_seconds: float | None = None

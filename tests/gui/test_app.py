@@ -51,7 +51,7 @@ def test_window_connects_in_a_worker_and_swaps_the_model_live(qtbot, sim_model, 
 
     name = f"GuiWin-{source_id[-12:]}"
     player = start_simulator(name, source_id)
-    window = MainWindow(model=sim_model, stream=name)
+    window = MainWindow(model=sim_model, stream=name, outlet_name=name + "-Pred")
     qtbot.addWidget(window)
     try:
         # resolution and connection happen in workers; the timeline fills
@@ -80,6 +80,11 @@ def test_window_connects_in_a_worker_and_swaps_the_model_live(qtbot, sim_model, 
             timeout=20_000,
         )
         assert window.model_tab.summary.scores[0].rank == 1
+        # the decisions go out under the name the window was given
+        import pylsl
+
+        found = pylsl.resolve_byprop("name", name + "-Pred", 1, 10.0)
+        assert found and found[0].type() == "Markers"
     finally:
         window.close()
         player.stop()
@@ -100,7 +105,7 @@ def test_cue_window_recording_calibration_then_live(qtbot, tmp_path, source_id):
     player = run_simulator(
         name=name, source_id=source_id, sfreq=100.0, n_channels=8, background=True
     )
-    window = MainWindow()
+    window = MainWindow(outlet_name=name + "-Pred")  # each test's decisions its own outlets
     qtbot.addWidget(window)
     tab = window.calibrate_tab
     config = ParadigmConfig(
@@ -241,7 +246,13 @@ def test_an_adapting_session_shows_its_model_version_and_its_warm_up(
     player = start_simulator(name, source_id)
     folder = tmp_path / "versions"
     adapt = {"folder": folder, "calibration": [], "every": 0}
-    window = MainWindow(model=sim_model_file, stream=name, markers=name + "-Markers", adapt=adapt)
+    window = MainWindow(
+        model=sim_model_file,
+        stream=name,
+        markers=name + "-Markers",
+        adapt=adapt,
+        outlet_name=name + "-Pred",
+    )
     qtbot.addWidget(window)
     try:
         qtbot.waitUntil(lambda: window.provider is not None, timeout=20_000)

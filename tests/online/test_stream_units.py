@@ -302,6 +302,7 @@ def test_over_lsl_refuse_mode_fails_with_both_units(make_model, source_id, tmp_p
         name="units-refuse", ch_names=names, sfreq=SFREQ, source_id=source_id, unit="microvolts"
     )
     argv = ["run", "--model", str(path), "--source-id", source_id, "--timeout", str(DEADLINE)]
+    argv += ["--outlet-name", f"units-refuse-{source_id}-Pred"]
     assert main([*argv, "--unit-mismatch", "refuse", "--duration", "5"]) == 1
     err = capsys.readouterr().err
     assert "sblr-rt run: error:" in err
