@@ -181,20 +181,36 @@ def _shifted_features(recordings, pre, keys, shifts) -> np.ndarray:
     """Features of the window of each trial ``(recording, onset)`` moved by each shift (s).
 
     Shape (n_shifts, n_trials, n_rows, n_times); NaN where the window leaves the recording.
+    A trial whose every shifted window lies in one stretch of its recording is filtered
+    once over that stretch (:meth:`~sblr_rt.preprocessing.Preprocessor.filter_stretch`)
+    and its windows sliced from it; any other trial window by window. Both equal, to
+    rounding, each padded window filtered alone, as the online loop's windows are.
     """
     off = round(pre.tmin * pre.sfreq) - pre.n_pad
+    ds = [round(float(shift) * pre.sfreq) for shift in shifts]
+    d_lo, d_hi = min(ds), max(ds)
     data = {r: _in_model_order(recordings[r], pre) for r in {r for r, _ in keys}}
+    stretches = {}  # trial -> its filtered stretch, from shift d_lo
+    for i, (r_idx, onset) in enumerate(keys):
+        lo = onset + off + d_lo
+        hi = onset + off + d_hi + pre.n_times_raw
+        if _contiguous(recordings[r_idx], onset, lo, hi):
+            stretches[i] = pre.filter_stretch(data[r_idx][:, lo:hi])
+    n_win = pre.n_times_raw - pre.n_pad
     per_shift = []
-    for shift in shifts:
-        d = round(float(shift) * pre.sfreq)
-        raws, ok = [], []
-        for r_idx, onset in keys:
+    for d in ds:
+        sliced, raws, ok = {}, {}, []
+        for i, (r_idx, onset) in enumerate(keys):
             lo = onset + off + d
-            good = _contiguous(recordings[r_idx], onset, lo, lo + pre.n_times_raw)
-            ok.append(good)
-            if good:
-                raws.append(data[r_idx][:, lo : lo + pre.n_times_raw])
-        feats = pre.features_from_filtered(pre.filter_epochs(np.stack(raws))) if raws else None
+            if i in stretches:
+                sliced[i] = stretches[i][:, d - d_lo : d - d_lo + n_win]
+            elif _contiguous(recordings[r_idx], onset, lo, lo + pre.n_times_raw):
+                raws[i] = data[r_idx][:, lo : lo + pre.n_times_raw]
+            ok.append(i in sliced or i in raws)
+        if raws:  # the other trials' windows, filtered together
+            sliced.update(zip(raws, pre.filter_epochs(np.stack(list(raws.values()))), strict=True))
+        windows = [sliced[i] for i in sorted(sliced)]
+        feats = pre.features_from_filtered(np.stack(windows)) if windows else None
         per_shift.append((ok, feats))
     shape = next(f.shape[1:] for _, f in per_shift if f is not None)  # the trial window's
     out = np.full((len(shifts), len(keys), *shape), np.nan)

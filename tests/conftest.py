@@ -56,34 +56,23 @@ BCICOMP2003 = RECORDINGS / "bcicomp2003-IV" / "sp1s_aa_train_first216.mat"
 #: Fixtures that make a test a Qt test: it is marked ``gui`` whether written or not.
 _QT_FIXTURES = frozenset({"qtbot", "qapp", "qtmodeltester", "qtlog"})
 
-#: Live modules that keep a core busy while their streams run in real time (whole
-#: calibrations, eight replayed sessions at once): one worker runs them one after another,
-#: so that no two of them share the machine's two cores.
-_BUSY_LIVE_MODULES = frozenset({"test_demo.py", "test_replay_exact.py"})
-
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
 def pytest_collection_modifyitems(config, items):
-    """Mark the Qt tests ``gui``; group the modules for pytest-xdist's workers.
+    """Mark the Qt tests ``gui``; order each worker's modules, slow ones first.
 
     ``make test`` runs the tests marked neither ``lsl`` nor ``gui`` on two pytest-xdist
     workers, each module whole on one (``--dist loadfile``: its module-scoped fixtures
     are built once, ``test_snippets`` runs its pages in order), then the ``lsl`` and
-    ``gui`` tests on two workers (``--dist loadgroup``), each module whole on one and
-    the busy live modules (``_BUSY_LIVE_MODULES``) on one worker together: the live
-    tests mostly wait on real time, and every stream they open has its own
-    ``source_id``, so the two workers' streams never meet. The workers take the
-    modules that hold a ``slow`` test first (``--no-loadscope-reorder`` keeps this
-    order), so that no long module is left for one worker at the end.
+    ``gui`` tests on three workers, each module whole on one: the live tests mostly wait
+    on real time, and every stream and outlet they open has its own name or
+    ``source_id``, so the workers' streams never meet. The workers take the modules that
+    hold a ``slow`` test first (``--no-loadscope-reorder`` keeps this order), so that no
+    long module is left for one worker at the end.
     """
     for item in items:
         if _QT_FIXTURES & set(item.fixturenames) and item.get_closest_marker("gui") is None:
             item.add_marker(pytest.mark.gui)
-        # Not applied with pytest 9.2 and pytest-xdist 3.8: xdist's worker names the group
-        # by writing ``item._nodeid``, which pytest 9 no longer reads (docs/guide/development.md).
-        if item.get_closest_marker("xdist_group") is None:
-            busy = item.path.name in _BUSY_LIVE_MODULES
-            item.add_marker(pytest.mark.xdist_group("busy-live" if busy else str(item.path)))
     if hasattr(config, "workerinput"):  # a pytest-xdist worker: modules with slow tests first
         slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
         items.sort(key=lambda item: item.path not in slow)  # stable: order kept within

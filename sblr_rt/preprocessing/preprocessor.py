@@ -304,6 +304,37 @@ class Preprocessor:
             picked = filter_padded_epochs(self.filters, picked, self.n_pad)
         return self.apply_spatial(picked) if spatial else picked
 
+    def filter_stretch(self, stretch: np.ndarray) -> np.ndarray:
+        """Filter one padded raw stretch of any length and drop the pad.
+
+        Parameters
+        ----------
+        stretch : array, shape (n_channels, n_pad + n_samples)
+            Raw samples in ``ch_names`` order, ``n_samples >= 1``.
+
+        Returns
+        -------
+        filtered : ndarray, shape (n_filtered, n_samples)
+            Its ``n_window`` samples from any ``i`` equal, to rounding, :meth:`filter_epochs`
+            of the padded epoch ``stretch[:, i : i + n_pad + n_window]``: the filters are
+            FIR of ``n_pad + 1`` taps, so each output sample reads only its own pad.
+        """
+        stretch = np.asarray(stretch)
+        if stretch.ndim != 2 or stretch.shape[0] != len(self.ch_names):
+            raise ValueError(
+                f"'stretch' must have shape ({len(self.ch_names)}, n_pad + n_samples), got "
+                f"{stretch.shape}"
+            )
+        if stretch.shape[1] <= self.n_pad:
+            raise ValueError(
+                f"'stretch' must hold more than the {self.n_pad} samples of filter warm-up, "
+                f"got {stretch.shape[1]}"
+            )
+        picked = np.ascontiguousarray(stretch[None, self.pick_indices], dtype=np.float64)
+        if self.filters:
+            picked = filter_padded_epochs(self.filters, picked, self.n_pad)
+        return self.apply_spatial(picked)[0]
+
     def apply_spatial(self, windows: np.ndarray) -> np.ndarray:
         """Apply the spatial stage to picked, filtered windows (:func:`.spatial.apply_spatial`).
 

@@ -80,6 +80,25 @@ def test_features_same_through_epochs_and_stream(features):
     )
 
 
+@pytest.mark.parametrize("features", ["waveform", "bandpower"])
+def test_windows_sliced_from_a_filtered_stretch_equal_each_window_filtered_alone(features):
+    rng = np.random.default_rng(2)
+    data = rng.standard_normal((len(CH), 3000))
+    pre = _pre(features, spatial="car")
+    start, n = 200, 700
+    stretch = pre.filter_stretch(data[:, start : start + pre.n_pad + n])
+    assert stretch.shape == (len(pre.picks) * max(1, len(pre.filters)), n)
+    onsets = np.arange(start, start + n - pre.n_window + 1, 37) - round(pre.tmin * pre.sfreq)
+    onsets += pre.n_pad
+    alone = pre.filter_epochs(_epochs(pre, data, onsets))
+    sliced = np.stack([stretch[:, i : i + pre.n_window] for i in range(0, len(onsets) * 37, 37)])
+    np.testing.assert_allclose(sliced, alone, rtol=1e-10, atol=1e-12 * np.abs(alone).max())
+    with pytest.raises(ValueError, match="more than the"):
+        pre.filter_stretch(data[:, : pre.n_pad])
+    with pytest.raises(ValueError, match="must have shape"):
+        pre.filter_stretch(data[:3])
+
+
 def test_real_recording_offline_equals_streaming(physionet_dir):
     from sblr_rt.io import read_recording
 
