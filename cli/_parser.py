@@ -103,8 +103,8 @@ def add_outlet_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--outlet-name",
         default=None,
-        help="name of the decision outlets: NAME (JSON) and NAME-Numeric (numbers); default "
-        "SBLR-Predictions. Each session on one network needs its own",
+        help="name of the decision outlets: NAME (JSON) and NAME-Numeric (numbers), one per "
+        "session on a network (default: SBLR-Predictions)",
     )
 
 

@@ -60,7 +60,9 @@ def test_run_help_explains_mode_and_shows_defaults(capsys):
         main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "sliding: decide on the latest window every hop" in text
-    assert "(default: SBLR-Predictions)" in text
+    from sblr_rt.online import DEFAULT_OUTLET_NAME
+
+    assert f"(default: {DEFAULT_OUTLET_NAME})" in text  # the help names the library's default
 
 
 @pytest.mark.parametrize(
