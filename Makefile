@@ -53,15 +53,17 @@ test-live: $(VENV)/.installed
 		--durations=25
 
 # The model and calibration tests at the minimum versions, on two pytest-xdist workers (each
-# module whole on one). SCIPY_ARRAY_API=1: scikit-learn 1.6's test utilities refuse to
-# import when array-api-compat (a pyriemann dependency) is installed without it; scipy
-# computes the same on NumPy arrays.
+# module whole on one, those with slow tests first); ends with its 15 slowest tests.
+# SCIPY_ARRAY_API=1: scikit-learn 1.6's test utilities refuse to import when
+# array-api-compat (a pyriemann dependency) is installed without it; scipy computes the
+# same on NumPy arrays.
 test-min: $(VENV_MIN)/.installed
 	@# every pin of .ci/minimum.txt installed exactly (a line missing from pip freeze fails)
 	$(VENV_MIN)/bin/python -m pip freeze > $(VENV_MIN)/freeze.txt
 	! grep -v -e '^#' -e '^$$' .ci/minimum.txt | grep -ivxF -f $(VENV_MIN)/freeze.txt
 	SCIPY_ARRAY_API=1 $(VENV_MIN)/bin/python -m pytest -p no:cacheprovider \
-		-n 2 --dist loadfile tests/model tests/calibration tests/test_without_qt.py
+		-n 2 --dist loadfile --no-loadscope-reorder --durations=15 \
+		tests/model tests/calibration tests/test_without_qt.py
 
 # The release as a user gets it: sdist and wheel built from a clean clone of HEAD, the wheel
 # checked against the source tree, installed in a fresh venv and used from outside the tree.

@@ -41,6 +41,7 @@ def test_selected_sblr_is_a_classifier_on_trials_in_volts():
 
 
 def test_evaluate_within_session_on_fake_dataset(tmp_path, monkeypatch):
+    (tmp_path / "mne_data").mkdir()  # MNE refuses an MNE_DATA that does not exist
     monkeypatch.setenv("MNE_DATA", str(tmp_path / "mne_data"))
     scores = evaluate(_fake(), search="none", ranks=(1,), results=tmp_path / "res")
     sblr = scores[scores["pipeline"] == "SBLR"]
@@ -51,6 +52,7 @@ def test_evaluate_within_session_on_fake_dataset(tmp_path, monkeypatch):
 
 
 def test_the_pipeline_file_is_read_by_moabb_and_evaluated(tmp_path, monkeypatch):
+    (tmp_path / "mne_data").mkdir()  # MNE refuses an MNE_DATA that does not exist
     monkeypatch.setenv("MNE_DATA", str(tmp_path / "mne_data"))
     from moabb.evaluations import WithinSessionEvaluation
     from moabb.paradigms import LeftRightImagery
@@ -78,6 +80,7 @@ def test_the_pipeline_file_is_read_by_moabb_and_evaluated(tmp_path, monkeypatch)
 @pytest.mark.slow
 def test_the_recipe_with_moabb_benchmark(tmp_path, monkeypatch):
     # the module's recipe as written, on FakeDataset instead of a download (about 30 s)
+    (tmp_path / "mne_data").mkdir()  # MNE refuses an MNE_DATA that does not exist
     monkeypatch.setenv("MNE_DATA", str(tmp_path / "mne_data"))
     monkeypatch.chdir(tmp_path)
     from moabb import benchmark
