@@ -294,10 +294,11 @@ def _status_line(snap) -> str:
         adaptation += f", {a['n_failures']} failed: {a['last_error']})" if a["n_failures"] else ")"
     if snap.prior_share is not None:
         adaptation += f"; {100 * snap.prior_share:.0f}% of the decision still the prior's"
+    caveat = f" ({lat.caveat})" if lat.caveat else ""
     return (
         f"[{state}] {snap.n_decisions} decisions ({snap.decisions_per_second:.1f}/s, "
         f"{snap.n_trial_decisions} trials); latency p50 {ms(lat.p50)} ms p99 "
-        f"{ms(lat.p99)} ms; step p99 {ms(step.p99)} ms; dropped {dropped.total} (gap "
+        f"{ms(lat.p99)} ms{caveat}; step p99 {ms(step.p99)} ms; dropped {dropped.total} (gap "
         f"{dropped.gap}, refilling {dropped.refilling}, nonfinite {dropped.nonfinite}, behind "
         f"{dropped.behind}, halted {dropped.halted}, flat {dropped.flat}, clipped "
         f"{dropped.clipped}, amplitude {dropped.amplitude}); gaps {snap.n_gaps}{cues}"

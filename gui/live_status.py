@@ -112,7 +112,8 @@ def status_html(snapshot: Telemetry) -> str:
         parts += [
             f"{snapshot.decisions_per_second:.1f} decisions/s",
             f"step p50 {_fmt_seconds(step.p50)} / p99 {_fmt_seconds(step.p99)}",
-            f"latency p50 {_fmt_seconds(latency.p50)} / p99 {_fmt_seconds(latency.p99)}",
+            f"latency p50 {_fmt_seconds(latency.p50)} / p99 {_fmt_seconds(latency.p99)}"
+            + (f" ({latency.caveat})" if latency.caveat else ""),
         ]
     parts.append(f"gaps {snapshot.n_gaps}")
     if snapshot.mode is not None:

@@ -46,6 +46,26 @@ class Stats:
     max: float = float("nan")
     mean: float = float("nan")
 
+    @property
+    def caveat(self) -> str:
+        """Why latencies read below zero, or ``""``.
+
+        A latency is the decision's publication on this computer's LSL clock minus its
+        window's end on the stream's timestamps; it is negative when the stream stamps its
+        samples ahead of that clock (mne-lsl's ``PlayerLSL`` stamps a chunk's last sample
+        one chunk ahead), and then measures the stamps, not the loop.
+
+        Examples
+        --------
+        >>> Stats(n=10, p50=-0.095).caveat
+        "the stream's timestamps run ahead of this computer's clock"
+        >>> Stats(n=10, p50=0.004).caveat
+        ''
+        """
+        if self.n and self.p50 < 0:
+            return "the stream's timestamps run ahead of this computer's clock"
+        return ""
+
 
 @dataclasses.dataclass(frozen=True)
 class Dropped:
