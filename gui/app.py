@@ -98,6 +98,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model_path: str | None = None
         self.provider = None
         self.connected_stream = None
+        #: Why the last connection failed (None: it did not, or none was made).
+        self.connection_error: BaseException | None = None
         self.hop = float(hop)
         self.adapt = adapt
         self.rename_channels = rename_channels
@@ -393,6 +395,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self._stop_provider(provider)
             return
         self.provider = provider
+        self.connection_error = None
         classes = getattr(self.model, "classes", None) if self.model is not None else None
         window = None if self.model is None else (self.model.tmin, self.model.tmax)
         self.live_tab.set_provider(provider, classes=classes, window=window)
@@ -404,6 +407,7 @@ class MainWindow(QtWidgets.QMainWindow):
             logger.info("a superseded connection failed: %s", exc)
             return
         self.connected_stream = None
+        self.connection_error = exc
         self.connect_button.setText("Connect")
         self.statusBar().showMessage(f"Could not connect: {exc}")
         self.live_tab.banner.setText(f"Could not connect: {exc}")
@@ -634,8 +638,14 @@ def run(
         paths = save_screenshots(window, screenshot)
         for path in paths:
             logger.info("wrote %s", path)
+        failed = window.connection_error
         window.close()
         app.processEvents()
+        if failed is not None:
+            raise RuntimeError(
+                f"could not connect to the stream: {failed} (the screenshots show the Live "
+                "tab with this error and no data)"
+            )
         return 0
     window.show()
     # SIGTERM closes the window as its close button does: the loop, the adapter and its

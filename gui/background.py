@@ -81,8 +81,12 @@ class BackgroundTask(QtCore.QObject):
         self._finished = True
         exc = self.future.exception()
         if exc is not None:
-            logger.error("background task failed: %s", exc, exc_info=exc)
-            if self.on_error is not None:
-                self.on_error(exc)
+            if self.on_error is None:
+                logger.error("background task failed: %s", exc, exc_info=exc)
+                return
+            # the handler tells the user; the traceback is for -v
+            logger.warning("background task failed: %s", exc)
+            logger.debug("the failed task's traceback", exc_info=exc)
+            self.on_error(exc)
         elif self.on_done is not None:
             self.on_done(self.future.result())

@@ -41,7 +41,7 @@ def wait_for_live(window, *, timeout: float = LIVE_TIMEOUT, settle: float = 3.0)
     Returns
     -------
     ok : bool
-        Whether live data arrived.
+        Whether live data arrived (False at once when the connection failed).
     """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -50,6 +50,9 @@ def wait_for_live(window, *, timeout: float = LIVE_TIMEOUT, settle: float = 3.0)
         if snap is not None and snap.raw.data.size:
             _process_events(settle)
             return True
+        if window.connection_error is not None:  # no data will come
+            logger.warning("no live data: %s", window.connection_error)
+            return False
     logger.warning("no live data within %.1f s; the Live screenshot shows no traces", timeout)
     return False
 
