@@ -113,8 +113,15 @@ def test_a_dashboard_refused_its_outlets_says_why_and_exits_1(
     name = f"GuiTaken-{source_id[-12:]}"
     player = run_simulator(name=name, source_id=source_id, sfreq=100.0, n_channels=16,
                            background=True)  # fmt: skip
-    taken = PredictionOutlet(name=name + "-Pred", source_id=decision_source_id(name + "-Pred"))
+    taken_id = decision_source_id(name + "-Pred")
+    taken = PredictionOutlet(name=name + "-Pred", source_id=taken_id)
     try:
+        import pylsl
+
+        from tests.conftest import DEADLINE
+
+        # the outlet another session holds, visible on the network before the dashboard looks
+        assert pylsl.resolve_byprop("source_id", taken_id, 1, DEADLINE)
         target = tmp_path / "dash.png"
         code = main(["gui", "--model", str(model_path), "--stream", name, "--source-id",
                      source_id, "--outlet-name", name + "-Pred", "--screenshot", str(target),
