@@ -100,38 +100,3 @@ def test_gui_without_a_display_says_so_in_one_line():
     assert done.returncode not in (0, 134), done.stderr[-2000:]
     assert "needs a display" in done.stderr and "--screenshot" in done.stderr
     assert "Traceback" not in done.stderr
-
-
-@pytest.mark.gui
-@pytest.mark.lsl
-def test_a_dashboard_refused_its_outlets_says_why_and_exits_1(
-    model_path, tmp_path, source_id, capsys
-):
-    from sblr_rt.playback.simulator import run_simulator
-    from sblr_rt.stream import PredictionOutlet, decision_source_id
-
-    name = f"GuiTaken-{source_id[-12:]}"
-    player = run_simulator(name=name, source_id=source_id, sfreq=100.0, n_channels=16,
-                           background=True)  # fmt: skip
-    taken_id = decision_source_id(name + "-Pred")
-    taken = PredictionOutlet(name=name + "-Pred", source_id=taken_id)
-    try:
-        import pylsl
-
-        from tests.conftest import DEADLINE
-
-        # the outlet another session holds, visible on the network before the dashboard looks
-        assert pylsl.resolve_byprop("source_id", taken_id, 1, DEADLINE)
-        target = tmp_path / "dash.png"
-        code = main(["gui", "--model", str(model_path), "--stream", name, "--source-id",
-                     source_id, "--outlet-name", name + "-Pred", "--screenshot", str(target),
-                     "--settle", "0"])  # fmt: skip
-        err = capsys.readouterr().err
-    finally:
-        taken.close()
-        player.stop()
-    assert code == 1 and "Traceback" not in err
-    line = err.strip().splitlines()[-1]
-    assert line.startswith("sblr-rt gui: error: could not connect to the stream: ")
-    assert "already on the network" in line and "--outlet-name" in line
-    assert (tmp_path / "dash-live.png").is_file()  # the Live tab, with the error, is drawn

@@ -299,3 +299,25 @@ def test_the_calibrate_tab_records_the_stream_the_window_is_connected_to(qtbot, 
     window.connected_stream = streams[1]
     window._streams_resolved(list(reversed(streams)))  # a refresh lists them otherwise
     assert tab.eeg_box.currentData().name == "Second-EEG"
+
+
+def test_a_failed_connection_is_kept_and_ends_the_screenshots_wait(qtbot, monkeypatch):
+    import sblr_rt.gui.app as app_module
+    from sblr_rt.gui.app import MainWindow
+    from sblr_rt.gui.screenshot import wait_for_live
+
+    from sblr_rt.stream import StreamDescription
+
+    eeg = StreamDescription("Taken-EEG", "EEG", "amp-1", 8, 250.0, "float32", "host", "Taken-EEG")
+    monkeypatch.setattr(app_module, "notify", lambda *args: None)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    refused = RuntimeError("an outlet named 'SBLR-Predictions' is already on the network")
+    monkeypatch.setattr(window, "_make_provider", lambda *args: (_ for _ in ()).throw(refused))
+    assert window.connection_error is None
+    window.connect_to(eeg, None)
+    qtbot.waitUntil(lambda: window.connection_error is not None, timeout=10_000)
+    assert window.connection_error is refused
+    assert "already on the network" in window.live_tab.banner.text()
+    # no data will come: the wait ends now, not after its timeout (longer than the test's)
+    assert wait_for_live(window, timeout=10_000.0, settle=0.0) is False
