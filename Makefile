@@ -46,10 +46,10 @@ test-offline: $(VENV)/.installed
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder \
 		-m "not lsl and not gui" --durations=25
 
-# The lsl and gui tests on three workers, each module whole on one: they mostly wait on
+# The lsl and gui tests on two workers, each module whole on one: they mostly wait on
 # real time, and each opens streams of its own names (tests/conftest.py).
 test-live: $(VENV)/.installed
-	$(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder -m "lsl or gui" \
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "lsl or gui" \
 		--durations=25
 
 # The model and calibration tests at the minimum versions, on two pytest-xdist workers (each

@@ -41,6 +41,7 @@ from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
 from sblr_rt.calibration.member_evidence import CAUSAL, MemberEvidence, causal_scores
 from sblr_rt.calibration.outcome import CalibrationOutcome
 from sblr_rt.calibration.prior import adapt_prior, combine_with_prior, person_part, prior_settings
+from sblr_rt.calibration.prior.person import TooFewTrialsPerClass
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel
@@ -182,6 +183,8 @@ def refit_model(
                 new = _reselect(model, recordings, config, classes, min_per_class)
             else:
                 new = _warm(model, recordings, config, classes, min_per_class)
+    except TooFewTrialsPerClass as err:  # trials rejected in the prior's adaptation: wait
+        raise TooFewTrials(err.counts, err.min_per_class) from err
     except ValueError as err:  # e.g. too few epochs per class for the CV
         raise RefitError(str(err)) from err
     for label, member in zip(new.member_labels, new.members, strict=True):  # every one

@@ -64,7 +64,7 @@ def pytest_collection_modifyitems(config, items):
     ``make test`` runs the tests marked neither ``lsl`` nor ``gui`` on two pytest-xdist
     workers, each module whole on one (``--dist loadfile``: its module-scoped fixtures
     are built once, ``test_snippets`` runs its pages in order), then the ``lsl`` and
-    ``gui`` tests on three workers, each module whole on one: the live tests mostly wait
+    ``gui`` tests on two workers, each module whole on one: the live tests mostly wait
     on real time, and every stream and outlet they open has its own name or
     ``source_id``, so the workers' streams never meet. The workers take the modules that
     hold a ``slow`` test first (``--no-loadscope-reorder`` keeps this order), so that no
