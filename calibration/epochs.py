@@ -38,11 +38,37 @@ __all__ = [
     "REJECT_REASONS",
     "EpochSet",
     "RawEpochs",
+    "TooFewTrials",
     "class_labels",
     "cut_raw_epochs",
     "extract_epochs",
     "resolve_markers",
 ]
+
+
+class TooFewTrials(ValueError):
+    """A class has fewer trials than a fit needs (a session waits for more).
+
+    Not a failure of the data: the first trials of every session adapting from scratch end
+    here, and so does a refit whose rejection leaves a class short.
+
+    Attributes
+    ----------
+    counts : dict
+        Trials per class.
+    min_per_class : int
+        Trials each class needs.
+    """
+
+    def __init__(self, counts: dict, min_per_class: int) -> None:
+        self.counts, self.min_per_class = dict(counts), int(min_per_class)
+        super().__init__(
+            f"too few trials of a class: need at least {min_per_class} per class, got {counts}"
+        )
+
+    def __reduce__(self):  # raised in a refit process, re-raised in the session's
+        return type(self), (self.counts, self.min_per_class)
+
 
 REJECT_REASONS = ("edge", "gap", "nan", "flat", "clipped", "amplitude")
 

@@ -11,10 +11,12 @@ background process, and what the adaptation benchmark runs in-process:
   (:func:`~sblr_rt.calibration.calibrate`, with the configuration the model was
   calibrated with) on all epochs, so the feature path and penalties may change.
 
-A refit that cannot give a usable model raises :class:`RefitError` (too few epochs of a
-class, factors all zero or not finite, classes that changed); the caller keeps the current
-model. The new version is written with :func:`~sblr_rt.io.save_model`, which writes a
-temporary file and renames it: a version file is whole or absent, even if the process is
+A refit short of trials of a class raises :class:`~sblr_rt.calibration.epochs.TooFewTrials`
+(the session waits for more); one that cannot give a usable model raises
+:class:`RefitError` (too few epochs of a class for the search, factors all zero or not
+finite, classes that changed). Either way the caller keeps the current model. The new
+version is written with :func:`~sblr_rt.io.save_model`, which writes a temporary file and
+renames it: a version file is whole or absent, even if the process is
 killed mid-write.
 """
 
@@ -37,11 +39,10 @@ from sblr_rt.calibration.assembly import (
 )
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.core import calibrate, fitted_model
-from sblr_rt.calibration.epochs import extract_epochs, resolve_markers
+from sblr_rt.calibration.epochs import TooFewTrials, extract_epochs, resolve_markers
 from sblr_rt.calibration.member_evidence import CAUSAL, MemberEvidence, causal_scores
 from sblr_rt.calibration.outcome import CalibrationOutcome
 from sblr_rt.calibration.prior import adapt_prior, combine_with_prior, person_part, prior_settings
-from sblr_rt.calibration.prior.person import TooFewTrialsPerClass
 from sklearn.exceptions import ConvergenceWarning
 
 from sblr_rt.bci_model import BCIModel
@@ -57,29 +58,6 @@ __all__ = ["RefitError", "TooFewTrials", "labelled_recording", "refit_model", "v
 
 class RefitError(RuntimeError):
     """A refit gave no usable model; the session keeps its current one."""
-
-
-class TooFewTrials(RefitError):
-    """A class has fewer trials than a refit needs: the session waits for more.
-
-    Not a failure: the first trials of every session adapting from scratch end here.
-
-    Attributes
-    ----------
-    counts : dict
-        Trials per class.
-    min_per_class : int
-        Trials each class needs.
-    """
-
-    def __init__(self, counts: dict, min_per_class: int) -> None:
-        self.counts, self.min_per_class = dict(counts), int(min_per_class)
-        super().__init__(
-            f"too few trials of a class: need at least {min_per_class} per class, got {counts}"
-        )
-
-    def __reduce__(self):  # raised in the refit process, re-raised in the session's
-        return type(self), (self.counts, self.min_per_class)
 
 
 def version_path(folder, version: int) -> Path:
@@ -183,8 +161,8 @@ def refit_model(
                 new = _reselect(model, recordings, config, classes, min_per_class)
             else:
                 new = _warm(model, recordings, config, classes, min_per_class)
-    except TooFewTrialsPerClass as err:  # trials rejected in the prior's adaptation: wait
-        raise TooFewTrials(err.counts, err.min_per_class) from err
+    except TooFewTrials:  # trials rejected (or a prior's adaptation short of a class): wait
+        raise
     except ValueError as err:  # e.g. too few epochs per class for the CV
         raise RefitError(str(err)) from err
     for label, member in zip(new.member_labels, new.members, strict=True):  # every one

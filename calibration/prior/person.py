@@ -21,7 +21,7 @@ import numpy as np
 from sblr_rt.calibration.assembly import MEMBER_KEYS, as_recordings, fitted_model, run_of_each
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.constraints import integer, positive
-from sblr_rt.calibration.epochs import extract_epochs
+from sblr_rt.calibration.epochs import TooFewTrials, extract_epochs
 from sblr_rt.calibration.member_evidence import (
     MemberEvidence,
     blocked_evidence,
@@ -36,34 +36,12 @@ from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
 __all__ = [
     "MAX_TRIALS",
     "PriorStart",
-    "TooFewTrialsPerClass",
     "adapt_prior",
     "combine_with_prior",
     "first_trials",
     "person_part",
     "start_from_prior",
 ]
-
-
-class TooFewTrialsPerClass(ValueError):
-    """The person's trials hold fewer of a class than adapting the prior needs.
-
-    Attributes
-    ----------
-    counts : dict
-        Trials per class, after epoch rejection.
-    min_per_class : int
-        Trials each class needs.
-    """
-
-    def __init__(self, counts: dict, min_per_class: int) -> None:
-        self.counts, self.min_per_class = dict(counts), int(min_per_class)
-        super().__init__(
-            f"too few trials of a class: need at least {min_per_class} per class, got {counts}"
-        )
-
-    def __reduce__(self):  # picklable across the refit's process
-        return type(self), (self.counts, self.min_per_class)
 
 
 def first_trials(recordings, class_map: dict | None, max_trials: int | None) -> list:
@@ -196,7 +174,7 @@ def adapt_prior(
     y = np.array([order[epochs.classes[k]] for k in epochs.y], dtype=np.int64)
     counts = {c: int(np.sum(y == k)) for k, c in enumerate(classes)}
     if min(counts.values()) < min_per_class:
-        raise TooFewTrialsPerClass(counts, min_per_class)
+        raise TooFewTrials(counts, min_per_class)
     epochs = epochs.centred(run_of_each(recs))
     pool = prior.pool
     w = pool.trial_weight if trial_weight is None else float(trial_weight)

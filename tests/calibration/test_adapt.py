@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 from sblr_rt.calibration import calibrate
 from sblr_rt.calibration.adapt import Adapter, trial_recording
-from sblr_rt.calibration.refit import RefitError, labelled_recording, refit_model, version_path
+from sblr_rt.calibration.refit import (
+    RefitError,
+    TooFewTrials,
+    labelled_recording,
+    refit_model,
+    version_path,
+)
 
 from sblr_rt.io.model_file import load_model
 from sblr_rt.io.recording import Recording
@@ -107,7 +113,7 @@ def test_a_warm_refit_starts_from_the_current_factors(calibration):
 def test_refit_failures_raise_refit_error(calibration):
     rec, model = calibration
     only_left = [trial_recording(_trial(rec, k, "left"), "uV") for k in (0, 2, 4, 6)]
-    with pytest.raises(RefitError, match="too few trials of a class"):
+    with pytest.raises(TooFewTrials, match="too few trials of a class"):  # the session waits
         refit_model(model, only_left, version=1)
     with pytest.raises(RefitError, match="at least 3 per class"):  # re-selection: the CV's
         refit_model(model, [*only_left[:1], trial_recording(_trial(rec, 1, "right"), "uV")],

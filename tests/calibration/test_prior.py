@@ -10,10 +10,12 @@ trial, which a model whose factors collapsed to zero cannot.
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import numpy as np
 import pytest
 from sblr_rt.calibration import build_prior, calibrate
+from sblr_rt.calibration.epochs import TooFewTrials
 from sblr_rt.calibration.prior import PriorSettings, adapt_prior, first_trials, person_of
 from scipy.signal import butter, lfilter
 
@@ -219,6 +221,13 @@ def test_a_prior_refuses_one_person_other_rates_units_and_missing_channels(prior
         adapt_prior(prior, [few])
     with pytest.raises(ValueError, match="a prior"):
         adapt_prior(own_model, [_run(9, 2)])
+    three = first_trials([_run(9, 1)], CLASSES, 3)  # both classes, neither three times
+    with pytest.raises(TooFewTrials, match="need at least 3 per class") as short:
+        adapt_prior(prior, three, min_per_class=3)  # a ValueError, and a session's wait
+    assert isinstance(short.value, ValueError) and sum(short.value.counts.values()) == 3
+    again = pickle.loads(pickle.dumps(short.value))  # raised in a refit process, read in ours
+    assert (again.counts, again.min_per_class, str(again)) == (
+        short.value.counts, 3, str(short.value))  # fmt: skip
     with pytest.raises(ValueError, match="'rank' must be an integer from 1 to 4096, got 0"):
         PriorSettings(rank=0)
 
