@@ -1,7 +1,5 @@
 # Two entry points: `make demo` and `make test`. Both create .venv on first use.
 # `make test-min` checks the stated floors: a separate .venv-min at .ci/minimum.txt.
-# pip installs without byte-compiling every module (--no-compile, half the install time):
-# Python compiles each module the first time it is imported.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -13,22 +11,22 @@ export QT_QPA_PLATFORM ?= offscreen
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
 $(VENV)/.installed-bench: $(VENV)/.installed
-	$(PY) -m pip install --quiet --no-compile -e '.[test,bench]'
+	$(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $@
 
 $(VENV)/.installed-docs: $(VENV)/.installed
-	$(PY) -m pip install --quiet --no-compile -e '.[test,docs]'
+	$(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $@
 
 $(VENV_MIN)/.installed: pyproject.toml .ci/minimum.txt
 	rm -rf $(VENV_MIN)
 	$(PYTHON) -m venv $(VENV_MIN)
 	$(VENV_MIN)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV_MIN)/bin/python -m pip install --quiet --no-compile -c .ci/minimum.txt -e '.[test]'
+	$(VENV_MIN)/bin/python -m pip install --quiet -c .ci/minimum.txt -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.installed

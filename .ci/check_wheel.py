@@ -162,9 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         _step("fresh venv", [sys.executable, "-m", "venv", venv], cwd=tmp)
         bindir = venv / "bin"
         _step(
-            "install the wheel",  # no byte-compiling: imports compile what they use
-            [bindir / "python", "-m", "pip", "install", "-q", "--no-compile", wheel],
-            cwd=tmp,
+            "install the wheel", [bindir / "python", "-m", "pip", "install", "-q", wheel], cwd=tmp
         )
 
         # Everything below runs in a folder that holds no source: imports come from the venv.

@@ -7,7 +7,10 @@ rest of the project reads instead of measuring again:
 Gaps
     Detected as samples arrive with THE rule, :func:`sblr_rt.io.gaps.find_gaps` at
     :func:`sblr_rt.io.gaps.gap_threshold` (or the ``gap_threshold`` keyword), plus one
-    gap before the first sample after a reconnection. ``status()["n_gaps"]`` is the one gap
+    gap before the first sample after a reconnection or a clock jump (the sender's clock
+    stepped: the samples from the step on are dropped and the inlet reopened, so that
+    timestamps restart exactly; :class:`~sblr_rt.stream.timeline.StreamTimeline`).
+    ``status()["n_gaps"]`` is the one gap
     count of the project; ``status()["gaps"]`` lists ``(t_start, t_stop)``, the timestamps
     of the samples around each gap. Which samples follow a gap is available two ways,
     so that no consumer detects gaps again:
@@ -55,7 +58,6 @@ import numpy as np
 from sblr_rt.io.declared_limits import check_allocation, check_sfreq
 from sblr_rt.io.gaps import gap_threshold
 from sblr_rt.stream._base import BaseSource, close_inlet
-from sblr_rt.stream._chunks import ChunkBookkeeping, declared_speed, pull_into
 from sblr_rt.stream._health import RateMonitor, check_tolerance, stall_threshold, stream_state
 from sblr_rt.stream._info import (
     FORMAT_DTYPES,
@@ -66,8 +68,10 @@ from sblr_rt.stream._info import (
     check_positive_float,
     check_pull_interval,
 )
+from sblr_rt.stream._pull import declared_speed, pull_into
 from sblr_rt.stream.clock import local_clock
 from sblr_rt.stream.ring_buffer import RingBuffer
+from sblr_rt.stream.timeline import StreamTimeline
 
 __all__ = ["LSLSource"]
 
@@ -80,7 +84,7 @@ def _unit_keys(units) -> list[str]:
 logger = logging.getLogger("sblr_rt.stream")
 
 
-class LSLSource(ChunkBookkeeping, BaseSource):
+class LSLSource(BaseSource):
     """A numeric LSL stream (EEG) read into a :class:`~sblr_rt.stream.RingBuffer`.
 
     The stream is resolved by ``name``, ``stype`` and/or ``source_id`` when
@@ -182,14 +186,12 @@ class LSLSource(ChunkBookkeeping, BaseSource):
         self.buffer = None
         self._ch_names = self._ch_units = self._ch_types = None
         self._sfreq = self._dtype = self._scratch = self._rate = None
-        self._gaps = []  # (t_start, t_stop) per gap
-        self._gap_indices = []  # absolute buffer index of the sample after each gap
+        self._timeline = None  # StreamTimeline: clock jumps, gaps (set when connected)
+        self._chunk_inlet = None  # the inlet the timeline last read
         self._gap_listeners = []  # listeners called with the gap positions
         self._n_nan_samples = 0
         self._n_chunks = 0
-        self._last_timestamp = None
         self._last_arrival = None
-        self._pending_gap = False
         self._nan_logged_at = -math.inf
 
     def __repr__(self) -> str:
@@ -278,7 +280,7 @@ class LSLSource(ChunkBookkeeping, BaseSource):
             follows a gap (samples ``k - 1`` and ``k`` are not contiguous).
         """
         with self._state_lock:
-            indices = np.asarray(self._gap_indices, dtype=np.int64)
+            indices = np.asarray(self._timeline.gap_indices, dtype=np.int64)
         keep = indices >= start
         if stop is not None:
             keep &= indices < stop
@@ -314,15 +316,15 @@ class LSLSource(ChunkBookkeeping, BaseSource):
             status.update(
                 state=self._state(now),
                 n_samples=self.buffer.n_pushed,
-                n_gaps=len(self._gaps),
-                gaps=list(self._gaps),
+                n_gaps=len(self._timeline.gaps),
+                gaps=list(self._timeline.gaps),
                 n_nan_samples=self._n_nan_samples,
                 n_stalls=self._n_stalls,
                 sfreq=self._sfreq,
                 effective_sfreq=self._rate.effective_sfreq,
                 rate_ok=self._rate.rate_ok,
                 rate_far_off=self._rate.rate_far_off,
-                last_timestamp=self._last_timestamp,
+                last_timestamp=self._timeline.last_timestamp,
                 stalled_for=None if self._last_arrival is None else now - self._last_arrival,
                 buffer_fill=self.buffer.n_available / self.buffer.capacity,
             )
@@ -369,8 +371,9 @@ class LSLSource(ChunkBookkeeping, BaseSource):
             if self._gap_threshold_arg is not None
             else gap_threshold(sfreq)
         )
-        self._speed = declared_speed(full_info)
-        self._rate = RateMonitor(sfreq * self._speed, tolerance=self._rate_tolerance)
+        speed = declared_speed(full_info)
+        self._rate = RateMonitor(sfreq * speed, tolerance=self._rate_tolerance)
+        self._timeline = StreamTimeline(sfreq * speed, self._gap_threshold, full_info.name())
 
     def _open_inlet(self, info, timeout):
         inlet, full_info = super()._open_inlet(info, timeout)
@@ -458,7 +461,7 @@ class LSLSource(ChunkBookkeeping, BaseSource):
         return "; ".join(changes) or None
 
     def _after_reconnect(self):
-        self._pending_gap = True
+        self._timeline.reconnected()
 
     # -- reading (reader thread) ---------------------------------------------------------
     def _read_once(self):
@@ -478,6 +481,87 @@ class LSLSource(ChunkBookkeeping, BaseSource):
         timestamps = np.asarray(timestamps, dtype=np.float64)
         chunk = scratch[:n_samples].copy()
         self._handle_chunk(chunk, timestamps)
+
+    def _handle_chunk(self, chunk, timestamps):
+        """Keep a chunk: its clock read, gaps recorded, NaN counted, pushed, listeners called.
+
+        :class:`~sblr_rt.stream.timeline.StreamTimeline` decides which samples are kept
+        now (a clock jump drops the samples from it on and reopens the inlet; samples whose
+        time does not advance wait for the next chunk).
+        """
+        if self._chunk_inlet is not self._inlet:
+            self._chunk_inlet = self._inlet
+            self._timeline.new_inlet()
+        chunk, timestamps, jumped = self._timeline.admit(chunk, timestamps)
+        if jumped:
+            self._restart_after_jump()
+        now = local_clock()
+        if not len(timestamps):
+            with self._state_lock:  # data came: the stream is not stalled
+                self._last_arrival = now
+                self._stall_reopened = False
+            return
+        n_nan = 0
+        if self._dtype.kind == "f":
+            n_nan = int(np.count_nonzero(np.isnan(chunk).any(axis=1)))
+        first_index = self.buffer.n_pushed  # only this thread pushes
+        with self._state_lock:
+            gap_before = self._timeline.record(timestamps, first_index)
+            if gap_before.size:
+                self._rate.reset()
+            self._stall_reopened = False
+            self._n_nan_samples += n_nan
+            self._n_chunks += 1
+            self._last_arrival = now
+        self.buffer.push(chunk, timestamps)
+        with self._state_lock:
+            self._rate.update(first_index + len(timestamps), timestamps[-1])
+            self._warn_rate()
+        if n_nan and now - self._nan_logged_at > 10.0:
+            self._nan_logged_at = now
+            logger.warning(
+                "LSL stream %r sent samples with NaN (%d so far); they are buffered as is.",
+                self._name,
+                self._n_nan_samples,
+            )
+        gap_listeners = self._gap_listeners
+        for callback in self._listeners:
+            if callback in gap_listeners:
+                callback(chunk, timestamps, gap_before)
+            else:
+                callback(chunk, timestamps)
+
+    def _restart_after_jump(self):
+        """Reopen the inlet, so that timestamps restart exactly on the new timeline.
+
+        The samples from the jump on were dropped (they carry the dejitter's smeared
+        times); the fresh inlet's first chunk is one gap, logged once.
+        """
+        old, self._inlet = self._inlet, None
+        close_inlet(old)
+        del old
+        try:
+            self._inlet, _ = self._open_inlet(self._resolved_info, timeout=1.0)
+        except RuntimeError:  # pylsl's LostError, TimeoutError: the outlet is gone
+            self._on_lost()
+
+    def _warn_rate(self):
+        """Log once when the effective rate leaves the tolerance (under the lock)."""
+        rate = self._rate
+        level = rate.news()
+        if level is None:
+            return
+        # Against the declared rate times the declared replay speed (rate.sfreq).
+        speed = rate.sfreq / self._sfreq
+        logger.warning(
+            "LSL stream %r runs at %.4g Hz instead of its declared %g Hz%s (%+.1f %%)%s.",
+            self._name,
+            rate.effective_sfreq,
+            self._sfreq,
+            f" x {speed:g} (replay speed)" if speed != 1 else "",
+            100 * (rate.effective_sfreq / rate.sfreq - 1),
+            ": too far off for decisions" if level == "far_off" else "",
+        )
 
     def _check_stall(self):
         if self._stall_timeout is None or self._last_arrival is None or self._stall_reopened:

@@ -43,9 +43,10 @@ def test_a_clock_jump_is_one_gap_logged_once(source_id, wait, caplog, step):
     index = source.gap_indices()[0]
     assert ts[index - 1] == t_before and ts[index] == t_after
     # the values are the sample numbers: the gap is where the clock stepped, and the
-    # timestamps after it are the sender's, exactly (no smearing by the dejitter)
-    # (a sample or two at the step may have been pulled before the step showed: they keep
-    # a time within a sample period of the old timeline)
+    # timestamps after it are the sender's, exactly (no smearing by the dejitter); before
+    # it, every kept sample is on the old timeline: those whose time stood still after a
+    # step back are dropped with the jump, however the chunks fell (tests/stream/
+    # test_timeline.py); a sample or two the dejitter bent at the step may remain
     assert window[0, index - 1] < jump_at + 3 and jump_at <= window[0, index]
     after = window[0, index:]
     expected = t0 + after / SFREQ + step
