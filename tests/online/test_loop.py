@@ -162,7 +162,10 @@ def test_loop_decisions_equal_the_offline_model(make_model, source_id):
     }
     assert all(set(p) == keys and p["model_version"] == 0 for p in public)
     # no smoothing configured: the smoothed probability is the window's own
-    assert all(p["proba_smoothed"] == pytest.approx(p["proba"]) for p in public)
+    # (to the floor of 1e-6 the smoothing puts under a probability, so that its log stays
+    # finite: which windows are decided depends on the machine's timing, and one may be
+    # that confident)
+    assert all(p["proba_smoothed"] == pytest.approx(p["proba"], abs=1e-6) for p in public)
     assert not any(p["early"] for p in public)
     assert [p["label"] for p in public] == [d["label"] for d in decisions]
     assert [p["window_end"] for p in public] == [d["window_end"] for d in decisions]
