@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -77,7 +78,7 @@ from sblr_rt.preprocessing.spatial import MIN_CSD_CHANNELS
 
 logger = logging.getLogger("sblr_rt.calibration")
 
-__all__ = ["auto_candidates", "select_auto"]
+__all__ = ["AutoMember", "AutoSelection", "auto_candidates", "select_auto"]
 
 #: Feature paths in the order ``auto`` lists them.
 PATHS = ("waveform", "bandpower", "spectral", "covariance")
@@ -282,6 +283,56 @@ def _name(candidate) -> str:
     return name_candidate(*candidate)  # (features, spatial, grid)
 
 
+@dataclass(frozen=True)
+class AutoMember:
+    """One of the best candidates ``auto`` keeps, fitted on all epochs.
+
+    Attributes
+    ----------
+    preprocessor : Preprocessor
+        Its preprocessing, scaling fitted on all epochs.
+    estimator : SparseBilinearLogisticRegression
+        Fitted on all epochs.
+    reference : ndarray | None
+        Its calibration reference (the runs' mean features; None without run centring).
+    name : str
+        The candidate's name (``"bandpower+car"``).
+    scores : ndarray
+        Its scores of the (run-centred) training epochs.
+    """
+
+    preprocessor: object
+    estimator: object
+    reference: object
+    name: str
+    scores: np.ndarray
+
+
+@dataclass(frozen=True)
+class AutoSelection:
+    """What :func:`select_auto` chose and fitted.
+
+    Attributes
+    ----------
+    members : tuple of AutoMember
+        The ``auto_ensemble`` best candidates above chance, the chosen one first.
+    epochs : EpochSet
+        The chosen candidate's unscaled features and labels.
+    report : dict
+        The search report (:func:`~.search.search_report`): every candidate's best point
+        and scores, the criterion, the choice and the ensemble.
+    """
+
+    members: tuple
+    epochs: object
+    report: dict
+
+    @property
+    def chosen(self) -> AutoMember:
+        """The best candidate (the first member)."""
+        return self.members[0]
+
+
 def select_auto(recordings, config, *, build_preprocessor, progress=None):
     """Choose and fit the best (path, spatial stage, rank, penalties) for these runs.
 
@@ -298,20 +349,8 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
 
     Returns
     -------
-    pre : Preprocessor
-        The chosen preprocessing, scaling fitted on all epochs.
-    estimator : SparseBilinearLogisticRegression
-        Fitted on all epochs.
-    epochs : EpochSet
-        The chosen candidate's unscaled features and labels.
-    report : dict
-        The search report (:func:`~.search.search_report`): every candidate's
-        best point and scores, the criterion, the choice and the ensemble.
-    members : list of tuple
-        ``(Preprocessor, SparseBilinearLogisticRegression, reference, name, scores)``:
-        the ``auto_ensemble`` best candidates (the chosen one first), each fitted on all
-        epochs, with its calibration reference (None without run centring), its name and
-        its scores of the (run-centred) training epochs.
+    selection : AutoSelection
+        The members (the chosen candidate first), the chosen one's epochs and the report.
     """
     t0 = time.perf_counter()
     probe = build_preprocessor(config.replace(features="waveform"))
@@ -339,7 +378,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     )
     chosen_key = ensemble[0]
     fits = {c: _final_fit(pres[c], feats[c], raw.y, stages, best[c], config) for c in ensemble}
-    pre, (est, l1_max, start) = pres[chosen_key], fits[chosen_key]
+    est, l1_max, start = fits[chosen_key]
     epochs = raw.with_features(feats[chosen_key], references.get(chosen_key))
     seconds = time.perf_counter() - t0
     b = best[chosen_key]
@@ -349,11 +388,11 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         _name(chosen_key), b["rank"], b["mu2"], b["mu1_fraction"], b.get("log_loss"),
         b["accuracy"], b.get("auc"), len(best), seconds,
     )  # fmt: skip
-    members = [
-        (pres[c], fits[c][0], references.get(c), _name(c),
-         fits[c][0].decision_function(pres[c].scale(feats[c])))
+    members = tuple(
+        AutoMember(pres[c], fits[c][0], references.get(c), _name(c),
+                   fits[c][0].decision_function(pres[c].scale(feats[c])))
         for c in ensemble
-    ]  # fmt: skip
+    )  # fmt: skip
     settings = config.selection
     report = search_report(
         search="auto",
@@ -390,7 +429,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         seconds={"features": t_features, "total": seconds},
         n_jobs=effective_n_jobs(settings.n_jobs),  # the jobs that ran, not the setting
     )
-    return pre, est, epochs, report, members
+    return AutoSelection(members, epochs, report)
 
 
 def _members_above_chance(leaders, best, n_trials, n_classes) -> tuple[list, list, float]:

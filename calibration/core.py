@@ -189,14 +189,16 @@ def _calibrate(recordings, *, config, progress, renamed=False, **overrides) -> B
     rename = None if renamed else config.preprocessing.rename_channels
     recs = as_recordings(recordings, rename=rename)
     eog = eog_matrix(config, recs)
-    members = []
+    members = ()
     if config.preprocessing.features == "auto":
-        pre, est, epochs, report, members = select_auto(
+        selection = select_auto(
             recs,
             config,
             build_preprocessor=lambda c: build_preprocessor(c, recs[0], eog),
             progress=progress,
         )
+        members, epochs, report = selection.members, selection.epochs, selection.report
+        pre, est = selection.chosen.preprocessor, selection.chosen.estimator
     else:
         pre = build_preprocessor(config, recs[0], eog)
         epochs = extract_epochs(
@@ -238,19 +240,20 @@ def _calibrate(recordings, *, config, progress, renamed=False, **overrides) -> B
     }
     if len(members) > 1:  # the ensemble's own figures; each member keeps its own
         singles = [
-            fitted_model(p, e, epochs.classes, ref, config.online.recentre_warmup,
-                         member_metadata(name, e, scores, epochs.y))
-            for p, e, ref, name, scores in members
+            fitted_model(m.preprocessor, m.estimator, epochs.classes, m.reference,
+                         config.online.recentre_warmup,
+                         member_metadata(m.name, m.estimator, m.scores, epochs.y))
+            for m in members
         ]  # fmt: skip
         model = EnsembleModel(singles, metadata=metadata)
-        scores = np.tensordot(model.member_weights, [s for *_, s in members], axes=1)
+        scores = np.tensordot(model.member_weights, [m.scores for m in members], axes=1)
         model.metadata["train_accuracy"] = train_accuracy(scores, epochs.y, model.multi_class)
         return _with_probability(model, recs, config)
     X = pre.scale(epochs.Z)
     metadata["train_accuracy"] = float(np.mean(est.predict(X) == epochs.y))
     metadata["objective"] = objective_traces(est)
     if members:
-        metadata["name"] = members[0][3]
+        metadata["name"] = members[0].name
     model = fitted_model(
         pre, est, epochs.classes, epochs.reference, config.online.recentre_warmup, metadata
     )
