@@ -46,14 +46,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 
 import numpy as np
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
-from sblr_rt.model.link import proba_of_window
 from sblr_rt.online._channels import check_stream_info, match_stream
-from sblr_rt.online.decision import Decision
+from sblr_rt.online.decision import Decision, DecisionRule
 from sblr_rt.online.incremental import Scoring, form_class, form_for
 from sblr_rt.online.run_info import RunInfo
 from sblr_rt.online.streaming import StreamingState
@@ -192,11 +190,14 @@ class OnlineClassifier:
             centring = dataclasses.replace(centring, warmup=recentre_warmup)
         #: RunCentring | None: what the streaming states adapt with (None: no adaptation).
         self.run_centring = centring if self.recentre else None
-        self._multi_class = model.multi_class
         #: ProbabilityCalibration | None: the model's (:attr:`BCIModel.probability`).
         self.probability = model.probability
-        self._sharpness = 1.0 if self.probability is None else self.probability.trial
-        self._binary = len(self.classes) == 2
+        #: DecisionRule: how scores become a decision (shared with the streaming states).
+        self.rule = DecisionRule(
+            tuple(self.classes),
+            model.multi_class,
+            1.0 if self.probability is None else self.probability.trial,
+        )
         #: Scoring: how the scores are computed, for this class and its incremental forms.
         self.scoring = self._scoring(model)
         self.rank = self.scoring.rank
@@ -386,12 +387,7 @@ class OnlineClassifier:
         proba : dict
             ``{label: probability}`` for every class, in the model's class order.
         """
-        scores = scores[:1] if self._binary else scores
-        proba = proba_of_window(scores, self._multi_class)
-        label = self.classes[max(range(len(proba)), key=proba.__getitem__)]
-        if self._sharpness != 1.0:  # the label is the raw argmax's, whatever the confidence
-            proba = proba_of_window(scores, self._multi_class, self._sharpness)
-        return label, dict(zip(self.classes, proba, strict=True))
+        return self.rule.decide(scores)
 
     @fill_doc
     def step(
@@ -450,19 +446,7 @@ class OnlineClassifier:
             ``label`` (None when a score is not finite), ``proba``, ``score``,
             ``window_end``, ``trial``, ``cue``.
         """
-        values = [float(v) for v in scores]  # a few floats: plain Python is fastest
-        if all(math.isfinite(v) for v in values):
-            label, proba = self.decide(values)
-        else:
-            label, proba = None, dict.fromkeys(self.classes, float("nan"))
-        return Decision(
-            label=label,
-            proba=proba,
-            score=values[0] if self._binary else values,
-            window_end=window_end,
-            trial=bool(trial),
-            cue=cue,
-        )
+        return self.rule.decision(scores, window_end, trial, cue)
 
     # ------------------------------------------------------------------ streaming
     def streaming(

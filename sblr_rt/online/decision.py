@@ -1,7 +1,8 @@
 """A decision: one window's label and probabilities, and where and when it was made.
 
-:class:`Decision` is the message the online side passes around: built by
-:meth:`OnlineClassifier.decision <sblr_rt.online.OnlineClassifier.decision>`, completed by
+:class:`Decision` is the message the online side passes around: built by a model's
+:class:`DecisionRule` (held by :class:`~sblr_rt.online.OnlineClassifier` and by each of
+its streaming states), completed by
 the loop (model version, smoothed evidence, window indices, publish time) with
 :func:`dataclasses.replace`, and published in two encodings, each written once:
 :meth:`Decision.to_json` (the ``SBLR-Predictions`` marker stream) and
@@ -14,14 +15,16 @@ dicts of earlier versions, a decision also reads as a mapping: ``decision["label
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from sblr_rt.io.jsonable import dumps
+from sblr_rt.model.link import proba_of_window
 from sblr_rt.stream.decision_format import numeric_sample
 
-__all__ = ["PUBLIC_FIELDS", "Decision"]
+__all__ = ["PUBLIC_FIELDS", "Decision", "DecisionRule"]
 
 #: Fields every published decision carries.
 PUBLIC_FIELDS = ("label", "proba", "window_end", "trial", "cue")
@@ -154,3 +157,54 @@ class Decision(Mapping):
 
     def __len__(self) -> int:
         return len(self._keys())
+
+
+@dataclasses.dataclass(frozen=True)
+class DecisionRule:
+    """How the scores of one window become its label, probabilities and decision.
+
+    Parameters
+    ----------
+    classes : tuple of str
+        The model's class labels, in its order.
+    multi_class : str
+        How scores become probabilities (:func:`sblr_rt.model.link.proba_of_window`).
+    sharpness : float
+        The factor on the scores of a trial window's probabilities (the model's
+        probability calibration, :attr:`ProbabilityCalibration.trial
+        <sblr_rt.model.link.ProbabilityCalibration.trial>`; 1: as the model gives them).
+        The label is the raw argmax's, whatever the sharpness.
+    """
+
+    classes: tuple
+    multi_class: str
+    sharpness: float = 1.0
+
+    def decide(self, scores) -> tuple[str, dict]:
+        """Return the label and ``{label: probability}`` for the scores of one window."""
+        scores = scores[:1] if len(self.classes) == 2 else scores
+        proba = proba_of_window(scores, self.multi_class)
+        label = self.classes[max(range(len(proba)), key=proba.__getitem__)]
+        if self.sharpness != 1.0:
+            proba = proba_of_window(scores, self.multi_class, self.sharpness)
+        return label, dict(zip(self.classes, proba, strict=True))
+
+    def decision(self, scores, window_end=None, trial: bool = False, cue=None) -> Decision:
+        """Return the decision for the scores of one window.
+
+        ``label`` is None and every probability NaN when a score is not finite: no
+        decision is made from such a window.
+        """
+        values = [float(v) for v in scores]  # a few floats: plain Python is fastest
+        if all(math.isfinite(v) for v in values):
+            label, proba = self.decide(values)
+        else:
+            label, proba = None, dict.fromkeys(self.classes, float("nan"))
+        return Decision(
+            label=label,
+            proba=proba,
+            score=values[0] if len(self.classes) == 2 else values,
+            window_end=window_end,
+            trial=bool(trial),
+            cue=cue,
+        )

@@ -106,6 +106,8 @@ class StreamingState:
         form = renamed_keyword("path", "form", path, form, default="projected")
         clf = classifier
         self.classifier = clf
+        #: DecisionRule: how this state's scores become decisions (the classifier's).
+        self.rule = clf.rule
         self.n_times_raw = clf.n_times_raw
         capacity = 2 * clf.n_times_raw if capacity is None else int(capacity)
         if capacity < clf.n_times_raw:
@@ -372,4 +374,4 @@ class StreamingState:
         scores = self._form.scores(stop)
         if self.run_centring is not None:  # trials move the run's mean, then are scored
             scores = self.run_centring.step(scores) if trial else self.run_centring.adjust(scores)
-        return self.classifier.decision(scores, self.timestamp(stop - 1), trial, cue)
+        return self.rule.decision(scores, self.timestamp(stop - 1), trial, cue)
