@@ -280,7 +280,8 @@ class LSLSource(BaseSource):
             follows a gap (samples ``k - 1`` and ``k`` are not contiguous).
         """
         with self._state_lock:
-            indices = np.asarray(self._timeline.gap_indices, dtype=np.int64)
+            found = [] if self._timeline is None else self._timeline.gap_indices
+            indices = np.asarray(found, dtype=np.int64)
         keep = indices >= start
         if stop is not None:
             keep &= indices < stop
