@@ -13,19 +13,26 @@ from sblr_rt import load_model
 from tests.commands import run_diagnosed
 
 
+def _run_demo(out, *options):
+    """Run ``sblr-rt demo --no-gui --speed 8`` headless into ``out``; return the process."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    env.pop("DISPLAY", None)
+    done = run_diagnosed(
+        [sys.executable, "-m", "sblr_rt.cli", "demo", *options, "--no-gui", "--speed", "8",
+         "--out", out],
+        env=env,
+        timeout=400,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return done
+
+
 @pytest.mark.lsl
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_demo_headless_reports_accuracy_above_chance(tmp_path):
     out = tmp_path / "demo"
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    env.pop("DISPLAY", None)
-    done = run_diagnosed(
-        [sys.executable, "-m", "sblr_rt.cli", "demo", "--no-gui", "--speed", "8", "--out", out],
-        env=env,
-        timeout=400,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    done = _run_demo(out)
     summary = json.loads((out / "summary.json").read_text())
     # Run 10 holds 15 task cues (both fists / both feet); every one gets a trial decision
     # unless the stream ended first.
@@ -47,15 +54,7 @@ def test_demo_headless_reports_accuracy_above_chance(tmp_path):
 @pytest.mark.timeout(420)
 def test_demo_from_the_shipped_prior_decides_from_the_first_trial(tmp_path):
     out = tmp_path / "prior"
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    env.pop("DISPLAY", None)
-    done = run_diagnosed(
-        [sys.executable, "-m", "sblr_rt.cli", "demo", "--prior", "--no-gui", "--speed", "8",
-         "--out", out],
-        env=env,
-        timeout=400,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    done = _run_demo(out, "--prior")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["prior"] == "physionet-eegmmidb-left-right"
     assert summary["trials"] >= 12, summary  # run 4: 15 cues of left or right fist
