@@ -145,8 +145,8 @@ def make_model(
         **kwargs,
     )
     n_epochs = 40
-    Z = rng.standard_normal((n_epochs, pre.n_rows, pre.n_times))
-    if features == "bandpower" and pre.reference is None:
+    Z = rng.standard_normal((n_epochs, pre.n_rows, pre.n_columns))
+    if features == "bandpower" and pre.log_power_reference is None:
         Z -= 20.0  # log powers of volts
     pre.fit_scaling(Z)
     X = pre.scale(Z)
@@ -406,7 +406,7 @@ def _size(text: str) -> tuple[int, float]:
 def bench_model(label: str, model: BCIModel, size: str, args, steps: list, lives: list) -> dict:
     """Time one model's steps (and live loop), print them, add its table rows."""
     clf = OnlineClassifier(model)
-    grid = "" if model.is_ensemble else f" x {model.preprocessor.n_times}"
+    grid = "" if model.is_ensemble else f" x {model.preprocessor.n_columns}"
     rows = "" if model.is_ensemble else f"{model.preprocessor.n_rows}"
     print(
         f"== {size}, {label}: raw window {clf.n_times_raw} samples ({clf.n_pad} filter warm-up)"

@@ -88,7 +88,7 @@ def make_model(features: str, n_channels: int, sfreq: float, rank: int) -> BCIMo
         features=features,
         **kwargs,
     )
-    Z = rng.standard_normal((40, pre.n_rows, pre.n_times))
+    Z = rng.standard_normal((40, pre.n_rows, pre.n_columns))
     pre.fit_scaling(Z)
     y = np.arange(40) % 2
     est = SparseBilinearLogisticRegression(rank=rank, mu2=1e-3, nu2=1e-3, max_iter=30)

@@ -102,7 +102,7 @@ def check_against_model(recs: list, model, *, what: str = "the model") -> list:
     from sblr_rt.units import normalize_unit, unit_factor
 
     unit = normalize_unit(model.record.unit)
-    needed = [c for m in model.members for c in m.preprocessor.picks]
+    needed = [c for m in model.members for c in m.preprocessor.pick_names]
     out = []
     for rec in recs:
         missing = sorted({c for c in needed if c not in rec.ch_names})

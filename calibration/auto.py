@@ -136,7 +136,7 @@ def _with_grids(candidates, probe, config) -> list[tuple[str, str | None, int | 
     """
     keys = [(features, spatial, None) for features, spatial in candidates]
     slow = round(probe.n_window * SLOW_WAVEFORM_RATE / probe.sfreq)
-    if config.preprocessing.n_times is None and 2 <= slow <= probe.n_times // 2:
+    if config.preprocessing.n_times is None and 2 <= slow <= probe.n_columns // 2:
         keys += [(f, s, slow) for f, s, _ in keys if f == "waveform"]
     return keys
 
@@ -354,7 +354,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     """
     t0 = time.perf_counter()
     probe = build_preprocessor(config.replace(features="waveform"))
-    keys = _with_grids(auto_candidates(recordings, probe.picks), probe, config)
+    keys = _with_grids(auto_candidates(recordings, probe.pick_names), probe, config)
     pres = _preprocessors(config, keys, build_preprocessor)
     longest = max(pres.values(), key=lambda p: p.n_times_raw)
     raw = cut_raw_epochs(
@@ -413,7 +413,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
                 best[c],
                 features=c[0],
                 spatial=c[1],
-                n_times=pres[c].n_times,
+                n_times=pres[c].n_columns,
                 repeats=repeats if c in finalists else 1,
             )
             for c in best

@@ -424,7 +424,7 @@ def _model_order(rec, pre) -> np.ndarray:
             f"all recordings must have the model's rate {pre.sfreq} Hz, got {rec.sfreq} Hz "
             f"for {rec.source}"
         )
-    missing = [c for c in pre.picks if c not in rec.ch_names]
+    missing = [pre.ch_names[i] for i in pre.pick_indices if pre.ch_names[i] not in rec.ch_names]
     if missing:
         raise ValueError(
             f"channels named by the configuration are missing from {rec.source}: {missing}"

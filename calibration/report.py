@@ -250,7 +250,7 @@ def _topomap(ax, values, names, title):
 
 def _n_maps(pre) -> int:
     """Return the scalp maps per component: one per band on the band-power path."""
-    return len(pre.bands) if pre.features == "bandpower" else 1
+    return len(pre.freq_bands) if pre.features == "bandpower" else 1
 
 
 @functools.singledispatch
@@ -476,19 +476,19 @@ def _plot_component(fig, gs, row: int, pre, u, v, title: str, k: int) -> None:
     On the covariance path the columns are channels too: ``v`` is a second scalp map.
     """
     n_maps = _n_maps(pre)
-    n_picks = len(pre.picks)
+    n_picks = len(pre.pick_names)
     if pre.features == "covariance":
         for col, (values, name) in enumerate(((u, "spatial"), (v, "second spatial (V)"))):
-            _topomap(fig.add_subplot(gs[row, col]), values, list(pre.picks),
+            _topomap(fig.add_subplot(gs[row, col]), values, list(pre.pick_names),
                      f"{title}{name} {k + 1}")  # fmt: skip
         return
     for b in range(n_maps):
         ax = fig.add_subplot(gs[row, b])
         band = (
-            f" {pre.bands[b][0]:g}-{pre.bands[b][1]:g} Hz" if pre.features == "bandpower"
+            f" {pre.freq_bands[b][0]:g}-{pre.freq_bands[b][1]:g} Hz" if pre.features == "bandpower"
             else ""
         )  # fmt: skip
-        _topomap(ax, u[b * n_picks : (b + 1) * n_picks], list(pre.picks),
+        _topomap(ax, u[b * n_picks : (b + 1) * n_picks], list(pre.pick_names),
                  f"{title}spatial {k + 1}{band}")  # fmt: skip
     ax = fig.add_subplot(gs[row, n_maps:])
     axis, label = column_axis(pre)

@@ -82,7 +82,7 @@ for ax, (k, member, b, values) in zip(axes[0], maps, strict=True):
     mne.viz.plot_topomap(
         values, member.info, axes=ax, show=False, cmap="RdBu_r", vlim=(-top, top), contours=0
     )
-    bands = member.preprocessor.bands if member.features == "bandpower" else None
+    bands = member.preprocessor.freq_bands if member.features == "bandpower" else None
     band = f"\n{bands[b][0]:g}-{bands[b][1]:g} Hz" if bands else ""
     ax.set_title(f"member {k}: {member.name}{band}", fontsize=8)
 

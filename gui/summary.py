@@ -412,8 +412,8 @@ def _band_groups(model, n_channels: int) -> list[tuple[str, list[int]]]:
     pre = getattr(model, "preprocessor", None)
     groups = []
     if pre is not None and getattr(pre, "features", "") == "bandpower":
-        n_picks = len(pre.picks)
-        for b, (lo, hi) in enumerate(pre.bands):
+        n_picks = len(pre.pick_names)
+        for b, (lo, hi) in enumerate(pre.freq_bands):
             rows = list(range(b * n_picks, (b + 1) * n_picks))
             if rows[-1] < n_channels:
                 groups.append((f"{lo:g}-{hi:g} Hz", rows))

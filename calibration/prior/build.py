@@ -395,10 +395,10 @@ def build_prior(
         picks=common,
     )
     pre = build_preprocessor(config, recs[0])
-    if settings.rank > min(pre.n_rows, pre.n_times):
+    if settings.rank > min(pre.n_rows, pre.n_columns):
         raise ValueError(
             f"'rank' must be at most the features' smaller side ({pre.n_rows} rows x "
-            f"{pre.n_times} times for {len(common)} channels), got {settings.rank}"
+            f"{pre.n_columns} times for {len(common)} channels), got {settings.rank}"
         )
     epochs = _person_epochs(recs, pre, config.class_map, config)
     cls = epochs[0].classes

@@ -154,7 +154,7 @@ def adapt_prior(
         base = prior.record.config or {}
         config = load_config(None, **base)
     for r in recs:
-        missing = [c for c in prior.preprocessor.picks if c not in r.ch_names]
+        missing = [c for c in prior.preprocessor.pick_names if c not in r.ch_names]
         if missing:
             raise ValueError(
                 f"the recording lacks channels of the prior: {missing} (from {r.source})"

@@ -139,17 +139,17 @@ class BCIModel(abc.ABC):
     @property
     def sfreq(self) -> float:
         """Raw sampling rate (Hz)."""
-        return self.members[0].preprocessor.sfreq
+        return float(self.members[0].preprocessor.sfreq)
 
     @property
     def tmin(self) -> float:
         """Window start relative to the cue (s)."""
-        return self.members[0].preprocessor.tmin
+        return float(self.members[0].preprocessor.tmin)
 
     @property
     def tmax(self) -> float:
         """Window end relative to the cue (s)."""
-        return self.members[0].preprocessor.tmax
+        return float(self.members[0].preprocessor.tmax)
 
     @property
     def n_window(self) -> int:

@@ -116,14 +116,14 @@ def _single_lines(m, model) -> list[str]:
         lines += _prior_lines(prior_info(model) if m is model else m.metadata.get("prior") or {})
     lines += [
         f"features: {pre.features}; model input {_input_shape(pre)}; scaling {pre.scaling}; "
-        f"channels: {len(pre.picks)} used of {len(pre.ch_names)} raw",
+        f"channels: {len(pre.pick_names)} used of {len(pre.ch_names)} raw",
         f"spatial stage: {spatial_label(pre.spatial)}",
     ]
     if pre.features == "waveform":
         band = f"band-pass {pre.l_freq}-{pre.h_freq} Hz" if pre.filters else "no band-pass"
         lines.append(f"preprocessing: {band}; baseline {pre.baseline}")
     elif pre.features == "covariance":
-        (lo, hi), centring = pre.bands[0], m.run_centring is not None
+        (lo, hi), centring = pre.freq_bands[0], m.run_centring is not None
         lines.append(
             f"preprocessing: band-pass {lo:g}-{hi:g} Hz, the spatial covariance of the window "
             "(OAS shrinkage), its matrix logarithm: the log-Euclidean tangent space at "
@@ -135,10 +135,10 @@ def _single_lines(m, model) -> list[str]:
         )
     else:
         what = "over the window" if pre.features == "spectral" else "in time bins"
-        bands = ", ".join(f"{lo:g}-{hi:g}" for lo, hi in pre.bands)
+        bands = ", ".join(f"{lo:g}-{hi:g}" for lo, hi in pre.freq_bands)
         lines.append(
             f"preprocessing: bands {bands} Hz, log mean power {what}, relative to the "
-            f"mean over {pre.reference or 'nothing'}"
+            f"mean over {pre.log_power_reference or 'nothing'}"
         )
     lines.append(
         f"estimator: rank {describe_rank(est)}, mu1 {est.mu1:.4g}, mu2 {est.mu2:.4g}, "
@@ -166,12 +166,12 @@ def _single_lines(m, model) -> list[str]:
 def _input_shape(pre) -> str:
     """Return the model input's shape in the words of its feature path."""
     if pre.features == "covariance":
-        return f"{pre.n_rows} x {pre.n_times} channel covariance (both factors spatial)"
+        return f"{pre.n_rows} x {pre.n_columns} channel covariance (both factors spatial)"
     if pre.features == "spectral":
-        return f"{pre.n_rows} channels x {pre.n_times} bands"
+        return f"{pre.n_rows} channels x {pre.n_columns} bands"
     if pre.features == "bandpower":
-        return f"{pre.n_rows} channel-band rows x {pre.n_times} time bins"
-    return f"{pre.n_rows} channels x {pre.n_times} times"
+        return f"{pre.n_rows} channel-band rows x {pre.n_columns} time bins"
+    return f"{pre.n_rows} channels x {pre.n_columns} times"
 
 
 def _final_objective(trace) -> float | None:

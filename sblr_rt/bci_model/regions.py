@@ -144,7 +144,7 @@ def weight_regions(model, *, n_leading: int = 5) -> WeightRegions:
 def _channel_shares(model) -> dict[str, float]:
     """Share of one single model's weight per picked channel."""
     pre, est = model.preprocessor, model.estimator
-    picks: Sequence[str] = pre.picks
+    picks: Sequence[str] = pre.pick_names
     U = np.abs(np.asarray(est.spatial_, dtype=np.float64))
     U = U.reshape(-1, *U.shape[-2:])  # (n_outputs, n_rows, rank)
     rows = np.sqrt((U**2).sum(axis=(0, 2)))  # (n_rows,)

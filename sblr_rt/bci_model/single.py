@@ -288,14 +288,14 @@ class SingleModel(BCIModel):
         ``spatial_.reshape(n_bands, n_channels, rank)[band, :, k]``. Channels without a
         known position are left unplaced (see :func:`sblr_rt.montage.make_info`).
         """
-        return make_info(self.preprocessor.picks, self.sfreq)
+        return make_info(self.preprocessor.pick_names, self.sfreq)
 
     def scalp_maps(self, component: int = 0, *, patterns: bool = False, klass: int = 0):
         """Return component ``component`` of U as scalp maps over :attr:`info`'s channels.
 
         One map on the waveform and spectral paths (rows are channels); one per band on
         the band-power path (rows are band-major blocks of channels), in the order of
-        ``preprocessor.bands``. So, whatever the path::
+        ``preprocessor.freq_bands``. So, whatever the path::
 
             for values in model.scalp_maps(0):
                 mne.viz.plot_topomap(values, model.info)
@@ -324,7 +324,7 @@ class SingleModel(BCIModel):
             raise ValueError(
                 f"'component' must lie in [0, {U.shape[1] - 1}] (the rank), got {component}"
             )
-        n_channels = len(self.preprocessor.picks)
+        n_channels = len(self.preprocessor.pick_names)
         return U[:, component].reshape(-1, n_channels)
 
     # ------------------------------------------------------------------ adapting

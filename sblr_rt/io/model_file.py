@@ -578,10 +578,10 @@ def _rebuild_single(header: dict, arrays: dict[str, np.ndarray], prefix: str, me
         except ValueError as exc:
             raise ModelFileError(str(exc)) from None
     pool = _rebuild_pool(header.get("pool"), arrays, prefix)
-    if pool is not None and (pool.Z.shape[1:] != (pre.n_rows, pre.n_times) or
+    if pool is not None and (pool.Z.shape[1:] != (pre.n_rows, pre.n_columns) or
                              pool.y.max() >= len(classes)):  # fmt: skip
         raise ModelFileError(
-            f"the pool's epochs must be ({pre.n_rows}, {pre.n_times}) with labels below "
+            f"the pool's epochs must be ({pre.n_rows}, {pre.n_columns}) with labels below "
             f"{len(classes)}, got {pool.Z.shape[1:]} and {int(pool.y.max())}"
         )
     return SingleModel(
@@ -637,7 +637,7 @@ def _check_estimator_arrays(arrays: dict[str, np.ndarray], *, n_classes: int, pr
     two = n_classes == 2
     shapes = {
         "spatial": (pre.n_rows, rank) if two else (n_classes, pre.n_rows, rank),
-        "temporal": (pre.n_times, rank) if two else (n_classes, pre.n_times, rank),
+        "temporal": (pre.n_columns, rank) if two else (n_classes, pre.n_columns, rank),
         "intercept": (1 if two else n_classes,),
     }
     if "spatial_patterns" in arrays:

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from sblr_rt.preprocessing._checks import (
     as_float_or_none,
@@ -59,7 +60,7 @@ from sblr_rt.preprocessing.spatial import apply_spatial, spatial_operator
 __all__ = ["Preprocessor"]
 
 
-class Preprocessor:
+class Preprocessor(TransformerMixin, BaseEstimator):
     """Turn raw windows ``(n_channels, n_times_raw)`` into model input, offline and online.
 
     Parameters
@@ -110,8 +111,20 @@ class Preprocessor:
     ----------
     row_offset_, row_scale_ : ndarray, shape (n_rows,)
         Fitted centring (bandpower only; zeros otherwise) and scale of each row.
-    col_scale_ : ndarray, shape (n_times_model,)
+    col_scale_ : ndarray, shape (n_columns,)
         Fitted scale of each time point (ones unless ``scaling="channel_time"``).
+
+    Notes
+    -----
+    A scikit-learn estimator whose parameters are kept as given: :meth:`get_params`
+    returns them, :func:`sklearn.base.clone` copies an unfitted preprocessor of the same
+    design, and :meth:`set_params` designs it again. Unlike most estimators it checks its
+    parameters and designs its filters when it is made, so that a wrong design fails where
+    it is written and an epoch's length (:attr:`n_times_raw`) is known before any data.
+    What the parameters resolve to is read through :attr:`pick_names`,
+    :attr:`freq_bands`, :attr:`n_columns`, :attr:`log_power_reference` and
+    :attr:`spatial_operator`; :meth:`get_config` stores those, so a saved model reads
+    the same however its design was written.
     """
 
     def __init__(
@@ -134,68 +147,162 @@ class Preprocessor:
         reference: str | None = "default",
         spatial_matrix: np.ndarray | None = None,
     ):
-        self.ch_names = check_ch_names(ch_names)
-        self.sfreq, self.tmin, self.tmax, self.n_window = check_window(sfreq, tmin, tmax)
-        if features not in FEATURES:
-            raise ValueError(f"'features' must be one of {FEATURES}, got {features!r}")
+        self.ch_names = ch_names
+        self.sfreq = sfreq
+        self.tmin = tmin
+        self.tmax = tmax
+        self.picks = picks
         self.features = features
-        self.picks, self.pick_indices = check_picks(picks, self.ch_names)
-        self.l_freq = as_float_or_none("l_freq", l_freq)
-        self.h_freq = as_float_or_none("h_freq", h_freq)
-        self.bands = check_bands(
-            FEATURE_PATHS[features].default_bands() if bands is None else bands
-        )
-        self.scaling = check_scaling(scaling)
-        self.filter_length = as_float_or_none("filter_length", filter_length)
-        self.baseline = (
-            None if baseline is None else tuple(as_float_or_none("baseline", b) for b in baseline)
-        )
-        self._path = self._make_path(n_times, reference)
-        #: The power paths' per-window log-power reference as resolved ("default" named).
-        self.reference = getattr(self._path, "reference", None)
+        self.l_freq = l_freq
+        self.h_freq = h_freq
+        self.bands = bands
+        self.n_times = n_times
+        self.baseline = baseline
+        self.scaling = scaling
+        self.filter_length = filter_length
         self.spatial = spatial
-        if spatial_matrix is None:
-            spatial_matrix = spatial_operator(spatial, self.picks)
-        self.spatial_matrix = check_spatial_matrix(spatial_matrix, spatial, len(self.picks))
-        self.filters = self._path.filters
-        self.n_pad = len(self.filters[0]) - 1 if self.filters else 0
-        self.n_times = self._path.n_times
-        self.row_offset_: np.ndarray | None = None
-        self.row_scale_: np.ndarray | None = None
-        self.col_scale_: np.ndarray | None = None
+        self.reference = reference
+        self.spatial_matrix = spatial_matrix
+        self._design()
 
-    def _make_path(self, n_times: int | None, reference: str | None) -> FeaturePath:
-        """Build this preprocessor's feature path (see :mod:`.features`)."""
-        numtaps = None if self.filter_length is None else round(self.filter_length * self.sfreq)
-        return FEATURE_PATHS[self.features].from_params(
-            sfreq=self.sfreq,
-            tmin=self.tmin,
-            tmax=self.tmax,
-            n_window=self.n_window,
-            l_freq=self.l_freq,
-            h_freq=self.h_freq,
-            bands=self.bands,
-            n_times=n_times,
-            baseline=self.baseline,
-            numtaps=numtaps,
-            reference=reference,
-            n_picks=len(self.picks),
+    def _design(self) -> None:
+        """Check the parameters and design the preprocessing from them (private state).
+
+        Every parameter keeps the value it was given (:meth:`get_params` returns it, so
+        :func:`sklearn.base.clone` and :meth:`set_params` round-trip); what they resolve
+        to is read through :attr:`pick_names`, :attr:`freq_bands`, :attr:`n_columns`,
+        :attr:`log_power_reference` and :attr:`spatial_operator`.
+        """
+        self._ch_names = check_ch_names(self.ch_names)
+        self._sfreq, self._tmin, self._tmax, self._n_window = check_window(
+            self.sfreq, self.tmin, self.tmax
         )
+        if self.features not in FEATURES:
+            raise ValueError(f"'features' must be one of {FEATURES}, got {self.features!r}")
+        self._picks, self._pick_indices = check_picks(self.picks, self._ch_names)
+        self._l_freq = as_float_or_none("l_freq", self.l_freq)
+        self._h_freq = as_float_or_none("h_freq", self.h_freq)
+        path = FEATURE_PATHS[self.features]
+        self._bands = check_bands(path.default_bands() if self.bands is None else self.bands)
+        self._scaling = check_scaling(self.scaling)
+        self._filter_length = as_float_or_none("filter_length", self.filter_length)
+        self._baseline = (
+            None
+            if self.baseline is None
+            else tuple(as_float_or_none("baseline", b) for b in self.baseline)
+        )
+        numtaps = None if self._filter_length is None else round(self._filter_length * self._sfreq)
+        self._path: FeaturePath = path.from_params(
+            sfreq=self._sfreq,
+            tmin=self._tmin,
+            tmax=self._tmax,
+            n_window=self._n_window,
+            l_freq=self._l_freq,
+            h_freq=self._h_freq,
+            bands=self._bands,
+            n_times=self.n_times,
+            baseline=self._baseline,
+            numtaps=numtaps,
+            reference=self.reference,
+            n_picks=len(self._picks),
+        )
+        matrix = self.spatial_matrix
+        if matrix is None:
+            matrix = spatial_operator(self.spatial, self._picks)
+        self._spatial = check_spatial_matrix(matrix, self.spatial, len(self._picks))
+
+    def set_params(self, **params) -> Preprocessor:
+        """Set parameters and design the preprocessing again; the scaling must be refitted.
+
+        Returns
+        -------
+        self : Preprocessor
+            Not fitted.
+
+        Raises
+        ------
+        ValueError, TypeError
+            If the new design is invalid; the preprocessor is then left as it was.
+        """
+        before = self.get_params(deep=False)
+        try:
+            super().set_params(**params)
+            self._design()
+        except Exception:
+            super().set_params(**before)
+            self._design()
+            raise
+        for name in ("row_offset_", "row_scale_", "col_scale_"):
+            self.__dict__.pop(name, None)
+        return self
+
+    # ------------------------------------------------------------ resolved design
+
+    @property
+    def pick_names(self) -> list[str]:
+        """The model's channels by label, in the model's order (``picks`` resolved)."""
+        return self._picks
+
+    @property
+    def pick_indices(self) -> np.ndarray:
+        """Index of each of :attr:`pick_names` in ``ch_names``, shape (n_picks,)."""
+        return self._pick_indices
+
+    @property
+    def freq_bands(self) -> list[tuple[float, ...]]:
+        """The power paths' bands in Hz (``bands`` resolved; the path's default for None)."""
+        return self._bands
+
+    @property
+    def n_columns(self) -> int:
+        """Columns of the model input: time points, time bins, bands or channels.
+
+        ``n_times`` resolved (the path's default for None).
+        """
+        return self._path.n_times
+
+    @property
+    def log_power_reference(self) -> str | None:
+        """The power paths' per-window log-power reference (``reference`` resolved).
+
+        ``"channels"``, ``"bands"`` or None (:mod:`.features`); None for the waveform path.
+        """
+        return getattr(self._path, "reference", None)
+
+    @property
+    def spatial_operator(self) -> np.ndarray | None:
+        """The spatial stage's operator ``(n_picks, n_picks)``, or None without a stage."""
+        return self._spatial
+
+    @property
+    def n_window(self) -> int:
+        """Samples of the epoch window ``[tmin, tmax)`` at ``sfreq``."""
+        return self._n_window
+
+    @property
+    def filters(self) -> list[np.ndarray]:
+        """The causal FIR filters' coefficients (one per band on the power paths)."""
+        return self._path.filters
+
+    @property
+    def n_pad(self) -> int:
+        """Samples of filter warm-up before the window in a raw epoch (0 without a filter)."""
+        return len(self.filters[0]) - 1 if self.filters else 0
 
     # ---------------------------------------------------------------- description
 
     def __repr__(self) -> str:
         fitted = "fitted" if self.is_fitted else "not fitted"
         return (
-            f"<Preprocessor | {self.features}, {len(self.picks)}/{len(self.ch_names)} "
-            f"channels at {self.sfreq:g} Hz, window [{self.tmin:g}, {self.tmax:g}) s -> "
-            f"({self.n_rows}, {self.n_times}), {fitted}>"
+            f"<Preprocessor | {self.features}, {len(self._picks)}/{len(self._ch_names)} "
+            f"channels at {self._sfreq:g} Hz, window [{self._tmin:g}, {self._tmax:g}) s -> "
+            f"({self.n_rows}, {self.n_columns}), {fitted}>"
         )
 
     @property
     def is_fitted(self) -> bool:
         """Whether the scaling has been fitted."""
-        return self.row_scale_ is not None
+        return getattr(self, "row_scale_", None) is not None
 
     @property
     def centres_rows(self) -> bool:
@@ -215,17 +322,17 @@ class Preprocessor:
     @property
     def n_rows(self) -> int:
         """Rows of the model input (channels, or channels x bands)."""
-        return self._path.n_rows(len(self.picks))
+        return self._path.n_rows(len(self._picks))
 
     @property
     def row_names(self) -> list[str]:
         """Names of the model input's rows (``"C3"`` or ``"C3 8-13Hz"``)."""
-        return self._path.row_names(self.picks)
+        return self._path.row_names(self._picks)
 
     @property
     def times(self) -> np.ndarray:
         """Time of each model grid point relative to the cue, in seconds."""
-        return self.tmin + self._path.grid_index() / self.sfreq
+        return self._tmin + self._path.grid_index() / self._sfreq
 
     @property
     def bin_edges(self) -> np.ndarray:
@@ -249,7 +356,7 @@ class Preprocessor:
     @property
     def window_times(self) -> np.ndarray:
         """Time of each raw window sample relative to the cue, shape (n_window,)."""
-        return self.tmin + np.arange(self.n_window) / self.sfreq
+        return self._tmin + np.arange(self.n_window) / self._sfreq
 
     # ------------------------------------------------------------------- filtering
 
@@ -263,7 +370,7 @@ class Preprocessor:
             with the picked channels filtered (band-major for the bandpower path).
         """
         return StreamingFilter(
-            self.filters, self.pick_indices, len(self.ch_names), spatial=self.spatial_matrix
+            self.filters, self.pick_indices, len(self._ch_names), spatial=self._spatial
         )
 
     def filter_continuous(self, data: np.ndarray) -> np.ndarray:
@@ -298,7 +405,7 @@ class Preprocessor:
         windows : ndarray, shape (n_epochs, n_filtered, n_window)
             Equal to the same window cut from :meth:`filter_continuous`'s output.
         """
-        epochs = check_epochs(epochs, len(self.ch_names), self.n_pad, self.n_window)
+        epochs = check_epochs(epochs, len(self._ch_names), self.n_pad, self.n_window)
         picked = np.ascontiguousarray(epochs[:, self.pick_indices], dtype=np.float64)
         if self.filters:
             picked = filter_padded_epochs(self.filters, picked, self.n_pad)
@@ -320,9 +427,9 @@ class Preprocessor:
             FIR of ``n_pad + 1`` taps, so each output sample reads only its own pad.
         """
         stretch = np.asarray(stretch)
-        if stretch.ndim != 2 or stretch.shape[0] != len(self.ch_names):
+        if stretch.ndim != 2 or stretch.shape[0] != len(self._ch_names):
             raise ValueError(
-                f"'stretch' must have shape ({len(self.ch_names)}, n_pad + n_samples), got "
+                f"'stretch' must have shape ({len(self._ch_names)}, n_pad + n_samples), got "
                 f"{stretch.shape}"
             )
         if stretch.shape[1] <= self.n_pad:
@@ -341,7 +448,7 @@ class Preprocessor:
         Filtering acts on each channel alone, so the stage commutes with it: this equals
         filtering spatially transformed samples (what the stream does), to rounding.
         """
-        return apply_spatial(self.spatial_matrix, windows)
+        return apply_spatial(self._spatial, windows)
 
     # ------------------------------------------------------------------- features
 
@@ -360,7 +467,7 @@ class Preprocessor:
             Resampled (waveform) or binned log power (bandpower), before scaling.
         """
         windows = np.asarray(windows, dtype=np.float64)
-        n_filtered = len(self.picks) * max(1, len(self.filters))
+        n_filtered = len(self._picks) * max(1, len(self.filters))
         if windows.ndim != 3 or windows.shape[1:] != (n_filtered, self.n_window):
             raise ValueError(
                 f"'windows' must have shape (n_epochs, {n_filtered}, {self.n_window}) "
@@ -395,7 +502,7 @@ class Preprocessor:
             Fitted.
         """
         self.row_offset_, self.row_scale_, self.col_scale_ = fit_scaling(
-            Z, self.scaling, center=self.centres_rows
+            Z, self._scaling, center=self.centres_rows
         )
         return self
 
@@ -418,7 +525,7 @@ class Preprocessor:
             Fitted.
         """
         arrays = [np.asarray(a, dtype=np.float64) for a in scaling]
-        shapes = [(self.n_rows,), (self.n_rows,), (self.n_times,)]
+        shapes = [(self.n_rows,), (self.n_rows,), (self.n_columns,)]
         if len(arrays) != 3 or any(a.shape != s for a, s in zip(arrays, shapes, strict=True)):
             raise ValueError(
                 f"'scaling' must be (row_offset, row_scale, col_scale) of shapes {shapes}, "
@@ -517,8 +624,8 @@ class Preprocessor:
                 f"the signal), got features={self.features!r}"
             )
         self._check_fitted("linear_operators")
-        S = np.zeros((self.n_rows, len(self.ch_names)))
-        spatial = np.eye(self.n_rows) if self.spatial_matrix is None else self.spatial_matrix
+        S = np.zeros((self.n_rows, len(self._ch_names)))
+        spatial = np.eye(self.n_rows) if self._spatial is None else self._spatial
         S[:, self.pick_indices] = spatial / self.row_scale_[:, None]
         T = self.temporal_matrix / self.col_scale_[None, :]
         if include_filter and self.filters:
@@ -532,21 +639,21 @@ class Preprocessor:
     def get_config(self) -> dict:
         """Return the constructor parameters as a JSON-serialisable dict."""
         return {
-            "ch_names": list(self.ch_names),
-            "sfreq": self.sfreq,
-            "tmin": self.tmin,
-            "tmax": self.tmax,
-            "picks": list(self.picks),
+            "ch_names": list(self._ch_names),
+            "sfreq": self._sfreq,
+            "tmin": self._tmin,
+            "tmax": self._tmax,
+            "picks": list(self._picks),
             "features": self.features,
-            "l_freq": self.l_freq,
-            "h_freq": self.h_freq,
-            "bands": [list(b) for b in self.bands],
-            "n_times": self.n_times,
-            "baseline": None if self.baseline is None else list(self.baseline),
-            "scaling": self.scaling,
-            "filter_length": self.filter_length,
+            "l_freq": self._l_freq,
+            "h_freq": self._h_freq,
+            "bands": [list(b) for b in self._bands],
+            "n_times": self.n_columns,
+            "baseline": None if self._baseline is None else list(self._baseline),
+            "scaling": self._scaling,
+            "filter_length": self._filter_length,
             "spatial": self.spatial,
-            "reference": self.reference,
+            "reference": self.log_power_reference,
         }
 
     def get_arrays(self) -> dict[str, np.ndarray]:
@@ -559,8 +666,8 @@ class Preprocessor:
         arrays["col_scale"] = self.col_scale_
         for k, b in enumerate(self.filters):
             arrays[f"filter_{k}"] = b
-        if self.spatial_matrix is not None:
-            arrays["spatial_matrix"] = self.spatial_matrix
+        if self._spatial is not None:
+            arrays["spatial_matrix"] = self._spatial
         return arrays
 
     @classmethod
@@ -591,7 +698,7 @@ class Preprocessor:
         The stored filter coefficients replace the re-designed ones, so that a loaded model
         computes exactly what was saved; every array's shape is checked first.
         """
-        n_rows, n_times = self.n_rows, self.n_times
+        n_rows, n_times = self.n_rows, self.n_columns
         expect = {"row_offset": (n_rows,), "row_scale": (n_rows,), "col_scale": (n_times,)}
         for k, b in enumerate(self.filters):
             expect[f"filter_{k}"] = b.shape
@@ -601,8 +708,7 @@ class Preprocessor:
                 raise ValueError(
                     f"preprocessing array {name!r} must have shape {shape}, got {got}"
                 )
-        self.filters = [np.asarray(arrays[f"filter_{k}"]) for k in range(len(self.filters))]
-        self._path.filters = self.filters
+        self._path.filters = [np.asarray(arrays[f"filter_{k}"]) for k in range(len(self.filters))]
         self.row_offset_ = np.asarray(arrays["row_offset"], dtype=np.float64)
         self.row_scale_ = np.asarray(arrays["row_scale"], dtype=np.float64)
         self.col_scale_ = np.asarray(arrays["col_scale"], dtype=np.float64)

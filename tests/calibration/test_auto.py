@@ -71,7 +71,8 @@ def test_auto_on_epoched_trials_averages_both_grids_and_saves_them(bcicomp2003_p
         "waveform/none/10t": 10, "waveform/car/10t": 10, "waveform/csd/10t": 10,
     }  # fmt: skip
     assert model.is_ensemble and len(model.members) == 4
-    assert [m.preprocessor.n_times for m in model.members] == [names[n] for n in auto["ensemble"]]
+    columns = [m.preprocessor.n_columns for m in model.members]
+    assert columns == [names[n] for n in auto["ensemble"]]
     assert all(np.abs(m.estimator.coef_).max() > 0 for m in model.members)  # not collapsed
     n = rec.epoch_length
     X = rec.data.reshape(rec.n_channels, -1, n).transpose(1, 0, 2)

@@ -93,7 +93,7 @@ def test_a_prior_records_its_people_runs_and_channels_and_scores_each_left_out(p
     assert [r["source"] for r in info["runs"]][:2] == ["S001R01.edf", "S001R02.edf"]
     # the sensorimotor strip only: no eye or occipital channel
     assert info["channels"] == [c for c in CHANNELS if c not in ("Fp1", "O1")]
-    assert prior.preprocessor.picks == info["channels"]
+    assert prior.preprocessor.pick_names == info["channels"]
     lopo = info["lopo"]["per_person"]
     assert set(lopo) == {"S001", "S002", "S003"}
     assert min(lopo.values()) >= 0.75, lopo

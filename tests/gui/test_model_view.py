@@ -142,7 +142,7 @@ def test_spectral_summary_is_over_frequency():
     np.testing.assert_allclose(summary.axis, model.preprocessor.freqs)
     assert summary.axis.shape == (V.shape[0],)
     # rows are channels: one scalp map of all of them, as on the waveform path
-    assert summary.ch_names == list(model.preprocessor.picks)
+    assert summary.ch_names == list(model.preprocessor.pick_names)
     assert summary.groups == [("", list(range(len(summary.ch_names))))]
     np.testing.assert_allclose(summary.scores[0].spatial, U)
     np.testing.assert_allclose(summary.scores[0].temporal, V)

@@ -339,7 +339,7 @@ def test_spatial_stage_and_spectral_path_round_trip(tmp_path, monkeypatch, featu
     monkeypatch.setattr(preprocessor_module, "spatial_operator", computed_again)
     loaded = load_model(path)
     assert (loaded.preprocessor.features, loaded.preprocessor.spatial) == (features, spatial)
-    np.testing.assert_array_equal(loaded.preprocessor.spatial_matrix, pre.spatial_matrix)
+    np.testing.assert_array_equal(loaded.preprocessor.spatial_operator, pre.spatial_operator)
     np.testing.assert_allclose(loaded.decision_function(raw), model.decision_function(raw))
 
 

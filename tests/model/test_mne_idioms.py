@@ -162,7 +162,7 @@ def test_scalp_maps_draw_on_the_model_info_for_every_path(features):
 
     model = _bci_model(["C3", "Cz", "C4", "FC3", "CP4"], features=features)
     maps = model.scalp_maps(0)
-    n_maps = len(model.preprocessor.bands) if features == "bandpower" else 1
+    n_maps = len(model.preprocessor.freq_bands) if features == "bandpower" else 1
     assert maps.shape == (n_maps, 5)
     np.testing.assert_array_equal(maps.ravel(), model.estimator.spatial_[:, 0])
     assert model.scalp_maps(0, patterns=True).shape == (n_maps, 5)

@@ -63,7 +63,7 @@ def test_features_same_through_epochs_and_stream(features):
     raw = _epochs(pre, data, onsets)
     pre.fit(raw)
     offline = pre.transform(raw)
-    assert offline.shape == (4, pre.n_rows, pre.n_times)
+    assert offline.shape == (4, pre.n_rows, pre.n_columns)
     # Online: stream in chunks, keep the filtered output, cut each window at its end.
     filtered = _chunked(pre, data, rng)
     w0 = np.asarray(onsets) + round(pre.tmin * pre.sfreq)
@@ -87,7 +87,7 @@ def test_windows_sliced_from_a_filtered_stretch_equal_each_window_filtered_alone
     pre = _pre(features, spatial="car")
     start, n = 200, 700
     stretch = pre.filter_stretch(data[:, start : start + pre.n_pad + n])
-    assert stretch.shape == (len(pre.picks) * max(1, len(pre.filters)), n)
+    assert stretch.shape == (len(pre.pick_names) * max(1, len(pre.filters)), n)
     onsets = np.arange(start, start + n - pre.n_window + 1, 37) - round(pre.tmin * pre.sfreq)
     onsets += pre.n_pad
     alone = pre.filter_epochs(_epochs(pre, data, onsets))
@@ -131,7 +131,7 @@ def test_linear_operators_fold_the_waveform_path():
     raw = _epochs(pre, data, [500, 900, 1300])
     X = pre.fit(raw).transform(raw)
     S, T = pre.linear_operators()
-    assert S.shape == (3, len(CH)) and T.shape == (pre.n_window, pre.n_times)
+    assert S.shape == (3, len(CH)) and T.shape == (pre.n_window, pre.n_columns)
     # Every channel filtered alike, in the raw order: X = S @ filtered @ T.
     everything = Preprocessor(
         ch_names=CH, sfreq=160.0, tmin=0.5, tmax=2.5, l_freq=8.0, h_freq=30.0, n_times=40
@@ -139,7 +139,7 @@ def test_linear_operators_fold_the_waveform_path():
     filtered_all = everything.filter_epochs(raw)
     np.testing.assert_allclose(S @ filtered_all @ T, X, rtol=1e-10, atol=1e-10)
     S2, T2 = pre.linear_operators(include_filter=True)
-    assert T2.shape == (pre.n_times_raw, pre.n_times)
+    assert T2.shape == (pre.n_times_raw, pre.n_columns)
     np.testing.assert_allclose(S2 @ raw @ T2, X, rtol=1e-9, atol=1e-9)
     with pytest.raises(ValueError, match="waveform path only"):
         _pre("bandpower").fit(raw).linear_operators()
@@ -190,3 +190,47 @@ def test_errors():
 def test_non_finite_numbers_refused(name, value):
     with pytest.raises(ValueError, match=f"'{name}' must be a finite number"):
         _pre(**{name: value})
+
+
+# it checks its design when made, not in fit (its Notes say why): set_params raises at once
+@pytest.mark.filterwarnings("ignore:.*occurred during set_params:UserWarning")
+@pytest.mark.parametrize("features", ["waveform", "bandpower", "spectral"])
+def test_the_preprocessor_keeps_its_parameters_as_given_and_clones(features):
+    from sklearn.base import clone
+    from sklearn.utils.estimator_checks import (
+        check_get_params_invariance,
+        check_no_attributes_set_in_init,
+        check_set_params,
+    )
+
+    pre = _pre(features, picks=None, spatial="car")
+    check_no_attributes_set_in_init("Preprocessor", pre)
+    check_get_params_invariance("Preprocessor", pre)
+    check_set_params("Preprocessor", pre)
+    params = pre.get_params()
+    # what was given, not what it resolved to
+    assert params["picks"] is None and params["n_times"] == (
+        40 if features == "waveform" else None
+    )
+    assert params["bands"] is None and params["reference"] == "default"
+    assert params["spatial_matrix"] is None
+    assert pre.pick_names == CH and pre.spatial_operator.shape == (5, 5)
+    assert pre.n_columns > 0 and pre.n_rows == 5 * (
+        len(pre.freq_bands) if features == "bandpower" else 1
+    )
+    rng = np.random.default_rng(0)
+    raw = rng.standard_normal((6, 5, pre.n_times_raw))
+    twin = clone(pre.fit(raw))
+    assert not twin.is_fitted and twin.get_config() == pre.get_config()
+    np.testing.assert_array_equal(twin.fit(raw).transform(raw), pre.transform(raw))
+
+
+def test_set_params_designs_again_and_drops_the_fitted_scaling():
+    pre = _pre()
+    raw = np.random.default_rng(1).standard_normal((4, 5, pre.n_times_raw))
+    pre.fit(raw)
+    assert pre.set_params(n_times=20, picks=["Cz"]) is pre
+    assert not pre.is_fitted and (pre.n_rows, pre.n_columns) == (1, 20)
+    assert pre.fit(raw).transform(raw).shape == (4, 1, 20)
+    with pytest.raises(ValueError, match="'picks' names channels missing"):
+        pre.set_params(picks=["Oz"])

@@ -233,7 +233,7 @@ class PickedFilterBank:
     def __init__(self, pre) -> None:
         self._picks = np.asarray(pre.pick_indices, dtype=np.intp)
         n = len(self._picks)
-        S = pre.spatial_matrix
+        S = pre.spatial_operator
         self._spatial_t = None if S is None else np.ascontiguousarray(S.T)
         self._average = S is not None and np.allclose(S, np.eye(n) - 1.0 / n, rtol=0, atol=1e-15)
         taps = _taps(pre)
@@ -311,7 +311,7 @@ class SharedFilterBank:
         """Return the input stage of ``pre`` (same picks and filters) read from this bank."""
         if filter_key(pre) != self.key:
             raise ValueError("'pre' must pick and filter as the shared bank does")
-        return SharedFilterBank.Reader(self, pre.spatial_matrix)
+        return SharedFilterBank.Reader(self, pre.spatial_operator)
 
     class Reader:
         """A preprocessor's input stage read from a shared bank: its spatial stage applied.
