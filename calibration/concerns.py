@@ -4,7 +4,7 @@
 channels, filters, scaling), :class:`RejectionSettings`, :class:`SelectionSettings`
 (cross-validation, searches, solver) and :class:`RunSettings` (the run configuration stored
 with the model). Each checks its fields on construction against :data:`CONSTRAINTS`, the one
-table of every setting's type and range (:mod:`sblr_rt.calibration.constraints`), and the
+table of every setting's type and range (:mod:`sblr_rt.validation.constraints`), and the
 relations between its own fields. :class:`~sblr_rt.calibration.config.CalibrationConfig`
 holds one of each and reads them from TOML.
 
@@ -17,10 +17,11 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from sblr_rt.calibration.constraints import (
+from sblr_rt.io.labels import ChannelRenaming
+from sblr_rt.preprocessing import PARAMETER_RULES
+from sblr_rt.validation.constraints import (
     Rule,
     any_value,
     apply_constraints,
@@ -35,10 +36,7 @@ from sblr_rt.calibration.constraints import (
     option,
     positive,
 )
-
-from sblr_rt.io.labels import ChannelRenaming
-from sblr_rt.limits import LIMITS, check_n_jobs
-from sblr_rt.preprocessing.scaling import SCALINGS
+from sblr_rt.validation.limits import LIMITS, check_n_jobs
 
 __all__ = [
     "CONSTRAINTS",
@@ -67,9 +65,9 @@ class EpochSettings:
         need), if only one does (:func:`sblr_rt.calibration.epochs.resolve_markers`).
     tmin, tmax : float | None
         Epoch window relative to each cue in seconds, ``[tmin, tmax)``, each within
-        +/-60 s (:data:`sblr_rt.limits.LIMITS`, as on the command line). None: for epoched
-        files the whole trial; for continuous recordings ``tmin=0.0``, ``tmax=3.5`` (the
-        paper's cue length).
+        +/-60 s (:data:`sblr_rt.validation.limits.LIMITS`, as on the command line).
+        None: for epoched files the whole trial; for continuous recordings ``tmin=0.0``,
+        ``tmax=3.5`` (the paper's cue length).
     """
 
     classes: tuple[tuple[str, str], ...] | None = None
@@ -266,7 +264,7 @@ class SelectionSettings:
         float64).
     n_jobs : int
         joblib workers for the CV: 1 to 4 per CPU, or -1 for all cores (-k: all but k - 1;
-        :func:`sblr_rt.limits.check_n_jobs`).
+        :func:`sblr_rt.validation.limits.check_n_jobs`).
     random_state : int
         Seed of the fold shuffling.
     """
@@ -421,17 +419,6 @@ def _cv(name: str, cv) -> int | str:
     return cv
 
 
-def _bands(name: str, bands) -> tuple[tuple[float, float], ...]:
-    """``bands``: a list of (low, high) pairs of finite numbers."""
-    message = f"{name!r} must be a list of (low, high) pairs, got {bands!r}"
-    if isinstance(bands, str | bytes) or not isinstance(bands, Sequence):
-        raise TypeError(message)
-    pairs = tuple(numbers_list().check(name, band) for band in bands)
-    if any(len(band) != 2 for band in pairs):
-        raise ValueError(message)
-    return pairs
-
-
 def _n_jobs(name: str, value) -> int:
     return check_n_jobs(name, integer().check(name, value))
 
@@ -451,24 +438,25 @@ _ITERATIONS = "be an integer from 1 to {1} ({3})".format(*LIMITS["iterations"])
 CONSTRAINTS: dict[str, Rule] = {
     # EpochSettings; tmin/tmax within the command line's --tmin/--tmax range
     "classes": custom(lambda name, value: _normalise_classes(value), none=True),
-    "tmin": number(none=True, limit="epoch", low_open=False),
-    "tmax": number(none=True, limit="epoch", low_open=False),
+    "tmin": replace(PARAMETER_RULES["tmin"], none=True),  # None: from the annotations
+    "tmax": replace(PARAMETER_RULES["tmax"], none=True),
     # PreprocessingSettings
     "features": option(*FEATURE_CHOICES),
     "spatial": option("default", None, "car", "csd", aliases={"none": None}),
-    "reference": option("default", "channels", "bands", None, aliases={"none": None}),
-    "picks": names(),
+    "reference": PARAMETER_RULES["reference"],
+    "picks": PARAMETER_RULES["picks"],
     "rename_channels": custom(
         lambda name, value: ChannelRenaming.parse(value, name=name) or None, none=True
     ),
     "eog": names(empty_is_none=True),
-    "l_freq": number(none=True),
-    "h_freq": number(none=True),
-    "bands": custom(_bands, none=True),
-    "n_times": integer(none=True),
-    "baseline": numbers_list(none=True),
-    "scaling": option(*SCALINGS, aliases={"none": None}),
-    "filter_length": number(none=True),
+    # the preprocessor's own rules
+    "l_freq": PARAMETER_RULES["l_freq"],
+    "h_freq": PARAMETER_RULES["h_freq"],
+    "bands": PARAMETER_RULES["bands"],
+    "n_times": PARAMETER_RULES["n_times"],
+    "baseline": PARAMETER_RULES["baseline"],
+    "scaling": PARAMETER_RULES["scaling"],
+    "filter_length": PARAMETER_RULES["filter_length"],
     # RejectionSettings
     "reject": number(none=True),
     "flat": number(),

@@ -4,15 +4,15 @@ Each option that takes a number parses it with one of these ``argparse`` types: 
 that is not finite, or outside the option's range, is refused before any work starts, with
 a message that names the limit (``--tmax 1e9`` would otherwise ask for a terabyte,
 ``--status-every nan`` would never print, ``--chunk-ms 1e9`` would push nothing). The ranges
-are :data:`sblr_rt.limits.LIMITS`, the table that configuration files, the Python API and
-model files are checked against too.
+are :data:`sblr_rt.validation.limits.LIMITS`, the table that configuration files, the
+Python API and model files are checked against too.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from sblr_rt.limits import LIMITS, check_n_jobs, check_number
+from sblr_rt.validation.limits import LIMITS, check_n_jobs, check_number
 
 __all__ = ["LIMITS", "bounded", "check_bounds", "n_jobs"]
 
@@ -80,7 +80,7 @@ def check_bounds(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
 
 
 def n_jobs(text: str) -> int:
-    """Parse ``--n-jobs``, checked by :func:`check_bounds` (:func:`sblr_rt.limits.check_n_jobs`).
+    """Parse ``--n-jobs``, checked by :func:`check_bounds` (:func:`~.limits.check_n_jobs`).
 
     Examples
     --------

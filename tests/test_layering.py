@@ -24,6 +24,7 @@ FOLDERS["sblr_rt.cli"] = "cli"
 #: Rank of every unit. The package root ``sblr_rt`` (version, logger, lazy facade) is 0.
 LAYERS = {
     "sblr_rt.utils": -1,  # helpers below everything (docstring template, renames)
+    "sblr_rt.validation": -1,  # the rules of settings and the bounds of numbers
     "sblr_rt": 0,
     "sblr_rt.model": 0,
     "sblr_rt.montage": 0,

@@ -24,16 +24,6 @@ from pathlib import Path
 import numpy as np
 from sblr_rt.calibration.assembly import as_recordings, build_preprocessor, fitted_model
 from sblr_rt.calibration.config import load_config
-from sblr_rt.calibration.constraints import (
-    any_value,
-    apply_constraints,
-    boolean,
-    custom,
-    integer,
-    number,
-    option,
-)
-from sblr_rt.calibration.constraints import names as channel_names
 from sblr_rt.calibration.epochs import extract_epochs
 from sblr_rt.calibration.member_evidence import MemberEvidence
 from sblr_rt.calibration.probability import (
@@ -48,9 +38,19 @@ from sklearn.model_selection import LeaveOneGroupOut
 
 from sblr_rt.bci_model import BCIModel, SingleModel
 from sblr_rt.bci_model.regions import region_of
-from sblr_rt.limits import LIMITS
 from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.model.prior_pool import PriorPool
+from sblr_rt.validation.constraints import (
+    any_value,
+    apply_constraints,
+    boolean,
+    custom,
+    integer,
+    number,
+    option,
+)
+from sblr_rt.validation.constraints import names as channel_names
+from sblr_rt.validation.limits import LIMITS
 
 __all__ = [
     "SETTINGS_CONSTRAINTS",
@@ -141,7 +141,7 @@ class PriorSettings:
 _ANY = any_value()
 
 
-#: The rule of every :class:`PriorSettings` field (:mod:`sblr_rt.calibration.constraints`).
+#: The rule of every :class:`PriorSettings` field (:mod:`sblr_rt.validation.constraints`).
 #: The bounds keep a fit finite and its size what one machine holds: a larger ``l2`` makes
 #: the objective overflow, a larger rank than the features' sides is no bilinear model.
 SETTINGS_CONSTRAINTS = {

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 from sblr_rt.calibration.assembly import MEMBER_KEYS, as_recordings, fitted_model, run_of_each
 from sblr_rt.calibration.config import load_config
-from sblr_rt.calibration.constraints import integer, positive
 from sblr_rt.calibration.epochs import TooFewTrials, extract_epochs
 from sblr_rt.calibration.member_evidence import (
     MemberEvidence,
@@ -32,6 +31,7 @@ from sblr_rt.calibration.prior.build import fit_pool, prior_of, prior_settings
 from sblr_rt.calibration.probability import calibrate_probability
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
+from sblr_rt.validation.constraints import integer, positive
 
 __all__ = [
     "MAX_TRIALS",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from sblr_rt.io._archive import ModelFileError
-from sblr_rt.limits import LIMITS
+from sblr_rt.validation.limits import LIMITS
 
 __all__ = ["MAX_MODEL_VERSION", "check_header_fields"]
 
@@ -71,7 +71,7 @@ def number(lo=-math.inf, hi=math.inf, optional=False) -> _Spec:
 
 
 def within(kind: str, optional=False) -> _Spec:
-    """Return the rule of a number in the range of ``kind`` (:data:`sblr_rt.limits.LIMITS`).
+    """Return the rule of a number in the range of ``kind`` (:data:`~.limits.LIMITS`).
 
     The same range as the command line's and the configuration's for the same number.
     """

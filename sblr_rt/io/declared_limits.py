@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from sblr_rt.limits import LIMITS
+from sblr_rt.validation.limits import LIMITS
 
 __all__ = [
     "MAX_COMPRESSION_RATIO",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 #: Highest sampling rate in Hz a recording or a stream may declare: no EEG amplifier
-#: samples faster (the bound of ``sfreq`` in :data:`sblr_rt.limits.LIMITS`, the one table).
+#: samples faster (the bound of ``sfreq`` in :data:`sblr_rt.validation.limits.LIMITS`).
 MAX_SFREQ = LIMITS["sfreq"][1]
 
 #: Most bytes the samples of one recording (as float64) or one stream's buffers may take.

@@ -50,7 +50,7 @@ import numpy as np
 from sblr_rt.io._archive import MAX_LOAD_BYTES, ModelFileError, read_archive
 from sblr_rt.io._header_fields import check_header_fields
 from sblr_rt.io.jsonable import dumps
-from sblr_rt.limits import check_number
+from sblr_rt.validation.limits import check_number
 
 __all__ = [
     "FORMAT_NAME",

@@ -34,8 +34,8 @@ import numbers
 
 import numpy as np
 
-from sblr_rt.limits import check_number
 from sblr_rt.model.link import ProbabilityCalibration
+from sblr_rt.validation.limits import check_number
 
 __all__ = ["SMOOTHING", "Evidence", "Smoothing", "check_smoothing"]
 

@@ -18,10 +18,10 @@ import dataclasses
 import math
 
 from sblr_rt.io.labels import ChannelRenaming
-from sblr_rt.limits import check_number
 from sblr_rt.online.evidence import Smoothing
 from sblr_rt.online.stream_units import UNIT_MISMATCH
 from sblr_rt.utils._docs import fill_doc
+from sblr_rt.validation.limits import check_number
 
 __all__ = ["MODES", "DisplaySettings", "OnlineSettings", "take_options"]
 

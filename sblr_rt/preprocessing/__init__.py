@@ -6,6 +6,7 @@ waveform path's matrices), :mod:`.scaling` (the one scaling rule), :mod:`.featur
 class per feature path) and :mod:`.preprocessor` (the object that ties them together).
 """
 
+from sblr_rt.preprocessing._checks import PARAMETER_RULES
 from sblr_rt.preprocessing.features import (
     FEATURE_PATHS,
     FEATURES,
@@ -28,6 +29,7 @@ from sblr_rt.preprocessing.transformers import (
 __all__ = [
     "FEATURES",
     "FEATURE_PATHS",
+    "PARAMETER_RULES",
     "SCALINGS",
     "BandpowerPath",
     "FeaturePath",

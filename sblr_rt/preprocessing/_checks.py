@@ -1,69 +1,92 @@
-"""Checks of the :class:`~sblr_rt.preprocessing.Preprocessor`'s parameters and input."""
+"""The rules of the :class:`~sblr_rt.preprocessing.Preprocessor`'s parameters; checks of input."""
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Sequence
 
 import numpy as np
 
+from sblr_rt.preprocessing.features import FEATURES
+from sblr_rt.preprocessing.scaling import SCALING_RULE
+from sblr_rt.validation.constraints import (
+    Rule,
+    any_value,
+    custom,
+    integer,
+    names,
+    number,
+    numbers_list,
+    option,
+    positive,
+)
+
 __all__ = [
-    "as_float_or_none",
-    "check_bands",
-    "check_ch_names",
+    "PARAMETER_RULES",
     "check_epochs",
     "check_picks",
-    "check_window",
+    "check_spatial_matrix",
+    "window_samples",
 ]
 
 
-def as_float_or_none(name, value):
-    """Return ``value`` as a finite float (or None), or raise naming the parameter."""
-    if value is None:
-        return None
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"'{name}' must be a number or None, got {type(value).__name__}")
-    if not math.isfinite(value):
-        raise ValueError(f"'{name}' must be a finite number, got {value}")
-    return float(value)
-
-
-def check_ch_names(ch_names) -> list[str]:
+def _ch_names(name: str, ch_names) -> list[str]:
     if isinstance(ch_names, str) or not all(isinstance(c, str) for c in ch_names):
-        raise TypeError("'ch_names' must be a list of str")
+        raise TypeError(f"{name!r} must be a list of str, got {ch_names!r:.80}")
     ch_names = list(ch_names)
     if len(set(ch_names)) != len(ch_names):
-        raise ValueError(f"'ch_names' must be unique, got duplicates in {ch_names}")
+        raise ValueError(f"{name!r} must be unique, got duplicates in {ch_names}")
     return ch_names
 
 
-def check_window(sfreq, tmin, tmax) -> tuple[float, float, float, int]:
-    """Return ``sfreq, tmin, tmax, n_window`` checked."""
-    sfreq_ = as_float_or_none("sfreq", sfreq)
-    if sfreq_ is None or sfreq_ <= 0:
-        raise ValueError(f"'sfreq' must be a positive number, got {sfreq}")
-    tmin_ = as_float_or_none("tmin", tmin)
-    tmax_ = as_float_or_none("tmax", tmax)
-    if tmin_ is None or tmax_ is None:
-        raise ValueError("'tmin' and 'tmax' are required")
-    n_window = round((tmax_ - tmin_) * sfreq_)
+def _bands(name: str, bands) -> tuple[tuple[float, float], ...]:
+    message = f"{name!r} must be a list of (low, high) pairs, got {bands!r:.80}"
+    if isinstance(bands, str | bytes) or not isinstance(bands, Sequence):
+        raise TypeError(message)
+    pairs = tuple(numbers_list().check(name, band) for band in bands)
+    if any(len(band) != 2 for band in pairs):
+        raise ValueError(message)
+    return pairs
+
+
+#: The rule of each :class:`~sblr_rt.preprocessing.Preprocessor` parameter, by name
+#: (:mod:`sblr_rt.validation.constraints`); the calibration's settings of the same names
+#: use these rules. Relations between parameters (the window spans a sample, the picks
+#: are among the channels, the spatial operator fits the picks) are checked by the
+#: preprocessor.
+PARAMETER_RULES: dict[str, Rule] = {
+    "ch_names": custom(_ch_names),
+    "sfreq": number(limit="sfreq"),
+    "tmin": number(limit="epoch", low_open=False),
+    "tmax": number(limit="epoch", low_open=False),
+    "picks": names(),
+    "features": option(*FEATURES),
+    "l_freq": number(none=True),
+    "h_freq": number(none=True),
+    "bands": custom(_bands, none=True),
+    "n_times": integer(positive, "be a positive integer", none=True),
+    "baseline": numbers_list(lambda v: len(v) == 2, "be a (start, end) pair", none=True),
+    "scaling": SCALING_RULE,
+    "filter_length": number(positive, "be a positive number", none=True),
+    "spatial": any_value(),  # with spatial_matrix: check_spatial_matrix, spatial_operator
+    "reference": option("default", "channels", "bands", None, aliases={"none": None}),
+    "spatial_matrix": any_value(),
+}
+
+
+def window_samples(sfreq: float, tmin: float, tmax: float) -> int:
+    """Return the samples of the window ``[tmin, tmax)`` at ``sfreq``: at least one."""
+    n_window = round((tmax - tmin) * sfreq)
     if n_window < 1:
         raise ValueError(
-            f"'tmax' - 'tmin' must span at least one sample at {sfreq_} Hz, "
+            f"'tmax' - 'tmin' must span at least one sample at {sfreq} Hz, "
             f"got tmin={tmin}, tmax={tmax}"
         )
-    return sfreq_, tmin_, tmax_, n_window
+    return n_window
 
 
 def check_picks(picks, ch_names: list[str]) -> tuple[list[str], np.ndarray]:
-    """Return the picked names and their indices in ``ch_names``."""
-    if picks is None:
-        picks = list(ch_names)
-    else:
-        if isinstance(picks, str):
-            raise TypeError("'picks' must be a list of channel names, got a str")
-        picks = [str(p) for p in picks]
+    """Return the picked names (checked ``picks``; None: all) and their indices in ``ch_names``."""
+    picks = list(ch_names) if picks is None else list(picks)
     # A dict keeps this linear: channel lists may be long (a hostile model file's too).
     index = {name: i for i, name in enumerate(ch_names)}
     missing = [p for p in picks if p not in index]
@@ -74,17 +97,6 @@ def check_picks(picks, ch_names: list[str]) -> tuple[list[str], np.ndarray]:
     if len(set(picks)) != len(picks) or not picks:
         raise ValueError(f"'picks' must be unique and non-empty, got {picks}")
     return picks, np.array([index[p] for p in picks], dtype=np.intp)
-
-
-def check_bands(bands) -> list[tuple[float, ...]]:
-    if isinstance(bands, str | bytes) or not isinstance(bands, Sequence):
-        raise TypeError(f"'bands' must be a list of (low, high) pairs, got {bands!r}")
-    out = []
-    for band in bands:
-        if isinstance(band, str | bytes) or not isinstance(band, Sequence):
-            raise TypeError(f"'bands' must be a list of (low, high) pairs, got {bands!r}")
-        out.append(tuple(as_float_or_none("bands", f) for f in band))
-    return out
 
 
 def check_epochs(epochs, n_channels: int, n_pad: int, n_window: int) -> np.ndarray:

@@ -41,8 +41,6 @@ loop computes the same numbers from one window. ``reference=None`` gives the pla
 from __future__ import annotations
 
 import itertools
-import math
-import numbers
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -72,18 +70,8 @@ _DEFAULT_WAVEFORM_TIMES = 100
 COVARIANCE_BANDS = ((8.0, 30.0),)
 
 
-def _whole_n_times(n_times) -> int:
-    """Return ``n_times`` as an int, or raise: a whole number (``40`` or ``40.0``) only."""
-    whole = isinstance(n_times, numbers.Integral) or (
-        isinstance(n_times, numbers.Real) and math.isfinite(n_times) and n_times == int(n_times)
-    )
-    if isinstance(n_times, bool) or not whole:
-        raise ValueError(f"'n_times' must be a whole number or None, got {n_times!r}")
-    return int(n_times)
-
-
 def _check_n_times(n_times: int | None, default: int, n_window: int) -> int:
-    n = min(default, n_window) if n_times is None else _whole_n_times(n_times)
+    n = min(default, n_window) if n_times is None else int(n_times)
     if not 1 <= n <= n_window:
         raise ValueError(
             f"'n_times' must be in [1, n_window={n_window}] (the model's grid "
@@ -358,7 +346,7 @@ class SpectralPath(BandpowerPath):
     bands_as_rows: ClassVar[bool] = False
 
     def __init__(self, *, sfreq, n_window, bands, n_times, numtaps, reference="default"):
-        if n_times is not None and _whole_n_times(n_times) != len(bands):
+        if n_times is not None and int(n_times) != len(bands):
             raise ValueError(
                 f"'n_times' of the spectral path is its number of bands ({len(bands)}), "
                 f"got {n_times}"

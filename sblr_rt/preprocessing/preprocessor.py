@@ -42,19 +42,17 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from sblr_rt.preprocessing._checks import (
-    as_float_or_none,
-    check_bands,
-    check_ch_names,
+    PARAMETER_RULES,
     check_epochs,
     check_picks,
     check_spatial_matrix,
-    check_window,
+    window_samples,
 )
 from sblr_rt.preprocessing._serialise import saved_config
-from sblr_rt.preprocessing.features import FEATURE_PATHS, FEATURES, FeaturePath, centres_rows
+from sblr_rt.preprocessing.features import FEATURE_PATHS, FeaturePath, centres_rows
 from sblr_rt.preprocessing.filters import StreamingFilter, filter_padded_epochs
 from sblr_rt.preprocessing.operators import fir_matrix
-from sblr_rt.preprocessing.scaling import apply_scaling, check_scaling, fit_scaling
+from sblr_rt.preprocessing.scaling import apply_scaling, fit_scaling
 from sblr_rt.preprocessing.spatial import apply_spatial, spatial_operator
 
 __all__ = ["Preprocessor"]
@@ -173,24 +171,19 @@ class Preprocessor(TransformerMixin, BaseEstimator):
         to is read through :attr:`pick_names`, :attr:`freq_bands`, :attr:`n_columns`,
         :attr:`log_power_reference` and :attr:`spatial_operator`.
         """
-        self._ch_names = check_ch_names(self.ch_names)
-        self._sfreq, self._tmin, self._tmax, self._n_window = check_window(
-            self.sfreq, self.tmin, self.tmax
+        p = {name: rule.check(name, getattr(self, name)) for name, rule in PARAMETER_RULES.items()}
+        self._ch_names, self._sfreq, self._tmin, self._tmax = (
+            p["ch_names"],
+            p["sfreq"],
+            p["tmin"],
+            p["tmax"],
         )
-        if self.features not in FEATURES:
-            raise ValueError(f"'features' must be one of {FEATURES}, got {self.features!r}")
-        self._picks, self._pick_indices = check_picks(self.picks, self._ch_names)
-        self._l_freq = as_float_or_none("l_freq", self.l_freq)
-        self._h_freq = as_float_or_none("h_freq", self.h_freq)
-        path = FEATURE_PATHS[self.features]
-        self._bands = check_bands(path.default_bands() if self.bands is None else self.bands)
-        self._scaling = check_scaling(self.scaling)
-        self._filter_length = as_float_or_none("filter_length", self.filter_length)
-        self._baseline = (
-            None
-            if self.baseline is None
-            else tuple(as_float_or_none("baseline", b) for b in self.baseline)
-        )
+        self._n_window = window_samples(self._sfreq, self._tmin, self._tmax)
+        self._picks, self._pick_indices = check_picks(p["picks"], self._ch_names)
+        self._l_freq, self._h_freq, self._baseline = p["l_freq"], p["h_freq"], p["baseline"]
+        path = FEATURE_PATHS[p["features"]]
+        self._bands = list(path.default_bands() if p["bands"] is None else p["bands"])
+        self._scaling, self._filter_length = p["scaling"], p["filter_length"]
         numtaps = None if self._filter_length is None else round(self._filter_length * self._sfreq)
         self._path: FeaturePath = path.from_params(
             sfreq=self._sfreq,
@@ -200,10 +193,10 @@ class Preprocessor(TransformerMixin, BaseEstimator):
             l_freq=self._l_freq,
             h_freq=self._h_freq,
             bands=self._bands,
-            n_times=self.n_times,
+            n_times=p["n_times"],
             baseline=self._baseline,
             numtaps=numtaps,
-            reference=self.reference,
+            reference=p["reference"],
             n_picks=len(self._picks),
         )
         matrix = self.spatial_matrix

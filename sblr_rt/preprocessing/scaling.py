@@ -11,25 +11,37 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SCALINGS", "apply_scaling", "check_scaling", "fit_scaling", "safe_scale"]
+from sblr_rt.validation.constraints import option
+
+__all__ = [
+    "SCALINGS",
+    "SCALING_RULE",
+    "apply_scaling",
+    "check_scaling",
+    "fit_scaling",
+    "safe_scale",
+]
 
 #: Scaling modes: none, per channel (row), per channel and time (separable).
 SCALINGS = (None, "channel", "channel_time")
+#: The rule of a scaling's name (``"none"``, as a configuration file writes it, is None).
+SCALING_RULE = option(*SCALINGS, aliases={"none": None})
 
 
 def check_scaling(scaling) -> str | None:
-    """Return ``scaling`` if it names a rule of :data:`SCALINGS`; raise ValueError if not.
+    """Return the scaling named by ``scaling`` (:data:`SCALING_RULE`); raise ValueError if none.
 
-    The one check of the rule's name for the preprocessor and the pipeline's scaler.
+    The one check of the rule's name for the preprocessor, the pipeline's scaler and the
+    calibration's settings.
 
     Examples
     --------
     >>> check_scaling("channel_time")
     'channel_time'
+    >>> check_scaling("none") is None
+    True
     """
-    if scaling not in SCALINGS:
-        raise ValueError(f"'scaling' must be one of {SCALINGS}, got {scaling!r}")
-    return scaling
+    return SCALING_RULE.check("scaling", scaling)
 
 
 def fit_scaling(

@@ -126,7 +126,7 @@ def _toml(tmp_path, text):
     ],
 )
 def test_a_window_beyond_a_minute_is_refused_as_on_the_command_line(tmp_path, text, match):
-    # The same range and words as ``--tmin``/``--tmax`` (sblr_rt.limits), no MemoryError.
+    # The same range and words as ``--tmin``/``--tmax`` (validation.limits), no MemoryError.
     limit = r"must be a finite number >= -60 and <= 60 seconds \(an epoch spans at most a minute"
     with pytest.raises(ValueError, match=match):
         load_config(_toml(tmp_path, text))

@@ -80,7 +80,7 @@ def _set(path, *keys, value):
         (("metadata", "config", "flat"), -1.0, "metadata.config.flat"),
         (("metadata", "config", "clip_run"), "5", "metadata.config.clip_run"),
         (("metadata", "config", "early"), 2.0, "metadata.config.early"),
-        (("metadata", "config", "tmin"), -1e5, "metadata.config.tmin"),  # sblr_rt.limits
+        (("metadata", "config", "tmin"), -1e5, "metadata.config.tmin"),  # validation.limits
         (("metadata", "config", "tmax"), 61.0, "metadata.config.tmax"),
         (("metadata", "config", "tau"), 1e9, "metadata.config.tau"),
         (("metadata", "config", "recentre_warmup"), 1e9, "metadata.config.recentre_warmup"),

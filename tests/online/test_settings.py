@@ -99,7 +99,7 @@ def test_the_run_info_is_read_once_from_the_model_file(make_model):
 
 
 def test_hop_and_smoothing_have_the_command_lines_ranges():
-    # sblr_rt.limits: the same ranges as run's --hop, --tau and --early-after.
+    # sblr_rt.validation.limits: the same ranges as run's --hop, --tau and --early-after.
     from sblr_rt.online.evidence import Smoothing
 
     with pytest.raises(ValueError, match=r"'hop' must be a finite number >= 0 and <= 1e\+07"):

@@ -234,3 +234,32 @@ def test_set_params_designs_again_and_drops_the_fitted_scaling():
     assert pre.fit(raw).transform(raw).shape == (4, 1, 20)
     with pytest.raises(ValueError, match="'picks' names channels missing"):
         pre.set_params(picks=["Oz"])
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error"),
+    [
+        ("tmin", -100.0, ValueError),  # the command line's range: an epoch within a minute
+        ("n_times", 2.5, TypeError),
+        ("n_times", 0, ValueError),
+        ("bands", [(8.0, 13.0, 20.0)], ValueError),
+        ("baseline", (0.5,), ValueError),
+        ("scaling", "z", ValueError),
+        ("filter_length", -1.0, ValueError),
+    ],
+)
+def test_the_preprocessor_and_a_configuration_refuse_alike(name, value, error):
+    from sblr_rt.calibration.concerns import EpochSettings, PreprocessingSettings
+
+    with pytest.raises(error) as by_preprocessor:
+        _pre("bandpower" if name == "bands" else "waveform", **{name: value})
+    settings = EpochSettings if name == "tmin" else PreprocessingSettings
+    with pytest.raises(error) as by_configuration:
+        settings(**{name: value})
+    assert str(by_preprocessor.value) == str(by_configuration.value)
+    assert f"'{name}' must" in str(by_preprocessor.value)
+
+
+def test_a_rate_beyond_any_amplifier_is_refused():
+    with pytest.raises(ValueError, match=r"'sfreq' must be a finite number > 0 and <= 100000 Hz"):
+        _pre(sfreq=1e6)

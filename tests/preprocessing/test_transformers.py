@@ -88,7 +88,9 @@ def test_the_pipeline_scores_as_the_model_and_its_online_form():
 def test_the_stages_say_what_is_wrong():
     with pytest.raises(TypeError, match="must be a Preprocessor"):
         make_steps("waveform")
-    with pytest.raises(ValueError, match="'scaling' must be one of"):
+    with pytest.raises(
+        ValueError, match="'scaling' must be None, 'channel' or 'channel_time', got 'z'"
+    ):
         FeatureScaler(scaling="z").fit(np.ones((3, 2, 4)))
     with pytest.raises(ValueError, match="n_epochs, n_rows, n_times"):
         FeatureScaler().fit(np.ones((3, 2, 4, 1)))

@@ -7,7 +7,13 @@ import os
 
 import pytest
 
-from sblr_rt.limits import LIMITS, N_JOBS_PER_CPU, check_n_jobs, check_number, max_n_jobs
+from sblr_rt.validation.limits import (
+    LIMITS,
+    N_JOBS_PER_CPU,
+    check_n_jobs,
+    check_number,
+    max_n_jobs,
+)
 
 
 @pytest.mark.parametrize(

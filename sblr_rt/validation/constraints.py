@@ -27,7 +27,7 @@ import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
-from sblr_rt.limits import check_number
+from sblr_rt.validation.limits import check_number
 
 __all__ = [
     "Rule",
@@ -102,8 +102,8 @@ def _sequence(name: str, values, what: str) -> Sequence:
 def number(test=None, says="", *, none=False, limit=None, low_open=True) -> Rule:
     """Return the rule of a finite real number, kept as a float.
 
-    ``limit``: a kind of :data:`sblr_rt.limits.LIMITS` it must also lie within (the command
-    line's range and words).
+    ``limit``: a kind of :data:`~sblr_rt.validation.limits.LIMITS` it must also lie within
+    (the command line's range and words).
     """
 
     def convert(name, value):
