@@ -54,12 +54,9 @@ test-live: $(VENV)/.installed
 
 # The model and calibration tests at the minimum versions, on two pytest-xdist workers (each
 # module whole on one, those with slow tests first); ends with its 15 slowest tests. Two
-# modules and one test call no dependency the others do not, and are left to `make test`:
-# the adaptation's process life cycle (test_adapt.py: worker processes killed, replaced, run
-# below the session), the search's racing schedule (test_racing.py); and MOABB's
-# `benchmark` running the recipe's full search (100 s here), so that `benchmark()` itself
-# is checked at the newest MOABB only: the pipeline file it reads and the evaluation it
-# runs are checked at MOABB's floor by the other tests of test_moabb.py.
+# modules call no dependency the others do not, and are left to `make test`: the
+# adaptation's process life cycle (test_adapt.py: worker processes killed, replaced, run
+# below the session) and the search's racing schedule (test_racing.py).
 # SCIPY_ARRAY_API=1: scikit-learn 1.6's test utilities refuse to import when
 # array-api-compat (a pyriemann dependency) is installed without it; scipy computes the
 # same on NumPy arrays.
@@ -70,7 +67,6 @@ test-min: $(VENV_MIN)/.installed
 	SCIPY_ARRAY_API=1 $(VENV_MIN)/bin/python -m pytest -p no:cacheprovider \
 		-n 2 --dist loadfile --no-loadscope-reorder --durations=15 \
 		--ignore=tests/calibration/test_adapt.py --ignore=tests/calibration/test_racing.py \
-		--deselect tests/calibration/test_moabb.py::test_the_recipe_with_moabb_benchmark \
 		tests/model tests/calibration tests/test_without_qt.py
 
 # The release as a user gets it: sdist and wheel built from a clean clone of HEAD, the wheel

@@ -304,7 +304,9 @@ def _spatial_stage(settings: PreprocessingSettings, n_channels: int) -> str | No
     return None if linear_or_covariance or n_channels < 3 else "car"
 
 
-def fitted_model(pre, est, classes, reference, warmup, metadata=None, pool=None) -> BCIModel:
+def fitted_model(
+    pre, est, classes, calibration_mean, warmup, metadata=None, pool=None
+) -> BCIModel:
     """Return one fitted model, run-centred when its epochs were.
 
     Parameters
@@ -315,8 +317,8 @@ def fitted_model(pre, est, classes, reference, warmup, metadata=None, pool=None)
         Fitted on ``pre``'s (run-centred) output.
     classes : list of str
         The class labels.
-    reference : ndarray | None
-        The calibration reference of run-centred epochs (:attr:`EpochSet.reference`);
+    calibration_mean : ndarray | None
+        The calibration reference of run-centred epochs (:attr:`EpochSet.calibration_mean`);
         None: no run centring.
     warmup : float
         The reference's weight in a new run's running mean, in trials.
@@ -330,9 +332,9 @@ def fitted_model(pre, est, classes, reference, warmup, metadata=None, pool=None)
     model : BCIModel
     """
     centring = None
-    if reference is not None:
+    if calibration_mean is not None:
         centring = RunCentring.from_fit(
-            lambda Z: est.decision_function(pre.scale(Z)), reference, warmup
+            lambda Z: est.decision_function(pre.scale(Z)), calibration_mean, warmup
         )
     model = SingleModel(
         preprocessor=pre,

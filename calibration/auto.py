@@ -165,13 +165,13 @@ def _features(raw: RawEpochs, pres: dict, runs, *, recentre: bool) -> tuple[dict
     -------
     features : dict
         Candidate key -> features, shape (n_epochs, ...), in the order of ``pres``.
-    references : dict
+    means : dict
         Candidate key -> its calibration reference (run centring only; else empty).
     """
     by_path = {}
     for key in pres:
         by_path.setdefault(key[0], []).append(key)  # the grids of one path share its filter
-    done, references = {}, {}
+    done, means = {}, {}
     for keys in by_path.values():
         first = pres[keys[0]]
         window = raw.data[:, :, raw.data.shape[2] - first.n_times_raw :]
@@ -180,10 +180,10 @@ def _features(raw: RawEpochs, pres: dict, runs, *, recentre: bool) -> tuple[dict
             pre = pres[key]
             Z = pre.features_from_filtered(pre.apply_spatial(filtered))
             if recentre:
-                Z, references[key] = centre_runs(Z, np.asarray(runs)[raw.runs])
+                Z, means[key] = centre_runs(Z, np.asarray(runs)[raw.runs])
             done[key] = Z
         del filtered
-    return {key: done[key] for key in pres}, references
+    return {key: done[key] for key in pres}, means
 
 
 def _stages(config) -> list[Stage]:
@@ -293,7 +293,7 @@ class AutoMember:
         Its preprocessing, scaling fitted on all epochs.
     estimator : SparseBilinearLogisticRegression
         Fitted on all epochs.
-    reference : ndarray | None
+    calibration_mean : ndarray | None
         Its calibration reference (the runs' mean features; None without run centring).
     name : str
         The candidate's name (``"bandpower+car"``).
@@ -303,7 +303,7 @@ class AutoMember:
 
     preprocessor: object
     estimator: object
-    reference: object
+    calibration_mean: object
     name: str
     scores: np.ndarray
 
@@ -364,7 +364,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         config.rejection,
     )
     runs = run_of_each(recordings)
-    feats, references = _features(raw, pres, runs, recentre=config.online.recentre)
+    feats, means = _features(raw, pres, runs, recentre=config.online.recentre)
     t_features = time.perf_counter() - t0
     candidates = [Candidate(key, _name(key), Z, centres_rows(key[0])) for key, Z in feats.items()]
     table, finalists, repeats, stages = _cross_validate(candidates, raw.y, config, progress)
@@ -379,7 +379,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
     chosen_key = ensemble[0]
     fits = {c: _final_fit(pres[c], feats[c], raw.y, stages, best[c], config) for c in ensemble}
     est, l1_max, start = fits[chosen_key]
-    epochs = raw.with_features(feats[chosen_key], references.get(chosen_key))
+    epochs = raw.with_features(feats[chosen_key], means.get(chosen_key))
     seconds = time.perf_counter() - t0
     b = best[chosen_key]
     logger.info(
@@ -389,7 +389,7 @@ def select_auto(recordings, config, *, build_preprocessor, progress=None):
         b["accuracy"], b.get("auc"), len(best), seconds,
     )  # fmt: skip
     members = tuple(
-        AutoMember(pres[c], fits[c][0], references.get(c), _name(c),
+        AutoMember(pres[c], fits[c][0], means.get(c), _name(c),
                    fits[c][0].decision_function(pres[c].scale(feats[c])))
         for c in ensemble
     )  # fmt: skip

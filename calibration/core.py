@@ -240,7 +240,7 @@ def _calibrate(recordings, *, config, progress, renamed=False, **overrides) -> B
     }
     if len(members) > 1:  # the ensemble's own figures; each member keeps its own
         singles = [
-            fitted_model(m.preprocessor, m.estimator, epochs.classes, m.reference,
+            fitted_model(m.preprocessor, m.estimator, epochs.classes, m.calibration_mean,
                          config.online.recentre_warmup,
                          member_metadata(m.name, m.estimator, m.scores, epochs.y))
             for m in members
@@ -255,7 +255,7 @@ def _calibrate(recordings, *, config, progress, renamed=False, **overrides) -> B
     if members:
         metadata["name"] = members[0].name
     model = fitted_model(
-        pre, est, epochs.classes, epochs.reference, config.online.recentre_warmup, metadata
+        pre, est, epochs.classes, epochs.calibration_mean, config.online.recentre_warmup, metadata
     )
     return _with_probability(model, recs, config)
 

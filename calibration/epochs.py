@@ -112,7 +112,7 @@ class EpochSet(_Labelled):
         Count per rejection reason.
     n_found : int
         Cues of a class found before rejection.
-    reference : ndarray, shape (n_rows, n_times) | None
+    calibration_mean : ndarray, shape (n_rows, n_times) | None
         The calibration reference when ``Z`` is run-centred (:meth:`centred`): the mean
         of the runs' means; None: ``Z`` as computed.
     markers : dict
@@ -121,12 +121,12 @@ class EpochSet(_Labelled):
     """
 
     Z: np.ndarray
-    reference: np.ndarray | None = None
+    calibration_mean: np.ndarray | None = None
 
     def centred(self, runs=None) -> EpochSet:
         """Return a copy whose features are centred on each run's own mean.
 
-        See :func:`sblr_rt.model.run_centring.centre_runs`; ``reference`` holds the mean of
+        See :func:`sblr_rt.model.run_centring.centre_runs`; ``calibration_mean`` holds the mean of
         the runs' means.
 
         Parameters
@@ -134,11 +134,11 @@ class EpochSet(_Labelled):
         runs : array-like of int, shape (n_recordings,) | None
             The run of each recording (None: every recording is a run of its own).
         """
-        if self.reference is not None:
+        if self.calibration_mean is not None:
             raise RuntimeError("the epochs are already run-centred")
         by_epoch = self.runs if runs is None else np.asarray(runs)[self.runs]
-        Z, reference = centre_runs(self.Z, by_epoch)
-        return dataclasses.replace(self, Z=Z, reference=reference)
+        Z, mean = centre_runs(self.Z, by_epoch)
+        return dataclasses.replace(self, Z=Z, calibration_mean=mean)
 
 
 @dataclass(kw_only=True)
@@ -158,14 +158,14 @@ class RawEpochs(_Labelled):
 
     data: np.ndarray
 
-    def with_features(self, Z: np.ndarray, reference: np.ndarray | None = None) -> EpochSet:
+    def with_features(self, Z: np.ndarray, calibration_mean: np.ndarray | None = None) -> EpochSet:
         """Return the :class:`EpochSet` of these epochs with features ``Z``.
 
         Parameters
         ----------
         Z : ndarray, shape (n_epochs, n_rows, n_times)
             Unscaled features of these epochs, in their order.
-        reference : ndarray | None
+        calibration_mean : ndarray | None
             The calibration reference when ``Z`` is run-centred.
 
         Returns
@@ -175,7 +175,7 @@ class RawEpochs(_Labelled):
         if len(Z) != len(self.y):
             raise ValueError(f"'Z' must hold {len(self.y)} epochs, got {len(Z)}")
         labels = {f.name: getattr(self, f.name) for f in dataclasses.fields(_Labelled)}
-        return EpochSet(Z=Z, reference=reference, **labels)
+        return EpochSet(Z=Z, calibration_mean=calibration_mean, **labels)
 
 
 def _squeeze(text: str) -> str:

@@ -247,7 +247,7 @@ def _warm_single(model, recordings, config, classes, min_per_class) -> tuple:
     metadata["train_accuracy"] = train_accuracy(scores, y, est.multi_class)
     metadata["objective"] = objective_traces(est)
     warmup = None if model.run_centring is None else model.run_centring.warmup
-    return fitted_model(pre, est, classes, epochs.reference, warmup, metadata), scores, y
+    return fitted_model(pre, est, classes, epochs.calibration_mean, warmup, metadata), scores, y
 
 
 def _with_prior(model, recordings, config, classes, min_per_class, reselect) -> BCIModel:

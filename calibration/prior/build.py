@@ -412,7 +412,7 @@ def build_prior(
     Z = np.concatenate([ep.Z for ep in epochs]).astype(np.float32)
     y = np.concatenate([ep.y for ep in epochs])
     groups = np.concatenate([np.full(len(ep.y), g) for ep, g in zip(epochs, group, strict=True)])
-    reference = np.mean([ep.reference for ep in epochs], axis=0)
+    calibration_mean = np.mean([ep.calibration_mean for ep in epochs], axis=0)
     pre.fit_scaling(Z)
     est = fit_pool(pre, Z, y, settings)
     report, probability = {}, None
@@ -450,7 +450,7 @@ def build_prior(
     }
     if probability is not None:
         metadata["probability"] = probability.to_dict()
-    return fitted_model(pre, est, cls, reference, warmup, metadata, pool)
+    return fitted_model(pre, est, cls, calibration_mean, warmup, metadata, pool)
 
 
 def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup, config):
@@ -471,13 +471,13 @@ def _leave_one_person_out(recs, epochs, group, names, pre, settings, warmup, con
         p = copy.deepcopy(pre)
         p.fit_scaling(Z)
         est = fit_pool(p, Z, y, settings)
-        ref = np.mean([epochs[i].reference for i in train], axis=0)
+        ref = np.mean([epochs[i].calibration_mean for i in train], axis=0)
         model = fitted_model(p, est, epochs[0].classes, ref, warmup)
         record = MemberEvidence(n_classes=n_classes)
         for i in test:
             # the run's raw features in time order, centred causally as a session would
             ep = epochs[i]
-            raw_Z = ep.Z + ep.reference  # the run mean centred() removed (one run each)
+            raw_Z = ep.Z + ep.calibration_mean  # the run mean centred() removed (one run each)
             scores = _run_scores(model, raw_Z)
             record = record + MemberEvidence.from_scores(scores, ep.y, n_classes, est.multi_class)
         if record.n_trials:

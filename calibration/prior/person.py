@@ -198,7 +198,7 @@ def adapt_prior(
         copy.deepcopy(p),
         est,
         classes,
-        epochs.reference,
+        epochs.calibration_mean,
         warmup,
         metadata,
         dataclasses.replace(pool, trial_weight=w),
