@@ -2,8 +2,8 @@
 
 :func:`~sblr_rt.model.solver._block` evaluates the proximal-linear trials of many runs in
 vectorised numpy; with few runs each trial is a handful of small array operations, and the
-interpreter's cost of calling them is most of an iteration (0.4 ms of the 0.6 ms of a
-float32 iteration at (210, 118, 100)). :func:`logistic_block` makes the same updates in one
+interpreter's cost of calling them is most of an iteration (the figures: the solver's
+benchmark, ``benchmarks/solver.py``). :func:`logistic_block` makes the same updates in one
 compiled call: per run, the scores, loss and gradient at the current point, then the step
 parameters ``L = max(L_min, L_prev eta^n)``, ``n = -1, 0, 1, ...``, one after another until
 the sufficient-decrease test (in its Bregman form) passes. It accepts the same step as the

@@ -70,7 +70,8 @@ def _collapsed_factors(est):
 
 def _split(product, sizes):
     """Split a product over concatenated runs back into parts of ``sizes`` rows (views)."""
-    # Slices, not np.split: 1 us a call against 7 (here), and auto makes ~30,000 calls.
+    # Slices, not np.split: np.split's overhead counts, as auto calls this tens of
+    # thousands of times.
     parts, start = [], 0
     for size in sizes:
         parts.append(product[start : start + size])

@@ -146,8 +146,8 @@ def svd_init(x_mean, rank):
     Notes
     -----
     The leading singular vectors come from the eigenvectors of the smaller Gram matrix
-    (4x faster than a full SVD at 118 x 100, 5x at 1000 x 1000); when a requested singular
-    value is too small for that to be accurate, a full SVD is used instead. Singular vectors
+    (cheaper than a full SVD); when a requested singular value is too small for that to be
+    accurate, a full SVD is used instead. Singular vectors
     are defined up to sign; the sign is whatever LAPACK returns.
     """
     M = np.asarray(x_mean, dtype=np.float64)
