@@ -30,7 +30,8 @@ __all__ = [
 
 
 def _ch_names(name: str, ch_names) -> list[str]:
-    if isinstance(ch_names, str) or not all(isinstance(c, str) for c in ch_names):
+    listed = not isinstance(ch_names, str) and isinstance(ch_names, Sequence | np.ndarray)
+    if not listed or not all(isinstance(c, str) for c in ch_names):
         raise TypeError(f"{name!r} must be a list of str, got {ch_names!r:.80}")
     ch_names = list(ch_names)
     if len(set(ch_names)) != len(ch_names):
@@ -125,7 +126,13 @@ def check_spatial_matrix(matrix, spatial, n_picks: int) -> np.ndarray | None:
         if matrix is not None and not np.array_equal(matrix, np.eye(n_picks)):
             raise ValueError("'spatial_matrix' must be None (or the identity) when spatial=None")
         return None
-    matrix = np.asarray(matrix, dtype=np.float64)
+    try:
+        matrix = np.asarray(matrix, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"'spatial_matrix' must be a ({n_picks}, {n_picks}) array of numbers, got "
+            f"{type(matrix).__name__} {matrix!r:.80}"
+        ) from None
     if matrix.shape != (n_picks, n_picks):
         raise ValueError(
             f"'spatial_matrix' must have shape ({n_picks}, {n_picks}) (one row and column "

@@ -263,3 +263,16 @@ def test_the_preprocessor_and_a_configuration_refuse_alike(name, value, error):
 def test_a_rate_beyond_any_amplifier_is_refused():
     with pytest.raises(ValueError, match=r"'sfreq' must be a finite number > 0 and <= 100000 Hz"):
         _pre(sfreq=1e6)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (dict(ch_names=None), "'ch_names' must be a list of str, got None"),
+        (dict(ch_names=5), "'ch_names' must be a list of str, got 5"),
+        (dict(spatial="car", spatial_matrix="x"), r"'spatial_matrix' must be a \(3, 3\) array"),
+    ],
+)
+def test_a_wrong_kind_of_channel_list_or_operator_is_named(params, message):
+    with pytest.raises(TypeError, match=message):
+        _pre(**params)
