@@ -172,12 +172,8 @@ class Preprocessor(TransformerMixin, BaseEstimator):
         :attr:`log_power_reference` and :attr:`spatial_operator`.
         """
         p = {name: rule.check(name, getattr(self, name)) for name, rule in PARAMETER_RULES.items()}
-        self._ch_names, self._sfreq, self._tmin, self._tmax = (
-            p["ch_names"],
-            p["sfreq"],
-            p["tmin"],
-            p["tmax"],
-        )
+        self._ch_names = p["ch_names"]
+        self._sfreq, self._tmin, self._tmax = p["sfreq"], p["tmin"], p["tmax"]
         self._n_window = window_samples(self._sfreq, self._tmin, self._tmax)
         self._picks, self._pick_indices = check_picks(p["picks"], self._ch_names)
         self._l_freq, self._h_freq, self._baseline = p["l_freq"], p["h_freq"], p["baseline"]
