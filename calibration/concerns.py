@@ -20,11 +20,13 @@ import math
 from dataclasses import dataclass, replace
 
 from sblr_rt.io.labels import ChannelRenaming
+from sblr_rt.online.evidence import SMOOTHING_RULES
 from sblr_rt.preprocessing import PARAMETER_RULES
 from sblr_rt.validation.constraints import (
     Rule,
     any_value,
     apply_constraints,
+    boolean,
     custom,
     fractions,
     integer,
@@ -402,10 +404,6 @@ class RunSettings:
 
     def __post_init__(self):
         apply_constraints(self, CONSTRAINTS)
-        from sblr_rt.online.evidence import Smoothing
-
-        # the online loop's checks
-        Smoothing(self.smoothing, self.tau or 1.0, self.early, self.early_after)
 
 
 def _cv(name: str, cv) -> int | str:
@@ -491,11 +489,13 @@ CONSTRAINTS: dict[str, Rule] = {
     "n_jobs": custom(_n_jobs),
     "random_state": integer(),
     # RunSettings; recentre_warmup within the command line's --recentre-warmup range
-    "smoothing": any_value(),
-    "tau": number(none=True),  # None: the model's window length (RunInfo.from_model)
-    "early": number(none=True),
-    "early_after": number(),
-    "recentre": any_value(),
+    # the online loop's own rules (sblr_rt.online.evidence.Smoothing)
+    "smoothing": SMOOTHING_RULES["smoothing"],
+    # None: the model's window length (RunInfo.from_model)
+    "tau": replace(SMOOTHING_RULES["tau"], none=True),
+    "early": SMOOTHING_RULES["early"],
+    "early_after": SMOOTHING_RULES["early_after"],
+    "recentre": boolean(),
     "recentre_warmup": number(limit="trials"),
 }
 

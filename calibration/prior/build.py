@@ -220,8 +220,12 @@ _WARMUP = number(limit="trials")  # (0, 1e6] trials
 _LOPO = boolean()
 
 
-def _common_channels(recs) -> list[str]:
-    names = [c for c in recs[0].ch_names if all(c in r.ch_names for r in recs[1:])]
+def _shared_channels(recs) -> list[str]:
+    """Return the channels of the recordings, which hold the same ones (``as_recordings``).
+
+    Raises if they are fewer than a prior needs.
+    """
+    names = list(recs[0].ch_names)
     if len(names) < MIN_CHANNELS:
         raise ValueError(
             f"the recordings of a prior must share at least {MIN_CHANNELS} channels by name, "
@@ -356,7 +360,7 @@ def build_prior(
             f"a prior needs recordings of at least two people, got {len(names)} ({names})"
         )
     _check_same(recs)
-    common = _common_channels(recs)
+    common = _shared_channels(recs)
     if picks is not None:
         missing = [c for c in picks if c not in common]
         if missing:

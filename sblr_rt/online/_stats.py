@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sblr_rt.io.declared_limits import check_allocation
 from sblr_rt.online.telemetry import RawTraces
 
 
@@ -118,11 +119,22 @@ class RawDisplay:
         ``round(sfreq / display_sfreq)``).
     lock : threading.Lock
         The lock :meth:`push` takes; a reader holds it around :meth:`traces`.
+
+    Raises
+    ------
+    ValueError
+        If the samples kept would take more than
+        :data:`~sblr_rt.io.declared_limits.MAX_DATA_BYTES`, before allocating them.
     """
 
     def __init__(self, n_channels, sfreq, display_sfreq, display_seconds, lock) -> None:
         step = max(1, round(sfreq / display_sfreq))
         n_keep = max(1, round(display_seconds * sfreq / step))
+        check_allocation(
+            n_keep * (4 * n_channels + 8),
+            what=f"the display's {display_seconds:g} s ('display_seconds') of {n_channels} "
+            f"channels at {sfreq / step:g} Hz",
+        )
         self._ring = DecimatedRing(n_channels, step, n_keep)
         self.sfreq = sfreq / step
         self._lock = lock

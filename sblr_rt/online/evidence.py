@@ -30,17 +30,25 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
-import numbers
 
 import numpy as np
 
 from sblr_rt.model.link import ProbabilityCalibration
-from sblr_rt.validation.limits import check_number
+from sblr_rt.validation.constraints import number, option
 
-__all__ = ["SMOOTHING", "Evidence", "Smoothing", "check_smoothing"]
+__all__ = ["SMOOTHING", "SMOOTHING_RULES", "Evidence", "Smoothing", "check_smoothing"]
 
 #: Values of :attr:`Smoothing.method`.
 SMOOTHING = ("none", "ema", "mean")
+#: What each smoothing setting accepts, by the name the command line and the calibration's
+#: configuration give it (:mod:`sblr_rt.validation.constraints`); the ranges of ``--tau``
+#: and ``--early-after``.
+SMOOTHING_RULES = {
+    "smoothing": option(*SMOOTHING),
+    "tau": number(limit="seconds"),
+    "early": number(lambda v: 0 < v < 1, "be a probability in (0, 1)", none=True),
+    "early_after": number(limit="seconds", low_open=False),
+}
 
 #: Probabilities are clipped to [_FLOOR, 1] before the log: one window at 0 or 1 must not
 #: outweigh every other.
@@ -74,31 +82,11 @@ class Smoothing:
     early_after: float = 0.0
 
     def __post_init__(self):
-        if self.method not in SMOOTHING:
-            raise ValueError(f"'smoothing' must be one of {SMOOTHING}, got {self.method!r}")
-        if (
-            isinstance(self.tau, bool)
-            or not isinstance(self.tau, numbers.Real)
-            or not (math.isfinite(self.tau) and self.tau > 0)
-        ):
-            raise ValueError(f"'tau' must be a positive number of seconds, got {self.tau!r}")
-        check_number("tau", self.tau, "seconds")  # the range of --tau
-        object.__setattr__(self, "tau", float(self.tau))
-        if self.early is not None:
-            if isinstance(self.early, bool) or not isinstance(self.early, numbers.Real):
-                raise TypeError(f"'early' must be a probability or None, got {self.early!r}")
-            if not 0 < self.early < 1:
-                raise ValueError(f"'early' must be a probability in (0, 1), got {self.early!r}")
-            object.__setattr__(self, "early", float(self.early))
-        after = self.early_after
-        if (
-            isinstance(after, bool)
-            or not isinstance(after, numbers.Real)
-            or not (math.isfinite(after) and after >= 0)
-        ):
-            raise ValueError(f"'early_after' must be a number of seconds >= 0, got {after!r}")
-        check_number("early_after", after, "seconds", low_open=False)
-        object.__setattr__(self, "early_after", float(after))
+        # each field by the rule of the setting that names it (``method`` is ``smoothing``)
+        for setting, field in (("smoothing", "method"), ("tau", "tau"), ("early", "early"),
+                               ("early_after", "early_after")):  # fmt: skip
+            value = SMOOTHING_RULES[setting].check(setting, getattr(self, field))
+            object.__setattr__(self, field, value)
 
     def override(self, *, method=None, tau=None, early=None, early_after=None) -> Smoothing:
         """Return a copy with the values given (a command line's options) in place.

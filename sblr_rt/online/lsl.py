@@ -9,11 +9,18 @@ from __future__ import annotations
 import dataclasses
 
 from sblr_rt.utils._docs import fill_doc
+from sblr_rt.validation.constraints import apply_constraints, boolean, number, text
 
 #: The decision outlets' name unless a session is given one (``<name>-Numeric`` for numbers).
 DEFAULT_OUTLET_NAME = "SBLR-Predictions"
 
-__all__ = ["DEFAULT_OUTLET_NAME", "LSLDecisionSink", "LSLStreams", "lsl_collaborators"]
+__all__ = [
+    "DEFAULT_OUTLET_NAME",
+    "STREAMS_RULES",
+    "LSLDecisionSink",
+    "LSLStreams",
+    "lsl_collaborators",
+]
 
 
 class LSLDecisionSink:
@@ -115,8 +122,9 @@ class LSLStreams:
 
     Raises
     ------
-    ValueError
-        If ``timeout`` or ``buffer_seconds`` is not positive.
+    TypeError, ValueError
+        If a field breaks its rule (:data:`STREAMS_RULES`): a name that is not a string,
+        a ``timeout`` or ``buffer_seconds`` that is not a positive number of seconds.
     """
 
     stream: str | None = None
@@ -132,10 +140,26 @@ class LSLStreams:
     buffer_seconds: float | None = None
 
     def __post_init__(self):
-        if not self.timeout > 0:
-            raise ValueError(f"'timeout' must be > 0, got {self.timeout!r}.")
-        if self.buffer_seconds is not None and not self.buffer_seconds > 0:
-            raise ValueError(f"'buffer_seconds' must be > 0, got {self.buffer_seconds!r}.")
+        apply_constraints(self, STREAMS_RULES)
+
+
+_NAME = text(none=True)
+#: What each field of :class:`LSLStreams` accepts (:mod:`sblr_rt.validation.constraints`):
+#: ``timeout`` in the range of ``--timeout``, ``buffer_seconds`` of any length the
+#: source can allocate (:class:`~sblr_rt.stream.LSLSource` checks the bytes).
+STREAMS_RULES = {
+    "stream": _NAME,
+    "stype": _NAME,
+    "source_id": _NAME,
+    "marker_stream": _NAME,
+    "marker_stype": _NAME,
+    "marker_source_id": _NAME,
+    "outlet": boolean(),
+    "outlet_name": text(non_empty=True),
+    "outlet_source_id": _NAME,
+    "timeout": number(limit="seconds"),
+    "buffer_seconds": number(limit="seconds", none=True),
+}
 
 
 def lsl_collaborators(classifier, streams: LSLStreams | None = None, *, trial: bool = False):

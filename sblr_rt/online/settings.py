@@ -15,15 +15,29 @@ by the fields of each class, so that every name and default is written in one pl
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from sblr_rt.io.labels import ChannelRenaming
 from sblr_rt.online.evidence import Smoothing
-from sblr_rt.online.stream_units import UNIT_MISMATCH
+from sblr_rt.online.stream_units import UNIT_MISMATCH_RULE
 from sblr_rt.utils._docs import fill_doc
-from sblr_rt.validation.limits import check_number
+from sblr_rt.validation.constraints import (
+    apply_constraints,
+    boolean,
+    custom,
+    integer,
+    number,
+    option,
+)
+from sblr_rt.validation.limits import LIMITS, MAX_MODEL_VERSION
 
-__all__ = ["MODES", "DisplaySettings", "OnlineSettings", "take_options"]
+__all__ = [
+    "DISPLAY_RULES",
+    "MODES",
+    "ONLINE_RULES",
+    "DisplaySettings",
+    "OnlineSettings",
+    "take_options",
+]
 
 #: Values of :attr:`OnlineSettings.mode`.
 MODES = ("sliding", "trial")
@@ -73,11 +87,12 @@ class OnlineSettings:
 
     Raises
     ------
-    ValueError
-        If ``mode``, ``hop`` or ``unit_mismatch`` is out of range, or ``keep_trials`` is
+    TypeError, ValueError
+        If a field breaks its rule (:data:`ONLINE_RULES`: ``mode``, ``hop`` or
+        ``unit_mismatch`` out of range, ``smoothing`` neither a
+        :class:`~sblr_rt.online.evidence.Smoothing` nor None, a ``model_version`` the
+        numeric outlet cannot send), ``hop`` is 0 in sliding mode, or ``keep_trials`` is
         set in sliding mode.
-    TypeError
-        If ``smoothing`` is neither a :class:`~sblr_rt.online.evidence.Smoothing` nor None.
 
     Examples
     --------
@@ -96,35 +111,51 @@ class OnlineSettings:
     rename_channels: ChannelRenaming | None = None
 
     def __post_init__(self):
-        set_ = object.__setattr__
-        renaming = ChannelRenaming.parse(self.rename_channels)
-        set_(self, "rename_channels", renaming or None)
-        if self.mode not in MODES:
-            raise ValueError(f"'mode' must be one of {MODES}, got {self.mode!r}.")
-        hop = float(self.hop)
-        if not math.isfinite(hop) or hop < 0:
-            raise ValueError(f"'hop' must be a finite number of seconds >= 0, got {self.hop!r}.")
-        check_number("hop", hop, "seconds", low_open=False)  # the range of --hop
-        if self.mode == "sliding" and hop == 0:
+        apply_constraints(self, ONLINE_RULES)
+        if self.mode == "sliding" and self.hop == 0:
             raise ValueError("'hop' must be > 0 in sliding mode (0 turns sliding off), got 0.")
-        set_(self, "hop", hop)
-        if self.cues is not None:
-            cues = self.cues
-            if isinstance(cues, str):
-                cues = [c.strip() for c in cues.split(",") if c.strip()]
-            set_(self, "cues", tuple(str(c) for c in cues))
-        if self.unit_mismatch not in UNIT_MISMATCH:
-            raise ValueError(
-                f"'unit_mismatch' must be one of {UNIT_MISMATCH}, got {self.unit_mismatch!r}."
-            )
-        if self.smoothing is not None and not isinstance(self.smoothing, Smoothing):
-            raise TypeError(
-                f"'smoothing' must be a Smoothing or None, got {type(self.smoothing).__name__}"
-            )
         if self.keep_trials and self.mode != "trial":
             raise ValueError("'keep_trials' needs trial mode (cues), got mode='sliding'.")
-        if self.model_version is not None:
-            set_(self, "model_version", int(self.model_version))
+
+
+def _cues(name, value):
+    """Marker values from a list, or from a comma-separated string."""
+    if isinstance(value, str):
+        value = [c.strip() for c in value.split(",") if c.strip()]
+    try:
+        return tuple(str(c) for c in value)
+    except TypeError:
+        raise TypeError(
+            f"{name!r} must be marker values (a list, or one string separated by commas), "
+            f"got {type(value).__name__} {value!r:.80}"
+        ) from None
+
+
+def _smoothing(name, value):
+    if not isinstance(value, Smoothing):
+        raise TypeError(f"{name!r} must be a Smoothing or None, got {type(value).__name__}")
+    return value
+
+
+#: What each field of :class:`OnlineSettings` accepts (:mod:`sblr_rt.validation.constraints`):
+#: ``hop`` in the range of ``--hop``; a version the numeric outlet sends exactly.
+ONLINE_RULES = {
+    "mode": option(*MODES),
+    "hop": number(limit="seconds", low_open=False),
+    "cues": custom(_cues, none=True),
+    "fast": boolean(),
+    "unit_mismatch": UNIT_MISMATCH_RULE,
+    "smoothing": custom(_smoothing, none=True),
+    "keep_trials": boolean(),
+    "model_version": integer(
+        lambda v: 0 <= v <= MAX_MODEL_VERSION,
+        f"be an integer in [0, {MAX_MODEL_VERSION}] (the numeric outlet sends it as float32)",
+        none=True,
+    ),
+    "rename_channels": custom(
+        lambda name, value: ChannelRenaming.parse(value, name=name) or None, none=True
+    ),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,8 +173,8 @@ class DisplaySettings:
 
     Raises
     ------
-    ValueError
-        If a value is not positive.
+    TypeError, ValueError
+        If a field breaks its rule (:data:`DISPLAY_RULES`).
     """
 
     display_sfreq: float = 100.0
@@ -152,11 +183,18 @@ class DisplaySettings:
     max_history: int = 500
 
     def __post_init__(self):
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if not value > 0:
-                raise ValueError(f"'{field.name}' must be > 0, got {value!r}.")
-        object.__setattr__(self, "max_history", int(self.max_history))
+        apply_constraints(self, DISPLAY_RULES)
+
+
+#: What each field of :class:`DisplaySettings` accepts: a rate an amplifier gives, seconds in
+#: the range of the command line's, a count of at most ten million decisions.
+DISPLAY_RULES = {
+    "display_sfreq": number(limit="sfreq"),
+    "display_seconds": number(limit="seconds"),
+    "history_seconds": number(limit="seconds"),
+    "max_history": integer(lambda v: 1 <= v <= LIMITS["count"][1],
+                           "be an integer from 1 to {1} ({3})".format(*LIMITS["count"])),
+}  # fmt: skip
 
 
 def take_options(options: dict, cls, given=None):

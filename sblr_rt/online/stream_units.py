@@ -21,14 +21,23 @@ import numpy as np
 
 from sblr_rt.units import normalize_unit, unit_factor
 from sblr_rt.utils._docs import fill_doc
+from sblr_rt.validation.constraints import option
 
 logger = logging.getLogger("sblr_rt.online")
 
 # normalize_unit and unit_factor live in sblr_rt.units; named here too, as before.
-__all__ = ["UNIT_MISMATCH", "check_stream_units", "normalize_unit", "unit_factor"]
+__all__ = [
+    "UNIT_MISMATCH",
+    "UNIT_MISMATCH_RULE",
+    "check_stream_units",
+    "normalize_unit",
+    "unit_factor",
+]
 
 #: What the loop does when the stream's unit differs from the model's.
 UNIT_MISMATCH = ("rescale", "refuse")
+#: The rule of the ``unit_mismatch`` setting (:mod:`sblr_rt.validation.constraints`).
+UNIT_MISMATCH_RULE = option(*UNIT_MISMATCH)
 
 
 @fill_doc
@@ -64,8 +73,7 @@ def check_stream_units(
         If ``unit_mismatch`` is "refuse" and the units differ, or it is not one of
         :data:`UNIT_MISMATCH`.
     """
-    if unit_mismatch not in UNIT_MISMATCH:
-        raise ValueError(f"'unit_mismatch' must be one of {UNIT_MISMATCH}, got {unit_mismatch!r}")
+    UNIT_MISMATCH_RULE.check("unit_mismatch", unit_mismatch)
     what = stream or "the EEG stream"
     model = normalize_unit(model_unit)
     if model is None:

@@ -1,13 +1,18 @@
-"""What each calibration setting accepts: rules, and the checker that applies a table of them.
+"""What a setting, an argument or a model file's field accepts: rules, and their checker.
 
 The idea of scikit-learn's ``_parameter_constraints``: every setting's type and range is one
-entry of one table (:data:`sblr_rt.calibration.concerns.CONSTRAINTS`), and one function
-(:func:`apply_constraints`) checks a settings object against it, so that a rule is written
-once and its message is the same wherever the setting is given (keyword, TOML, command
-line). Relations between settings (``tmax > tmin``) stay with the settings class.
+entry of one table, and one function (:func:`apply_constraints`) checks a settings object
+against it, so that a rule is written once and its message is the same wherever the
+setting is given (keyword, TOML, command line). The tables: the calibration's settings
+(:data:`sblr_rt.calibration.concerns.CONSTRAINTS`), the preprocessor's parameters
+(:data:`sblr_rt.preprocessing.PARAMETER_RULES`), a prior's settings and the fields of a
+model file's header (:mod:`sblr_rt.io._header_fields`, built of the structural rules
+:func:`text`, :func:`list_of`, :func:`mapping` and :func:`any_of`). Relations between
+settings (``tmax > tmin``) stay with the settings class.
 
 Messages quote the setting, say what was expected and end with what was got:
-TypeError for a wrong type, ValueError for a wrong value.
+TypeError for a wrong type, ValueError for a wrong value. A rule inside a list or a mapping
+names the element (``'runs[0].person'``).
 
 Examples
 --------
@@ -24,13 +29,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
 from sblr_rt.validation.limits import check_number
 
 __all__ = [
     "Rule",
+    "any_of",
     "any_value",
     "apply_constraints",
     "boolean",
@@ -38,12 +44,15 @@ __all__ = [
     "fractions",
     "integer",
     "integers",
+    "list_of",
+    "mapping",
     "names",
     "non_negative",
     "number",
     "numbers_list",
     "option",
     "positive",
+    "text",
 ]
 
 
@@ -59,7 +68,8 @@ class Rule:
     test : callable | None
         ``test(value) -> bool`` on the converted value; False raises ValueError.
     says : str
-        What ``test`` requires, after "must" (``"be a positive number"``).
+        What the rule accepts, after "must" (``"be a positive number"``): the message when
+        ``test`` fails, and this rule's part of an :func:`any_of` message.
     none : bool
         None is accepted (and kept) without any check.
     """
@@ -81,9 +91,13 @@ class Rule:
 
 def _finite(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name!r} must be a number, got {type(value).__name__} {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name!r} must be a finite number, got {value}")
+        raise TypeError(f"{name!r} must be a number, got {type(value).__name__} {value!r:.80}")
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer beyond any float (a JSON file may hold one)
+        finite = False
+    if not finite:
+        raise ValueError(f"{name!r} must be a finite number, got {value!r:.80}")
     return float(value)
 
 
@@ -112,12 +126,12 @@ def number(test=None, says="", *, none=False, limit=None, low_open=True) -> Rule
             check_number(name, value, limit, low_open=low_open)
         return value
 
-    return Rule(convert, test, says, none)
+    return Rule(convert, test, says or "be a finite number", none)
 
 
 def integer(test=None, says="", *, none=False) -> Rule:
     """Return the rule of an integer (a bool, a float or a string is refused)."""
-    return Rule(_integer, test, says, none)
+    return Rule(_integer, test, says or "be an integer", none)
 
 
 def numbers_list(test=None, says="", *, none=False) -> Rule:
@@ -171,7 +185,7 @@ def option(*choices, aliases=None) -> Rule:
     return Rule(convert, lambda v: v in choices, says, none=None in choices)
 
 
-def boolean() -> Rule:
+def boolean(*, none=False) -> Rule:
     """Return the rule of a truth value (``True`` or ``False``; not 0, 1 or a string)."""
 
     def convert(name, value):
@@ -179,7 +193,7 @@ def boolean() -> Rule:
             raise TypeError(f"{name!r} must be True or False, got {value!r:.80}")
         return value
 
-    return Rule(convert)
+    return Rule(convert, says="be True or False", none=none)
 
 
 def custom(convert: Callable, *, none: bool = False) -> Rule:
@@ -193,6 +207,101 @@ def any_value() -> Rule:
     A truth value, or a value that a relation between settings checks.
     """
     return Rule(lambda name, value: value, none=True)
+
+
+#: Longest string :func:`text` accepts unless told.
+_MAX_TEXT = 100_000
+
+
+def text(*, none=False, non_empty=False, max_len=_MAX_TEXT) -> Rule:
+    """Return the rule of a string of at most ``max_len`` characters (``non_empty``: not blank)."""
+
+    def convert(name, value):
+        if not isinstance(value, str):
+            raise TypeError(f"{name!r} must be a string, got {type(value).__name__} {value!r:.80}")
+        return value
+
+    def test(value):
+        return len(value) <= max_len and (bool(value.strip()) or not non_empty)
+
+    says = "be a non-empty string" if non_empty else "be a string"
+    if max_len != _MAX_TEXT:
+        says += f" of at most {max_len} characters"
+    return Rule(convert, test, says, none)
+
+
+def list_of(item: Rule, *, none=False, max_len=1_000_000) -> Rule:
+    """Return the rule of a list of at most ``max_len`` elements, each checked by ``item``.
+
+    An element that breaks ``item`` is named by its index (``'sources[2]'``). A string or a
+    mapping is not a list.
+    """
+
+    def convert(name, values):
+        if isinstance(values, str | bytes | Mapping) or not isinstance(values, Sequence):
+            raise TypeError(
+                f"{name!r} must {_list_says(item)}, got {type(values).__name__} {values!r:.80}"
+            )
+        if len(values) > max_len:
+            raise ValueError(f"{name!r} must hold at most {max_len} elements, got {len(values)}")
+        return [item.check(f"{name}[{i}]", v) for i, v in enumerate(values)]
+
+    return Rule(convert, says=_list_says(item), none=none)
+
+
+def mapping(fields: dict[str, Rule] | None = None, *, values: Rule | None = None, none=False):
+    """Return the rule of a mapping: its known ``fields`` by key, or else every value.
+
+    A key of ``fields`` that is absent is not checked (a missing field is the reader's
+    default); keys that are not in ``fields`` are kept unchecked unless ``values`` is given.
+    An element that breaks its rule is named by its path (``'prior.weights.a'``).
+    """
+
+    def convert(name, value):
+        if not isinstance(value, Mapping):
+            raise TypeError(
+                f"{name!r} must be a mapping, got {type(value).__name__} {value!r:.80}"
+            )
+        out = dict(value)
+        for key, rule in (fields or {}).items():
+            if key in out:
+                out[key] = rule.check(_child(name, key), out[key])
+        if values is not None:
+            for key in list(out):
+                out[key] = values.check(_child(name, str(key)), out[key])
+        return out
+
+    return Rule(convert, says="be a mapping", none=none)
+
+
+def any_of(*rules: Rule, none=False) -> Rule:
+    """Return the rule of a value that one of ``rules`` accepts (the first one's result).
+
+    The message names what each rule accepts: ``'x' must be a string or an integer``.
+    """
+    says = " or ".join(
+        r.says if k == 0 else r.says.removeprefix("be ") for k, r in enumerate(rules)
+    )
+
+    def convert(name, value):
+        for rule in rules:
+            try:
+                return rule.check(name, value)
+            except (TypeError, ValueError):
+                continue
+        raise ValueError(f"{name!r} must {says}, got {value!r:.80}")
+
+    return Rule(convert, says=says, none=none)
+
+
+def _child(name: str, key: str) -> str:
+    return f"{name}.{key}" if name else key
+
+
+def _list_says(item: Rule) -> str:
+    """Return what a list of ``item`` accepts: ``"be a list (each a string ...)"``."""
+    inner = item.says.removeprefix("be ")
+    return f"be a list (each {inner})" if inner else "be a list"
 
 
 def positive(value) -> bool:

@@ -24,7 +24,14 @@ import math
 import numbers
 import os
 
-__all__ = ["LIMITS", "N_JOBS_PER_CPU", "check_n_jobs", "check_number", "max_n_jobs"]
+__all__ = [
+    "LIMITS",
+    "MAX_MODEL_VERSION",
+    "N_JOBS_PER_CPU",
+    "check_n_jobs",
+    "check_number",
+    "max_n_jobs",
+]
 
 #: Ranges of the kinds of numbers: (low, high, unit, why the bound).
 LIMITS = {
@@ -38,6 +45,10 @@ LIMITS = {
     "trials": (0.0, 1e6, "trials", "a million trials"),
     "iterations": (1, 2000, "iterations", "4 times the default: a fit's time stays bounded"),
 }
+
+#: Largest model version: the numeric decision outlet sends it as float32, exact up to 2**24
+#: (a version beyond made every numeric sample non-finite).
+MAX_MODEL_VERSION = 2**24
 
 #: Parallel workers per CPU at the most (``n_jobs``): more only queue for the same cores,
 #: and each holds its own copy of the epochs (100,000 workers exhausted a machine's memory).

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from sblr_rt.calibration import CalibrationConfig
 
 from sblr_rt.io._archive import MAX_LOAD_BYTES
-from sblr_rt.io._header_fields import MAX_MODEL_VERSION
+from sblr_rt.io._header_fields import MAX_MODEL_VERSION, check_header_fields
 from sblr_rt.io.model_file import ModelFileError, load_model, read_header
 
 from .test_model_file import _rewrite, _saved
@@ -175,3 +176,15 @@ def test_the_preprocessors_numbers_have_the_command_lines_ranges(tmp_path, key, 
     _rewrite(path, bad, edit_header=_set(path, "preprocessor", key, value=value))
     with pytest.raises(ModelFileError, match=rf"header field {match}"):
         load_model(bad)
+
+
+def test_a_model_file_and_a_configuration_refuse_a_value_with_one_rule():
+    # The header's metadata.config.tmin and the calibration's tmin: the same range, the
+    # same words, each naming its own field.
+    with pytest.raises(ValueError) as config:
+        CalibrationConfig(tmin=-1e5)
+    with pytest.raises(ModelFileError) as header:
+        check_header_fields({"metadata": {"config": {"tmin": -1e5}}})
+    said = str(config.value).removeprefix("'tmin' ")
+    assert str(header.value) == f"header field 'metadata.config.tmin' {said}"
+    assert "-60 seconds" in said

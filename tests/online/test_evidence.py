@@ -125,7 +125,7 @@ def test_a_trial_decision_reads_the_evidence_without_storing_it():
 
 
 def test_smoothing_settings_are_checked(make_model):
-    with pytest.raises(ValueError, match="'smoothing' must be one of"):
+    with pytest.raises(ValueError, match="'smoothing' must be 'none', 'ema' or 'mean', got"):
         Smoothing("median")
     with pytest.raises(ValueError, match="'tau'"):
         Smoothing("ema", tau=0)

@@ -317,7 +317,7 @@ def test_snapshot_is_cheap_and_consistent_while_running(make_model, source_id):
     )
     with pytest.raises(ValueError, match="'hop' must be > 0 in sliding mode"):
         OnlineLoop.from_lsl(model, hop=0)
-    with pytest.raises(ValueError, match="'mode' must be one of"):
+    with pytest.raises(ValueError, match="'mode' must be 'sliding' or 'trial', got"):
         OnlineLoop.from_lsl(model, mode="live")
     data = np.random.default_rng(2).standard_normal((4 * clf.n_times_raw, 6))
     errors = []

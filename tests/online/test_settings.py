@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
 
@@ -20,11 +21,11 @@ from sblr_rt.online import (
 def test_settings_are_checked_when_built():
     assert OnlineSettings(cues="T1, T2").cues == ("T1", "T2")
     assert OnlineSettings(mode="trial", hop=0).hop == 0.0
-    with pytest.raises(ValueError, match="'mode' must be one of"):
+    with pytest.raises(ValueError, match="'mode' must be 'sliding' or 'trial', got"):
         OnlineSettings(mode="live")
     with pytest.raises(ValueError, match="'hop' must be > 0 in sliding mode"):
         OnlineSettings(hop=0)
-    with pytest.raises(ValueError, match="'unit_mismatch' must be one of"):
+    with pytest.raises(ValueError, match="'unit_mismatch' must be 'rescale' or 'refuse', got"):
         OnlineSettings(unit_mismatch="ignore")
     with pytest.raises(ValueError, match="'keep_trials' needs trial mode"):
         OnlineSettings(keep_trials=True)
@@ -122,3 +123,44 @@ def test_the_evidence_forgets_over_the_models_window_unless_told():
 
     assert CalibrationConfig().to_dict()["tau"] is None
     assert CalibrationConfig(tau=2.0).to_dict()["tau"] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("cls", "field", "value", "error"),
+    [
+        (OnlineSettings, "hop", "0.1", TypeError),
+        (OnlineSettings, "hop", True, TypeError),
+        (OnlineSettings, "model_version", 2.7, TypeError),  # was silently cut to 2
+        (OnlineSettings, "model_version", 2**30, ValueError),  # beyond float32's integers
+        (OnlineSettings, "model_version", -3, ValueError),
+        (OnlineSettings, "cues", 5, TypeError),
+        (OnlineSettings, "fast", "no", TypeError),  # a non-empty string was taken as True
+        (OnlineSettings, "rename_channels", 5, TypeError),
+        (DisplaySettings, "display_sfreq", math.inf, ValueError),
+        (DisplaySettings, "display_seconds", 1e12, ValueError),
+        (DisplaySettings, "max_history", 1e300, TypeError),
+        (DisplaySettings, "max_history", 2.5, TypeError),
+        (LSLStreams, "timeout", "5", TypeError),
+        (LSLStreams, "timeout", math.inf, ValueError),
+        (LSLStreams, "buffer_seconds", 1e15, ValueError),
+        (LSLStreams, "stream", 5, TypeError),
+        (LSLStreams, "outlet_name", " ", ValueError),
+        (LSLStreams, "outlet", "no", TypeError),
+        (Smoothing, "tau", "1", TypeError),
+        (Smoothing, "early", math.nan, ValueError),
+    ],
+)  # fmt: skip
+def test_a_setting_of_the_wrong_kind_is_refused_naming_it(cls, field, value, error):
+    with pytest.raises(error, match=f"'{field}' must "):
+        cls(**{field: value})
+
+
+def test_a_display_beyond_memory_is_refused_before_allocating():
+    import threading
+
+    from sblr_rt.online._stats import RawDisplay
+
+    with pytest.raises(ValueError, match=r"'display_seconds'.* refused before allocating"):
+        RawDisplay(118, 1000.0, 1000.0, 1e7, threading.Lock())
+    display = RawDisplay(118, 1000.0, 100.0, 10.0, threading.Lock())
+    assert display.sfreq == 100.0

@@ -74,7 +74,7 @@ def test_check_stream_units_decides_rescale_refuse_or_warn(caplog):
     with pytest.raises(ValueError, match=r"amp is in microvolts but the model.* in V;"):
         check_stream_units("V", ["microvolts"], unit_mismatch="refuse", stream="amp")
     assert check_stream_units("V", ["V"], unit_mismatch="refuse") is None
-    with pytest.raises(ValueError, match="'unit_mismatch' must be one of"):
+    with pytest.raises(ValueError, match="'unit_mismatch' must be 'rescale' or 'refuse', got"):
         check_stream_units("V", ["V"], unit_mismatch="ignore")
     caplog.clear()
     # Unknown on either side: a warning, and the samples are used as they come (even
@@ -146,7 +146,7 @@ def test_refuse_mode_refuses_at_start(make_model, fakes):
     with pytest.raises(ValueError, match=r"is in V but the model was calibrated in uV"):
         loop.start(thread=False)
     assert not loop.running
-    with pytest.raises(ValueError, match="'unit_mismatch' must be one of"):
+    with pytest.raises(ValueError, match="'unit_mismatch' must be 'rescale' or 'refuse', got"):
         _fake_loop(fakes, model, data, np.arange(10.0), unit_mismatch="warn")
 
 
