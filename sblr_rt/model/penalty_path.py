@@ -46,7 +46,7 @@ from sblr_rt.model.datafit import Logistic, Multinomial
 from sblr_rt.model.estimator import SparseBilinearLogisticRegression
 from sblr_rt.model.penalties import ElasticNet
 from sblr_rt.model.products import x_times_u, x_times_v
-from sblr_rt.model.solver import BCPDBatch, SolverSettings, single_threaded_blas
+from sblr_rt.model.solver import SOLVER_RULES, BCPDBatch, SolverSettings, single_threaded_blas
 
 __all__ = ["fit_fold_paths", "fit_penalty_paths"]
 
@@ -262,8 +262,7 @@ def _check_inputs(X, y, rank, max_iter):
     _, s, t = X.shape
     if not 1 <= rank <= min(s, t):
         raise ValueError(f"'rank' must lie in [1, {min(s, t)}]; got {rank}.")
-    if max_iter < 1:
-        raise ValueError(f"'max_iter' must be at least 1; got {max_iter}.")
+    SOLVER_RULES["max_iter"].check("max_iter", max_iter)
     le = LabelEncoder()
     y_enc = le.fit_transform(y)
     if le.classes_.size < 2:

@@ -27,9 +27,11 @@ from threadpoolctl import ThreadpoolController
 from sblr_rt.model.datafit import Logistic
 from sblr_rt.model.penalties import ElasticNet
 from sblr_rt.model.products import x_times_u, x_times_v
+from sblr_rt.validation.constraints import apply_constraints, integer, number, option
 
 __all__ = [
     "KERNELS",
+    "SOLVER_RULES",
     "BCPDBatch",
     "SolverResult",
     "SolverSettings",
@@ -90,8 +92,18 @@ class SolverSettings:
     kernel: str = "numpy"
 
     def __post_init__(self):
-        if self.kernel not in KERNELS:
-            raise ValueError(f"'kernel' must be one of {KERNELS}; got {self.kernel!r}.")
+        apply_constraints(self, SOLVER_RULES)
+
+
+#: What each field of :class:`SolverSettings` accepts (the estimator's own ranges:
+#: :attr:`SparseBilinearLogisticRegression._parameter_constraints`).
+SOLVER_RULES = {
+    "tol": number(lambda v: v >= 0, "be a number >= 0"),
+    "max_iter": integer(lambda v: v >= 1, "be an integer >= 1"),
+    "eta": number(lambda v: v > 1, "be a number > 1 (the step's backtracking factor)"),
+    "L_min": number(lambda v: v > 0, "be a number > 0"),
+    "kernel": option(*KERNELS),
+}
 
 
 @dataclass

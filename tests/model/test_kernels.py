@@ -75,5 +75,16 @@ def test_multinomial_keeps_the_numpy_update_and_kernel_is_checked():
         ElasticNet(), ElasticNet(), SolverSettings(kernel="numba"),
     )  # fmt: skip
     assert batch._block is _block
-    with pytest.raises(ValueError, match="'kernel' must be one of"):
+    with pytest.raises(ValueError, match="'kernel' must be 'numpy' or 'numba'"):
         SolverSettings(kernel="cython")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [("tol", -1.0, ValueError), ("tol", "1e-3", TypeError), ("max_iter", 2.5, TypeError),
+     ("max_iter", 0, ValueError), ("eta", 1.0, ValueError), ("L_min", 0.0, ValueError)],
+)  # fmt: skip
+def test_solver_settings_of_the_wrong_kind_are_refused_naming_them(field, value, error):
+    # bcpd is public: its settings are checked as the estimator checks its parameters
+    with pytest.raises(error, match=f"'{field}' must "):
+        SolverSettings(**{field: value})

@@ -101,7 +101,7 @@ def test_callback_results_replace_the_estimators():
         (dict(paths=[[dict(mu1=0.1, mu2=0.0, nu1=0.0)]]), "must be a dict of"),
         (dict(paths=[[dict(mu1=-0.1, mu2=0.0, nu1=0.0, nu2=0.0)]]), "finite and >= 0"),
         (dict(paths=[[]], rank=9), "'rank' must lie in"),
-        (dict(paths=[[]], max_iter=0), "'max_iter' must be at least 1"),
+        (dict(paths=[[]], max_iter=0), "'max_iter' must be an integer >= 1"),
     ],
 )
 def test_bad_arguments_are_refused(kwargs, match):
