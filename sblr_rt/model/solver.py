@@ -100,7 +100,7 @@ class SolverSettings:
 SOLVER_RULES = {
     "tol": number(lambda v: v >= 0, "be a number >= 0"),
     "max_iter": integer(lambda v: v >= 1, "be an integer >= 1"),
-    "eta": number(lambda v: v > 1, "be a number > 1 (the step's backtracking factor)"),
+    "eta": number(lambda v: v > 1, "be a number > 1 (the step-size growth factor)"),
     "L_min": number(lambda v: v > 0, "be a number > 0"),
     "kernel": option(*KERNELS),
 }
