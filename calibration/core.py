@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -121,10 +122,15 @@ def calibrate(
                 raise ValueError("'max_trials' left no class cue in the recordings")
             return _calibrate(recs, config=config, progress=progress, renamed=True)
         if not isinstance(prior, BCIModel):
+            if not isinstance(prior, str | os.PathLike):
+                raise TypeError(
+                    "'prior' must be a prior (a BCIModel) or the path of its file, got "
+                    f"{type(prior).__name__} {prior!r:.80}"
+                )
             from sblr_rt.io.model_file import load_model
 
             prior = load_model(prior)
-        check_prior(prior)
+        check_prior(prior, class_map=config.class_map)
         _check_prior_channels(prior, recs)
         recs = check_against_model(recs, prior, what="the prior")
         config = config.replace(tmin=prior.tmin, tmax=prior.tmax)

@@ -36,8 +36,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.model.link import proba_from_scores
+from sblr_rt.validation.constraints import integer, number
 
 __all__ = [
+    "HALF_TRIALS_RULE",
     "MemberEvidence",
     "PriorWeighting",
     "blocked_evidence",
@@ -50,6 +52,10 @@ __all__ = [
 N_BLOCKS = 5
 #: How :func:`causal_evidence` scored the trials.
 CAUSAL = "each trial scored before the member trained on it, each run centred causally"
+#: ``half_trials`` of :func:`weigh_prior` and of a prior's settings
+#: (:class:`~sblr_rt.calibration.prior.PriorSettings`).
+HALF_TRIALS_RULE = number(lambda v: 0 < v <= 1e6, "be a number > 0 and <= 1e6")
+_N_TRIALS = integer(lambda v: v >= 0, "be an integer >= 0")
 #: A member whose trials decided right are this unlikely under chance, or less, is
 #: worse than chance (:attr:`MemberEvidence.below_chance`); chosen by leaving people out.
 BELOW_CHANCE_P = 0.25
@@ -236,10 +242,8 @@ def weigh_prior(
     >>> weigh_prior(20, 20.0, MemberEvidence(20, 14), MemberEvidence(20, 6)).weight
     1.0
     """
-    if isinstance(half_trials, bool) or not isinstance(half_trials, int | float):
-        raise ValueError(f"'half_trials' must be a positive number, got {half_trials!r}")
-    if not (math.isfinite(half_trials) and half_trials > 0):
-        raise ValueError(f"'half_trials' must be a positive number, got {half_trials!r}")
+    n_trials = _N_TRIALS.check("n_trials", n_trials)
+    half_trials = HALF_TRIALS_RULE.check("half_trials", half_trials)
     if person is None:
         return PriorWeighting(1.0, f"{n_trials} trials: no model of the person's own yet")
     prior = MemberEvidence() if prior is None else prior
@@ -255,7 +259,7 @@ def weigh_prior(
             f"the prior decided {_figure(prior)} of the person's trials, worse than chance; "
             f"the person's own model {_figure(person)}: the person's model alone",
         )
-    schedule = float(half_trials) / (float(half_trials) + max(int(n_trials), 0))
+    schedule = half_trials / (half_trials + n_trials)
     return PriorWeighting(
         schedule,
         f"{n_trials} trials: the prior weighs {half_trials:g} / ({half_trials:g} + "
@@ -307,7 +311,7 @@ def causal_scores(model: BCIModel, recordings, config, classes) -> tuple:
         for m in model.members:
             ep = _member_epochs(m, recs, config)
             s = m.decision_function_features(m.preprocessor.scale(ep.Z))
-            labelled = [order[ep.classes[k]] for k in ep.y]
+            labelled = [_class_index(order, ep.classes[k]) for k in ep.y]
             by_member.append(
                 {tuple(o): (v, c) for o, v, c in zip(ep.onsets, s, labelled, strict=True)}
             )
@@ -330,6 +334,15 @@ def causal_scores(model: BCIModel, recordings, config, classes) -> tuple:
         np.concatenate(labels).astype(np.int64),
         np.concatenate(where).astype(np.int64),
     )
+
+
+def _class_index(order: dict, label) -> int:
+    if label not in order:
+        raise ValueError(
+            f"the trials hold classes the model lacks: {label!r}; its: {list(order)} (name "
+            "the trials' markers with the model's class labels)"
+        )
+    return order[label]
 
 
 def _member_epochs(member, recordings, config):

@@ -190,7 +190,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def _load_prior(args: argparse.Namespace):
+def _load_prior(args: argparse.Namespace, class_map: dict | None):
     """Return the ``--prior`` model, checked as a prior and against the other options."""
     from sblr_rt.calibration.prior import check_prior
 
@@ -198,7 +198,9 @@ def _load_prior(args: argparse.Namespace):
     from sblr_rt.priors import resolve_model_path
 
     prior = check_prior(
-        load_model(resolve_model_path(args.prior)), source=f"'--prior' {args.prior}"
+        load_model(resolve_model_path(args.prior)),
+        source=f"'--prior' {args.prior}",
+        class_map=class_map,
     )
     if args.tmin is not None or args.tmax is not None:
         raise ValueError(
@@ -313,8 +315,8 @@ def run(args: argparse.Namespace) -> int:
         overrides["n_jobs"] = one_off_n_jobs()
     progress = None if args.no_progress else TerminalProgress(sys.stderr)
     # Every argument, the prior included, is checked before a live session is recorded.
-    load_config(args.config, **overrides)
-    prior = None if not args.prior else _load_prior(args)
+    config = load_config(args.config, **overrides)
+    prior = None if not args.prior else _load_prior(args, config.class_map)
     if args.stream or args.stream_type or args.source_id:
         from sblr_rt.calibration.live_recording import record_session
 

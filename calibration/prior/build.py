@@ -25,7 +25,7 @@ import numpy as np
 from sblr_rt.calibration.assembly import as_recordings, build_preprocessor, fitted_model
 from sblr_rt.calibration.config import load_config
 from sblr_rt.calibration.epochs import extract_epochs
-from sblr_rt.calibration.member_evidence import MemberEvidence
+from sblr_rt.calibration.member_evidence import HALF_TRIALS_RULE, MemberEvidence
 from sblr_rt.calibration.probability import (
     HELD_OUT_PEOPLE,
     fit_probability,
@@ -151,7 +151,7 @@ SETTINGS_CONSTRAINTS = {
     "trial_weight": number(lambda v: 0 < v <= 1e6, "be a number > 0 and <= 1e6"),
     "auto_min_trials": integer(lambda v: 0 <= v <= 10**7, "be an integer from 0 to 1e7"),
     "sensorimotor": boolean(),
-    "half_trials": number(lambda v: 0 < v <= 1e6, "be a number > 0 and <= 1e6"),
+    "half_trials": HALF_TRIALS_RULE,
 }
 
 
@@ -533,7 +533,7 @@ def prior_of(model: BCIModel) -> SingleModel:
     )
 
 
-def check_prior(model, *, source="'prior'") -> BCIModel:
+def check_prior(model, *, source="'prior'", class_map: dict | None = None) -> BCIModel:
     """Return ``model`` if it can serve as a prior; raise in one line otherwise.
 
     A model file's header is checked on load (types and ranges,
@@ -548,6 +548,9 @@ def check_prior(model, *, source="'prior'") -> BCIModel:
         A prior, a model adapted from one, or an ensemble with one.
     source : str
         How to name the prior in messages (``"'--prior' x.sblr.npz"``).
+    class_map : dict | None
+        The calibration's marker -> class map: its labels must be the prior's classes
+        (None: not checked).
 
     Returns
     -------
@@ -556,7 +559,8 @@ def check_prior(model, *, source="'prior'") -> BCIModel:
     Raises
     ------
     ValueError
-        If the model has no pool or its settings are not valid :class:`PriorSettings`.
+        If the model has no pool, its settings are not valid :class:`PriorSettings`, or
+        the class map's labels are not its classes.
     """
     if not isinstance(model, BCIModel) or model.prior_member is None:
         raise ValueError(
@@ -569,4 +573,22 @@ def check_prior(model, *, source="'prior'") -> BCIModel:
             PriorSettings.from_dict(settings)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{source} has settings that are not valid: {exc}") from None
+    if class_map is not None:
+        _check_classes(model, class_map, source)
     return model
+
+
+def _check_classes(prior: BCIModel, class_map: dict, source: str) -> None:
+    """Refuse a class map whose labels are not the prior's (the prior decides by them)."""
+    labels = list(dict.fromkeys(class_map.values()))
+    if sorted(labels) == sorted(prior.classes):
+        return
+    markers = list(class_map)
+    hint = ""
+    if len(markers) == len(prior.classes):
+        pairs = ",".join(f"{m}={c}" for m, c in zip(markers, prior.classes, strict=True))
+        hint = f"; map the markers to them, as in --classes {pairs}"
+    raise ValueError(
+        f"the calibration's classes must be those of {source}, {list(prior.classes)}: got "
+        f"{labels}{hint}"
+    )

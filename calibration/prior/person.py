@@ -27,7 +27,12 @@ from sblr_rt.calibration.member_evidence import (
     causal_evidence,
     weigh_prior,
 )
-from sblr_rt.calibration.prior.build import fit_pool, prior_of, prior_settings
+from sblr_rt.calibration.prior.build import (
+    SETTINGS_CONSTRAINTS,
+    fit_pool,
+    prior_of,
+    prior_settings,
+)
 from sblr_rt.calibration.probability import calibrate_probability
 
 from sblr_rt.bci_model import BCIModel, EnsembleModel, SingleModel
@@ -100,6 +105,7 @@ def _is_cue(value, class_map) -> bool:
 
 #: ``max_trials``: a positive integer (a numpy integer too) or None.
 MAX_TRIALS = integer(positive, "be a positive integer or None", none=True)
+_MIN_PER_CLASS = integer(positive, "be a positive integer")
 
 
 def adapt_prior(
@@ -148,6 +154,9 @@ def adapt_prior(
     """
     if not isinstance(prior, BCIModel) or prior.pool is None:
         raise ValueError("'prior' must be a prior (a model with a pool of training epochs)")
+    min_per_class = _MIN_PER_CLASS.check("min_per_class", min_per_class)
+    if trial_weight is not None:
+        trial_weight = SETTINGS_CONSTRAINTS["trial_weight"].check("trial_weight", trial_weight)
     recs = as_recordings(recordings)
     classes = list(prior.classes) if classes is None else [str(c) for c in classes]
     if config is None:

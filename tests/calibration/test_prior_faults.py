@@ -183,3 +183,55 @@ def test_the_solvers_iterations_are_bounded_in_a_configuration_too():
     with pytest.raises(ValueError, match="'auto_max_iter' must be an integer from 1 to 2000"):
         load_config(None, auto_max_iter=10**9)
     assert load_config(None, max_iter=np.int64(2000)).fit_params()["max_iter"] == 2000
+
+
+# -- fourth round (session 7): classes, and the arguments of the person's side --------------
+
+
+def test_a_calibration_whose_classes_are_not_the_priors_is_refused_before_any_work(
+    small_prior,
+):
+    from sblr_rt.calibration import calibrate
+
+    kw = {"prior": small_prior, "max_trials": 8, "n_jobs": 1}
+    # other labels for the same markers were a KeyError deep in the prior's evidence
+    with pytest.raises(
+        ValueError,
+        match=r"must be those of 'prior', \['left', 'right'\]: "
+        r"got \['a', 'b'\]; map the markers to them, as in --classes T1=left",
+    ):
+        calibrate([_run(9, 1)], classes={"T1": "a", "T2": "b"}, **kw)  # fmt: skip
+    with pytest.raises(ValueError, match=r"got \['rest', 'left', 'right'\]"):
+        calibrate([_run(9, 1)], classes={"T0": "rest", **CLASSES}, **kw)
+    with pytest.raises(TypeError, match=r"'prior' must be a prior .* or the path of its file"):
+        calibrate([_run(9, 1)], classes=CLASSES, prior=5, max_trials=8)
+
+
+@pytest.mark.parametrize(
+    ("kw", "error", "match"),
+    [
+        ({"trial_weight": -1}, ValueError, "'trial_weight' must be a number > 0"),
+        ({"trial_weight": float("nan")}, ValueError, "'trial_weight' must be a finite number"),
+        ({"trial_weight": 1e300}, ValueError, "'trial_weight' must be a number > 0 and <= 1e6"),
+        ({"trial_weight": "x"}, TypeError, "'trial_weight' must be a number"),
+        ({"min_per_class": 0}, ValueError, "'min_per_class' must be a positive integer"),
+    ],
+)
+def test_adapting_a_prior_checks_its_arguments_by_the_settings_rules(small_prior, kw, error,
+                                                                     match):  # fmt: skip
+    from sblr_rt.calibration.prior import adapt_prior
+
+    with pytest.raises(error, match=match):
+        adapt_prior(small_prior, [_run(9, 1)], **kw)
+
+
+def test_the_weights_rule_refuses_a_count_that_is_not_one():
+    from sblr_rt.calibration.member_evidence import MemberEvidence, weigh_prior
+
+    ev = MemberEvidence(10, 7)
+    assert weigh_prior(20, 20.0, ev, ev).weight == 0.5
+    for n, error in [(-5, ValueError), (float("nan"), TypeError), ("3", TypeError)]:
+        with pytest.raises(error, match="'n_trials' must be an integer"):
+            weigh_prior(n, 20.0, ev, ev)
+    with pytest.raises(ValueError, match="'half_trials' must be a number > 0"):
+        weigh_prior(20, 0, ev, ev)

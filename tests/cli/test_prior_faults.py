@@ -123,7 +123,14 @@ def test_calibrate_with_a_prior_of_unknown_settings_fails_before_any_work(tmp_pa
 def test_a_live_calibration_checks_its_prior_before_recording(tmp_path, model_path):
     """No stream exists: without the check first, the command would wait for one."""
     wrong = _tampered_prior(tmp_path, _set_prior("people", [1]))
-    for prior, says in [(model_path, "must be a prior built by build_prior"), (wrong, "people")]:
+    shipped = "shipped:physionet-eegmmidb-left-right"  # its classes: left and right
+    for prior, says in [
+        (model_path, "must be a prior built by build_prior"),
+        (wrong, "people"),
+        (shipped, "classes must be those of '--prior' shipped:physionet-eegmmidb-left-right, "
+                  "['left', 'right']: got ['T1', 'T2']; map the markers to them, as in "
+                  "--classes T1=left,T2=right"),
+    ]:  # fmt: skip
         done = run_diagnosed(
             [sys.executable, "-m", "sblr_rt.cli", "calibrate", "--stream", "NoSuchStream",
              "--timeout", "30", "--classes", "T1,T2", "--prior", prior, "--out",
