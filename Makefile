@@ -8,25 +8,32 @@ export QT_QPA_PLATFORM ?= offscreen
 
 .PHONY: demo test lint test-offline test-live test-min check-wheel docs bench clean
 
-$(VENV)/.installed: pyproject.toml
+# pip installs uv into .venv, and uv installs the project into both environments: the same
+# packages pip would choose, several times faster. The modules are byte-compiled at install,
+# as pip does: these machines set PYTHONDONTWRITEBYTECODE, so nothing compiles them later.
+UV := $(VENV)/bin/uv
+UV_INSTALL := $(UV) pip install --quiet --compile-bytecode
+
+$(UV):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet 'uv>=0.5'
+
+$(VENV)/.installed: pyproject.toml | $(UV)
+	$(UV_INSTALL) --python $(PY) -e '.[test]'
 	touch $@
 
 $(VENV)/.installed-bench: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(UV_INSTALL) --python $(PY) -e '.[test,bench]'
 	touch $@
 
 $(VENV)/.installed-docs: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test,docs]'
+	$(UV_INSTALL) --python $(PY) -e '.[test,docs]'
 	touch $@
 
-$(VENV_MIN)/.installed: pyproject.toml .ci/minimum.txt
+$(VENV_MIN)/.installed: pyproject.toml .ci/minimum.txt | $(UV)
 	rm -rf $(VENV_MIN)
-	$(PYTHON) -m venv $(VENV_MIN)
-	$(VENV_MIN)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV_MIN)/bin/python -m pip install --quiet -c .ci/minimum.txt -e '.[test]'
+	$(PYTHON) -m venv --without-pip $(VENV_MIN)
+	$(UV_INSTALL) --python $(VENV_MIN)/bin/python -c .ci/minimum.txt -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -61,8 +68,8 @@ test-live: $(VENV)/.installed
 # array-api-compat (a pyriemann dependency) is installed without it; scipy computes the
 # same on NumPy arrays.
 test-min: $(VENV_MIN)/.installed
-	@# every pin of .ci/minimum.txt installed exactly (a line missing from pip freeze fails)
-	$(VENV_MIN)/bin/python -m pip freeze > $(VENV_MIN)/freeze.txt
+	@# every pin of .ci/minimum.txt installed exactly (a line missing from the freeze fails)
+	$(UV) pip freeze --quiet --python $(VENV_MIN)/bin/python > $(VENV_MIN)/freeze.txt
 	! grep -v -e '^#' -e '^$$' .ci/minimum.txt | grep -ivxF -f $(VENV_MIN)/freeze.txt
 	SCIPY_ARRAY_API=1 $(VENV_MIN)/bin/python -m pytest -p no:cacheprovider \
 		-n 2 --dist loadfile --no-loadscope-reorder --durations=15 \

@@ -23,7 +23,6 @@ session's refits (:mod:`sblr_rt.calibration.refit`) apply.
 from __future__ import annotations
 
 import copy
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -36,9 +35,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sblr_rt.bci_model import BCIModel
 from sblr_rt.model import ZeroTrapWarning
 from sblr_rt.model.link import proba_from_scores
-from sblr_rt.validation.constraints import integer, number
+from sblr_rt.validation.constraints import apply_constraints, integer, number, text
 
 __all__ = [
+    "EVIDENCE_RULES",
     "HALF_TRIALS_RULE",
     "MemberEvidence",
     "PriorWeighting",
@@ -56,6 +56,14 @@ CAUSAL = "each trial scored before the member trained on it, each run centred ca
 #: (:class:`~sblr_rt.calibration.prior.PriorSettings`).
 HALF_TRIALS_RULE = number(lambda v: 0 < v <= 1e6, "be a number > 0 and <= 1e6")
 _N_TRIALS = integer(lambda v: v >= 0, "be an integer >= 0")
+#: The fields of :class:`MemberEvidence`.
+EVIDENCE_RULES = {
+    "n_trials": _N_TRIALS,
+    "correct": _N_TRIALS,
+    "log_loss_sum": number(lambda v: v >= 0, "be a finite number >= 0"),
+    "n_classes": integer(lambda v: v >= 2, "be an integer >= 2"),
+    "how": text(),
+}
 #: A member whose trials decided right are this unlikely under chance, or less, is
 #: worse than chance (:attr:`MemberEvidence.below_chance`); chosen by leaving people out.
 BELOW_CHANCE_P = 0.25
@@ -86,20 +94,11 @@ class MemberEvidence:
     how: str = ""
 
     def __post_init__(self):
-        for name in ("n_trials", "correct", "n_classes"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
-                raise ValueError(f"'{name}' must be a non-negative integer, got {v!r}")
-            object.__setattr__(self, name, int(v))
-        if self.correct > self.n_trials or self.n_classes < 2:
+        apply_constraints(self, EVIDENCE_RULES)
+        if self.correct > self.n_trials:
             raise ValueError(
-                "'correct' must be at most 'n_trials' and 'n_classes' at least 2, got "
-                f"{self.correct} of {self.n_trials} and {self.n_classes}"
+                f"'correct' must be at most 'n_trials', got {self.correct} of {self.n_trials}"
             )
-        v = self.log_loss_sum
-        if isinstance(v, bool) or not isinstance(v, int | float) or not (0 <= v < math.inf):
-            raise ValueError(f"'log_loss_sum' must be a finite number >= 0, got {v!r}")
-        object.__setattr__(self, "log_loss_sum", float(v))
 
     @classmethod
     def from_scores(cls, scores, y, n_classes: int, multi_class: str = "ovr", how: str = ""):
@@ -135,11 +134,11 @@ class MemberEvidence:
 
         Raises
         ------
-        ValueError
-            If a field is missing or invalid.
+        TypeError, ValueError
+            If a field is of the wrong kind or out of range (by :data:`EVIDENCE_RULES`).
         """
         if not isinstance(data, dict):
-            raise ValueError(f"evidence must be a mapping, got {type(data).__name__}")
+            raise TypeError(f"evidence must be a mapping, got {type(data).__name__}")
         n = data.get("n_trials", 0)
         loss = data.get("log_loss")
         return cls(

@@ -35,12 +35,16 @@ Examples
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RunCentring", "RunCentringState", "centre_runs"]
+from sblr_rt.validation.constraints import number
+
+__all__ = ["WARMUP_RULE", "RunCentring", "RunCentringState", "centre_runs"]
+
+#: :attr:`RunCentring.warmup`: how many trials' worth the calibration reference counts.
+WARMUP_RULE = number(lambda v: v > 0, "be a positive number of trials")
 
 
 @dataclass(frozen=True)
@@ -73,10 +77,7 @@ class RunCentring:
             )
         if not (np.isfinite(ref).all() and np.isfinite(centre).all()):
             raise ValueError("'reference_score' and 'centre_score' must be finite")
-        if isinstance(self.warmup, bool) or not (
-            isinstance(self.warmup, int | float) and math.isfinite(self.warmup) and self.warmup > 0
-        ):
-            raise ValueError(f"'warmup' must be a positive number of trials, got {self.warmup}")
+        object.__setattr__(self, "warmup", WARMUP_RULE.check("warmup", self.warmup))
         ref.flags.writeable = centre.flags.writeable = False
         object.__setattr__(self, "reference_score", ref)
         object.__setattr__(self, "centre_score", centre)

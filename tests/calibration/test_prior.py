@@ -195,8 +195,19 @@ def test_the_prior_decides_alone_when_the_person_model_is_worse_than_chance():
     assert weigh_prior(60, 20.0, bad, bad).weight == 0.25  # both worse: the schedule
     assert weigh_prior(60, 20.0, good, None).weight == 1.0
     assert (MemberEvidence(3, 2, 1.5) + MemberEvidence(2, 1, 0.5)).log_loss == pytest.approx(0.4)
-    with pytest.raises(ValueError, match="'correct' must be at most 'n_trials'"):
+    with pytest.raises(ValueError, match="'correct' must be at most 'n_trials', got 3 of 2"):
         MemberEvidence(2, 3)
+    # counts of the wrong kind or range are refused by the evidence's rules, naming the field
+    with pytest.raises(TypeError, match=r"'n_trials' must be an integer, got 2\.0"):
+        MemberEvidence(2.0, 1)
+    with pytest.raises(TypeError, match="'correct' must be an integer, got True"):
+        MemberEvidence(2, True)
+    with pytest.raises(ValueError, match="'log_loss_sum' must be a finite number, got inf"):
+        MemberEvidence(2, 1, float("inf"))
+    with pytest.raises(ValueError, match="'n_classes' must be an integer >= 2, got 1"):
+        MemberEvidence(2, 1, 0.5, 1)
+    with pytest.raises(TypeError, match="evidence must be a mapping, got list"):
+        MemberEvidence.from_dict([], 2)
 
 
 def test_max_trials_takes_the_first_cues_in_time_order():

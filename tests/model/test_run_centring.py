@@ -72,8 +72,10 @@ def test_round_trip_and_bad_values():
     again = RunCentring.from_dict(centring.to_dict())
     np.testing.assert_array_equal(again.reference_score, centring.reference_score)
     assert again.warmup == 2.0
-    with pytest.raises(ValueError, match="positive number of trials"):
+    with pytest.raises(ValueError, match="'warmup' must be a positive number of trials, got 0"):
         RunCentring([0.0], [0.0], warmup=0)
+    with pytest.raises(TypeError, match="'warmup' must be a number, got bool True"):
+        RunCentring([0.0], [0.0], warmup=True)
     with pytest.raises(ValueError, match="finite"):
         RunCentring([np.nan], [0.0])
     with pytest.raises(ValueError, match="one length"):
